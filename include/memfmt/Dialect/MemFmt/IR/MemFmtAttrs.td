@@ -1,0 +1,59 @@
+//===- MemFmtAttrs.td - memfmt attributes ------------------*- tablegen -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The stride encoding of tensor types and the memory_format enum.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_ATTRS_TD
+#define MEMFMT_ATTRS_TD
+
+include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/TensorEncoding.td"
+
+def MemFmt_StridesAttr : AttrDef<MemFmt_Dialect, "Strides",
+    [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "strides";
+  let summary = "the strides, in elements, of a tensor's memory layout";
+  let description = [{
+    The encoding of a ranked tensor type that records its memory format as
+    strides, one per dimension, in elements (DESIGN.md §2). A tensor without
+    this encoding is contiguous. The memory format is a function of the
+    strides (L1, L2); a dimension of size 1 may have any stride.
+
+    ```mlir
+    // 8x64x56x56 in channels-last order (NHWC in memory).
+    tensor<8x64x56x56xf32, #memfmt.strides<[200704, 1, 3584, 64]>>
+    ```
+
+    The encoding is verified with the tensor type: the number of strides
+    must equal the rank, strides must be non-negative and the shape static.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t", "strides in elements">:$strides);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def MemFmt_MemoryFormat : I32EnumAttr<"MemoryFormat",
+    "a memory format, or the request to preserve one (L2, L6)", [
+      I32EnumAttrCase<"Contiguous", 0, "contiguous">,
+      I32EnumAttrCase<"ChannelsLast", 1, "channels_last">,
+      I32EnumAttrCase<"Preserve", 2, "preserve">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memfmt";
+}
+
+def MemFmt_MemoryFormatAttr : EnumAttr<MemFmt_Dialect, MemFmt_MemoryFormat,
+                                       "memory_format"> {
+  let summary = "memory format: contiguous, channels_last or preserve";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // MEMFMT_ATTRS_TD

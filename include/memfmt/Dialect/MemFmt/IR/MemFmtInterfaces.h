@@ -1,0 +1,21 @@
+//===- MemFmtInterfaces.h - LayoutOpInterface -------------------*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Declares LayoutOpInterface, through which every op says how it treats
+// memory formats (L5, L6, L7). Generated from MemFmtInterfaces.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H
+#define MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+
+#include <optional>
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.h.inc"
+
+#endif // MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H

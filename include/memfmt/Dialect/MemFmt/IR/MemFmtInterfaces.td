@@ -1,0 +1,70 @@
+//===- MemFmtInterfaces.td - How ops treat memory formats --*- tablegen -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// LayoutOpInterface: each op declares how it treats memory formats (rules
+// L5, L6, L7 of DESIGN.md). The layout passes read only this interface; they
+// keep no list of op names.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_INTERFACES_TD
+#define MEMFMT_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares how an op treats the memory formats of its tensors. An op that
+    implements the interface accepts its operands in any layout (its kernels
+    take general strides), so the layout passes may change the strides of its
+    operands freely, except where a method below says otherwise:
+
+      * `propagatesChannelsLast` (L5): if one 4-D or 5-D operand is
+        channels-last, every 4-D or 5-D result is channels-last.
+      * `requiresContiguousOperand` (L7): the operand must be contiguous
+        (reshape, flatten); the passes make that conversion explicit.
+      * `getPreservedOperand` (L6): the result's strides are the
+        preserve_format strides of that operand.
+      * `isLayoutConversion`: the op is an explicit conversion; its result
+        format is fixed by the op itself.
+      * `isParameter`: the result is a parameter whose layout is chosen at
+        compile time (re-laid once, never per run).
+
+    Ops that do not implement the interface are assumed to need their operands
+    exactly as typed: a pass that changes such an operand inserts a
+    conversion back to the original type.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "L5: a channels-last 4-D/5-D operand makes all 4-D/5-D results "
+      "channels-last.",
+      "bool", "propagatesChannelsLast", (ins), "",
+      [{ return false; }]>,
+    InterfaceMethod<
+      "L7: operand `index` must be contiguous (NCHW order).",
+      "bool", "requiresContiguousOperand", (ins "unsigned":$index), "",
+      [{ return false; }]>,
+    InterfaceMethod<
+      "L6: the operand whose preserve_format strides result `index` takes, "
+      "if any.",
+      "std::optional<unsigned>", "getPreservedOperand",
+      (ins "unsigned":$resultIndex), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<
+      "True for the explicit layout conversion op.",
+      "bool", "isLayoutConversion", (ins), "",
+      [{ return false; }]>,
+    InterfaceMethod<
+      "True if the single result is a parameter whose layout may be chosen "
+      "at compile time.",
+      "bool", "isParameter", (ins), "",
+      [{ return false; }]>,
+  ];
+}
+
+#endif // MEMFMT_INTERFACES_TD

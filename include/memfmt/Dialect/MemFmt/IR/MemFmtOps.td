@@ -1,0 +1,483 @@
+//===- MemFmtOps.td - memfmt ops ---------------------------*- tablegen -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The forward ops of DESIGN.md §2 with ATen's names, operand order and
+// attribute names. Each op declares its layout behaviour through
+// LayoutOpInterface; verifiers cite the layout rules (L1-L8) they enforce.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_OPS_TD
+#define MEMFMT_OPS_TD
+
+include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.td"
+include "memfmt/Dialect/MemFmt/IR/MemFmtAttrs.td"
+include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type and attribute constraints
+//===----------------------------------------------------------------------===//
+
+def MemFmt_Float : AnyTypeOf<[F32, F16, BF16]>;
+def MemFmt_Tensor : RankedTensorOf<[F32, F16, BF16]>;
+def MemFmt_Tensor1D : TensorRankOf<[F32, F16, BF16], [1]>;
+def MemFmt_Tensor4D : TensorRankOf<[F32, F16, BF16], [4]>;
+def MemFmt_IndicesTensor4D : TensorRankOf<[I64], [4]>;
+
+def MemFmt_I64Pair1 : DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">;
+def MemFmt_I64Pair0 : DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">;
+def MemFmt_I64List : DefaultValuedAttr<DenseI64ArrayAttr, "{}">;
+def MemFmt_FormatDefaultPreserve : DefaultValuedAttr<MemFmt_MemoryFormatAttr,
+    "::mlir::memfmt::MemoryFormat::Preserve">;
+
+/// Ops with this trait implement the L5 propagation rule.
+defvar PropagatesL5 = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                                                ["propagatesChannelsLast"]>;
+/// Ops with this trait take any layout and fix nothing about their results.
+defvar AnyLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>;
+
+//===----------------------------------------------------------------------===//
+// Convolution and normalisation
+//===----------------------------------------------------------------------===//
+
+def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5]> {
+  let summary = "2-D convolution (aten::conv2d)";
+  let description = [{
+    `output = conv2d(input, weight) + bias`, with input `[N, C, H, W]`,
+    weight `[O, C / groups, KH, KW]` and optional bias `[O]`. `padding` has
+    2 values (symmetric, ATen) or 4 (top, left, bottom, right, as ONNX). By
+    L5 the result is channels-last if the input *or* the weight is.
+
+    ```mlir
+    %y = memfmt.conv2d %x, %w {stride = array<i64: 2, 2>,
+                               padding = array<i64: 3, 3>}
+        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>)
+        -> tensor<1x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$input, MemFmt_Tensor4D:$weight,
+                       Optional<MemFmt_Tensor1D>:$bias,
+                       MemFmt_I64Pair1:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       MemFmt_I64Pair1:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MemFmt_Tensor4D:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->`
+    type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5]> {
+  let summary = "batch normalisation (aten::batch_norm)";
+  let description = [{
+    Normalises over dim 1 with per-channel `weight`, `bias`, `running_mean`
+    and `running_var`, all of shape `[C]`. Only inference (`training =
+    false`) can be lowered today; the attribute is kept for fidelity.
+
+    ```mlir
+    %y = memfmt.batch_norm %x, %g, %b, %m, %v {eps = 1.0e-05 : f64}
+        : tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+          tensor<64xf32>, tensor<64xf32> -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor1D:$weight,
+                       MemFmt_Tensor1D:$bias, MemFmt_Tensor1D:$running_mean,
+                       MemFmt_Tensor1D:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+                       DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+                       DefaultValuedAttr<BoolAttr, "false">:$training);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `,` $running_mean `,` $running_var attr-dict
+    `:` type($input) `,` type($weight) `,` type($bias) `,`
+    type($running_mean) `,` type($running_var) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5]> {
+  let summary = "max(x, 0) (aten::relu)";
+  let description = [{
+    ```mlir
+    %y = memfmt.relu %x : tensor<8x64x56x56xf32> -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5]> {
+  let summary = "elementwise sum with broadcasting (aten::add)";
+  let description = [{
+    `output = self + other` with NumPy broadcasting. By L5 the result is
+    channels-last if either operand is, whatever their order.
+
+    ```mlir
+    %z = memfmt.add %x, %y : tensor<8x256x56x56xf32>, tensor<8x256x56x56xf32>
+        -> tensor<8x256x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$self, MemFmt_Tensor:$other);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $self `,` $other attr-dict `:` type($self) `,` type($other) `->`
+    type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class MemFmt_MaxPoolOp<string mnemonic, dag resultList>
+    : MemFmt_Op<mnemonic, [Pure, PropagatesL5]> {
+  let arguments = (ins MemFmt_Tensor4D:$input,
+                       DenseI64ArrayAttr:$kernel_size,
+                       MemFmt_I64List:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       MemFmt_I64Pair1:$dilation,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = resultList;
+  let hasVerifier = 1;
+}
+
+def MemFmt_MaxPool2dOp : MemFmt_MaxPoolOp<"max_pool2d",
+                                          (outs MemFmt_Tensor4D:$output)> {
+  let summary = "2-D max pooling (aten::max_pool2d)";
+  let description = [{
+    An empty `stride` means `kernel_size` (ATen). `padding` has 2 or 4
+    values (top, left, bottom, right); padded positions never win.
+
+    ```mlir
+    %y = memfmt.max_pool2d %x {kernel_size = array<i64: 3, 3>,
+        stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}
+        : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def MemFmt_MaxPool2dWithIndicesOp : MemFmt_MaxPoolOp<"max_pool2d_with_indices",
+    (outs MemFmt_Tensor4D:$output, MemFmt_IndicesTensor4D:$indices)> {
+  let summary = "2-D max pooling returning argmax indices "
+                "(aten::max_pool2d_with_indices)";
+  let description = [{
+    Like `memfmt.max_pool2d`; `indices` holds, per output element, the flat
+    index `h * W + w` of the winner in its input plane. By L5 both results
+    are channels-last when the input is, as in PyTorch.
+
+    ```mlir
+    %y, %i = memfmt.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>}
+        : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>
+    ```
+  }];
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($output) `,` type($indices)
+  }];
+}
+
+def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5]> {
+  let summary = "2-D average pooling (aten::avg_pool2d)";
+  let description = [{
+    ```mlir
+    %y = memfmt.avg_pool2d %x {kernel_size = array<i64: 2, 2>}
+        : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$input,
+                       DenseI64ArrayAttr:$kernel_size,
+                       MemFmt_I64List:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs MemFmt_Tensor4D:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
+                                           [Pure, PropagatesL5]> {
+  let summary = "adaptive 2-D average pooling (aten::adaptive_avg_pool2d)";
+  let description = [{
+    ```mlir
+    %y = memfmt.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>}
+        : tensor<8x2048x7x7xf32> -> tensor<8x2048x1x1xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$input,
+                       DenseI64ArrayAttr:$output_size);
+  let results = (outs MemFmt_Tensor4D:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reshapes (L7) and linear
+//===----------------------------------------------------------------------===//
+
+def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure,
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["requiresContiguousOperand"]>]> {
+  let summary = "flatten dims start_dim..end_dim (aten::flatten)";
+  let description = [{
+    Keeps NCHW meaning (L7): elements are taken in logical order. The input
+    must be contiguous; `memfmt-materialize-contiguous` inserts the explicit
+    conversion when it is channels-last and not also contiguous (L3). The
+    result is contiguous.
+
+    ```mlir
+    %y = memfmt.flatten %x {start_dim = 1 : i64}
+        : tensor<8x2048x1x1xf32> -> tensor<8x2048xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       DefaultValuedAttr<I64Attr, "0">:$start_dim,
+                       DefaultValuedAttr<I64Attr, "-1">:$end_dim);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["requiresContiguousOperand"]>]> {
+  let summary = "reshape to the result type's shape (aten::reshape)";
+  let description = [{
+    Keeps NCHW meaning (L7); the input must be contiguous, the result is
+    contiguous and has the same number of elements.
+
+    ```mlir
+    %y = memfmt.reshape %x : tensor<8x512x7x7xf32> -> tensor<8x25088xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout]> {
+  let summary = "x @ weight^T + bias (aten::linear)";
+  let description = [{
+    Input `[*, K]`, weight `[M, K]`, optional bias `[M]`, result `[*, M]`.
+
+    ```mlir
+    %y = memfmt.linear %x, %w, %b
+        : (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>)
+        -> tensor<8x1000xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor:$weight,
+                       Optional<MemFmt_Tensor1D>:$bias);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->`
+    type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops whose result layout the rules fix (L2, L6)
+//===----------------------------------------------------------------------===//
+
+class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
+    : MemFmt_Op<mnemonic, traits # [Pure,
+          DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Always true: verify() compares the result with the inferred type
+    /// itself, so that its error can say which layout rule is broken.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange lhs,
+                                        ::mlir::TypeRange rhs);
+  }];
+}
+
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["isLayoutConversion"]>]> {
+  let summary = "explicit layout conversion (aten::contiguous)";
+  let description = [{
+    The one explicit conversion: the result has the dense strides of
+    `memory_format` (L2), `contiguous` (default) or `channels_last`. The
+    result type is inferred in the custom syntax. Converting a tensor that is
+    already in that format (including L3 shapes such as `Nx2048x1x1`) moves
+    no bytes.
+
+    ```mlir
+    %y = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>}
+        : tensor<1x3x224x224xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       DefaultValuedAttr<MemFmt_MemoryFormatAttr,
+                           "::mlir::memfmt::MemoryFormat::Contiguous">:$memory_format);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["getPreservedOperand"]>]> {
+  let summary = "copy (aten::clone)";
+  let description = [{
+    With `memory_format = preserve` (default) the result keeps the input's
+    exact strides when the input is dense and non-overlapping, else takes the
+    input's L4 format (L6). Zero strides are never preserved.
+
+    ```mlir
+    %y = memfmt.clone %x : tensor<2x3x4x5xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       MemFmt_FormatDefaultPreserve:$memory_format);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MemFmt_EmptyLikeOp : MemFmt_FixedLayoutOp<"empty_like", [
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["getPreservedOperand"]>]> {
+  let summary = "uninitialised tensor shaped like the input "
+                "(aten::empty_like)";
+  let description = [{
+    Result layout as for `memfmt.clone` (L6); values are unspecified.
+
+    ```mlir
+    %y = memfmt.empty_like %x : tensor<2x3x4x5xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       MemFmt_FormatDefaultPreserve:$memory_format);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MemFmt_ToOp : MemFmt_FixedLayoutOp<"to", [
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["getPreservedOperand"]>]> {
+  let summary = "convert element type and/or memory format (aten::to)";
+  let description = [{
+    The result has element type `dtype` (default: the input's) and the
+    layout of `memory_format` (L2), or L6's for `preserve` (default).
+
+    ```mlir
+    %y = memfmt.to %x {dtype = bf16} : tensor<2x3x4x5xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       OptionalAttr<TypeAttrOf<MemFmt_Float>>:$dtype,
+                       MemFmt_FormatDefaultPreserve:$memory_format);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MemFmt_ResizeAsOp : MemFmt_FixedLayoutOp<"resize_as", [
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["getPreservedOperand"]>]> {
+  let summary = "input resized to the template's shape (aten::resize_as)";
+  let description = [{
+    The result has the template's shape and the input's element type; its
+    layout follows `memory_format`, with `preserve` (default) applying L6 to
+    the template. Elements beyond the input's count are unspecified.
+
+    ```mlir
+    %y = memfmt.resize_as %x, %t : tensor<120xf32>, tensor<2x3x4x5xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor:$the_template,
+                       MemFmt_FormatDefaultPreserve:$memory_format);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $the_template attr-dict `:` type($input) `,`
+    type($the_template)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Concatenation and chunking
+//===----------------------------------------------------------------------===//
+
+def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5]> {
+  let summary = "concatenate along `dim` (aten::cat)";
+  let description = [{
+    Format-preserving (L5): the result is channels-last if an input is.
+
+    ```mlir
+    %y = memfmt.cat %a, %b {dim = 0 : i64}
+        : tensor<2x8x4x4xf32>, tensor<3x8x4x4xf32> -> tensor<5x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MemFmt_Tensor>:$tensors,
+                       DefaultValuedAttr<I64Attr, "0">:$dim);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $tensors attr-dict `:` type($tensors) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_ChunkOp : MemFmt_Op<"chunk", [Pure, PropagatesL5]> {
+  let summary = "split into `chunks` pieces along `dim` (aten::chunk)";
+  let description = [{
+    Every piece has `ceil(size / chunks)` elements along `dim` but the last,
+    which may be smaller; there may be fewer than `chunks` pieces (ATen).
+    Format-preserving (L5).
+
+    ```mlir
+    %a, %b = memfmt.chunk %x {chunks = 2 : i64}
+        : tensor<4x8x4x4xf32> -> tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, I64Attr:$chunks,
+                       DefaultValuedAttr<I64Attr, "0">:$dim);
+  let results = (outs Variadic<MemFmt_Tensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($outputs)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def MemFmt_WeightOp : MemFmt_Op<"weight", [Pure,
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface, ["isParameter"]>]> {
+  let summary = "a parameter loaded from the weight source";
+  let description = [{
+    A parameter whose value comes from the weight source at load time
+    (safetensors, ONNX initializers or the synthetic initializer). `name` is
+    the torchvision `state_dict` key. The values are logical (NCHW); the
+    result type's strides say how the loader lays them out, so a re-laid
+    weight costs nothing per run.
+
+    ```mlir
+    %w = memfmt.weight "layer1.0.conv1.weight" : tensor<64x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$name attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // MEMFMT_OPS_TD

@@ -1,0 +1,104 @@
+//===- Passes.td - memfmt layout passes --------------------*- tablegen -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The layout passes of DESIGN.md §3: propagate channels-last (L5), make
+// reshape conversions explicit (L7), fold conversions (L3), report what is
+// left, and check that no pass dropped a layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_TRANSFORMS_PASSES_TD
+#define MEMFMT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PropagateChannelsLast : Pass<"memfmt-propagate-channels-last",
+                                 "::mlir::func::FuncOp"> {
+  let summary = "Propagate channels-last through the ops that declare L5";
+  let description = [{
+    Seeds channels-last at 4-D/5-D function arguments (`inputs`) and/or at
+    4-D/5-D parameters (`weights`, PyTorch's `model.to(channels_last)`), then
+    propagates forward to a fixed point: the result of an op that declares
+    L5 is channels-last if any of its 4-D/5-D operands is (an
+    order-independent join). Results of ops that preserve format (L6) follow
+    their operand. Conversions are inserted only where an op needs a format
+    its operand no longer has: at entry for `inputs=convert`, before results
+    for `outputs=keep`, and before ops that do not declare how they treat
+    layouts. Function signatures change only for `inputs=channels-last` and
+    `outputs=channels-last`.
+  }];
+  let options = [
+    Option<"inputs", "inputs", "std::string", /*default=*/"\"convert\"",
+           "How 4-D/5-D arguments enter: 'convert' (a conversion at entry), "
+           "'channels-last' (arguments are declared channels-last) or "
+           "'keep' (as declared)">,
+    Option<"weights", "weights", "std::string",
+           /*default=*/"\"channels-last\"",
+           "Layout of 4-D/5-D parameters: 'channels-last' or 'keep'">,
+    Option<"outputs", "outputs", "std::string", /*default=*/"\"keep\"",
+           "What 4-D/5-D results do: 'keep' (converted back to the declared "
+           "format) or 'channels-last' (the signature changes)">,
+  ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def MaterializeContiguous : Pass<"memfmt-materialize-contiguous",
+                                 "::mlir::func::FuncOp"> {
+  let summary = "Make the contiguous conversion before reshapes explicit (L7)";
+  let description = [{
+    Before every operand that an op declares must be contiguous (reshape,
+    flatten) and that is channels-last and not also contiguous, inserts an
+    explicit `memfmt.contiguous`. Where L3 holds (`Nx2048x1x1`) the operand
+    is already contiguous and nothing is inserted.
+  }];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def FoldConversions : Pass<"memfmt-fold-conversions",
+                           "::mlir::func::FuncOp"> {
+  let summary = "Fold, cancel and remove layout conversions (L3)";
+  let description = [{
+    Chains of conversions fold to one; conversions that move no bytes (L3)
+    vanish where every user accepts the other strides; a conversion of a
+    parameter becomes a re-laid parameter (the weight is laid out once, at
+    compile or load time, never per run); round trips cancel.
+  }];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def VerifyLayouts : Pass<"memfmt-verify-layouts", "::mlir::ModuleOp"> {
+  let summary = "Check the layout invariants the layout passes establish";
+  let description = [{
+    Fails with a located error where an op that declares L5 has a
+    channels-last 4-D/5-D operand but a result that is not channels-last
+    (the signature of a dropped encoding), and, with `contiguous-operands`,
+    where an operand that must be contiguous (L7) is not. Run it after each
+    layout pass in tests.
+  }];
+  let options = [
+    Option<"contiguousOperands", "contiguous-operands", "bool",
+           /*default=*/"false",
+           "Also check L7: operands that must be contiguous are">,
+  ];
+}
+
+def Report : Pass<"memfmt-report", "::mlir::ModuleOp"> {
+  let summary = "Report every layout conversion left, as text or JSON";
+  let description = [{
+    Lists every `memfmt.contiguous` that moves bytes at run time: location,
+    shape, from and to format, bytes moved per run (read + write) and why it
+    is there, followed by totals. Conversions of parameters and L3 no-ops
+    move no bytes and are counted separately. The IR is not changed.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "'text' or 'json'">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to write the report to ('-' for stderr)">,
+  ];
+}
+
+#endif // MEMFMT_TRANSFORMS_PASSES_TD

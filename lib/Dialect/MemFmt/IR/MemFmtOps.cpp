@@ -1,0 +1,687 @@
+//===- MemFmtOps.cpp - memfmt ops -----------------------------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers, result-type inference and layout declarations of the memfmt
+// ops. Every op checks element types, ranks, static shapes and its result
+// shape (ShapeRules.h computes the shapes of conv and pooling, so
+// verification and inference share one function). Results an op produces
+// must be in a supported memory format (L4); ops whose result layout the
+// rules fix (contiguous, clone, empty_like, to, resize_as) infer it from L2
+// or L6 and reject any other. Errors cite the rule they enforce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+namespace layout = ::memfmt::layout;
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+/// `[1, 2, 3]` for diagnostics.
+static std::string formatList(ArrayRef<int64_t> values) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(values, os);
+  os << "]";
+  return text;
+}
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Checks every op shares: static shapes on every tensor (strides of a
+/// dynamic shape are unknown), and one floating-point element type across
+/// all floating-point operands and results unless `mixedFloatTypes`.
+static LogicalResult verifyCommon(Operation *op, bool mixedFloatTypes = false) {
+  Type floatType;
+  auto check = [&](Value value, StringRef kind,
+                   unsigned index) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return success();
+    if (!type.hasStaticShape())
+      return op->emitOpError() << kind << " #" << index
+                               << " must have a static shape, got " << type;
+    if (mixedFloatTypes || !isa<FloatType>(type.getElementType()))
+      return success();
+    if (!floatType)
+      floatType = type.getElementType();
+    else if (floatType != type.getElementType())
+      return op->emitOpError()
+             << "expects one element type for all floating-point tensors, "
+                "but "
+             << kind << " #" << index << " has " << type.getElementType()
+             << " and an earlier tensor has " << floatType;
+    return success();
+  };
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (failed(check(operand, "operand", i)))
+      return failure();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (failed(check(result, "result", i)))
+      return failure();
+  return success();
+}
+
+/// L4: a tensor an op produces is contiguous or channels-last contiguous.
+static LogicalResult verifyResultFormats(Operation *op) {
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = tensorType(result);
+    SmallVector<int64_t> strides = getStrides(type);
+    if (!layout::hasSupportedFormat(type.getShape(), strides))
+      return op->emitOpError()
+             << "result #" << i << " has strides " << formatList(strides)
+             << ", which are neither contiguous nor channels-last "
+                "contiguous; only those formats can be produced (L4)";
+  }
+  return success();
+}
+
+/// Expects `type` to have shape `expected`.
+static LogicalResult verifyShape(Operation *op, RankedTensorType type,
+                                 ArrayRef<int64_t> expected, StringRef what) {
+  if (type.getShape() == expected)
+    return success();
+  return op->emitOpError() << "expected " << what << " shape "
+                           << formatList(expected) << ", got "
+                           << formatList(type.getShape());
+}
+
+/// A list attribute with `count` values (or one of `altCount`), each at least
+/// `minimum`.
+static LogicalResult verifyList(Operation *op, StringRef name,
+                                ArrayRef<int64_t> values, size_t count,
+                                int64_t minimum, size_t altCount = 0) {
+  if (values.size() != count && (altCount == 0 || values.size() != altCount)) {
+    auto diag = op->emitOpError() << "expects '" << name << "' to have "
+                                  << count;
+    if (altCount)
+      diag << " or " << altCount;
+    return diag << " values, got " << values.size();
+  }
+  for (int64_t value : values)
+    if (value < minimum)
+      return op->emitOpError() << "expects every '" << name << "' value to be "
+                               << (minimum == 0 ? "non-negative" : "positive")
+                               << ", got " << formatList(values);
+  return success();
+}
+
+/// Normalises a possibly negative dimension index against `rank`.
+static FailureOr<int64_t> normalizeDim(Operation *op, StringRef name,
+                                       int64_t dim, int64_t rank) {
+  int64_t bound = std::max<int64_t>(rank, 1);
+  if (dim < -bound || dim >= bound)
+    return op->emitOpError() << "'" << name << "' = " << dim
+                             << " is out of range for rank " << rank;
+  return dim < 0 ? dim + bound : dim;
+}
+
+//===----------------------------------------------------------------------===//
+// Conv2dOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2dOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  if (failed(verifyList(*this, "stride", getStride(), 2, 1)) ||
+      failed(verifyList(*this, "padding", getPadding(), 2, 0, 4)) ||
+      failed(verifyList(*this, "dilation", getDilation(), 2, 1)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  int64_t groups = getGroups();
+  if (groups < 1)
+    return emitOpError() << "expects 'groups' >= 1, got " << groups;
+  if (in[1] % groups != 0)
+    return emitOpError() << "input channels (" << in[1]
+                         << ") must be divisible by groups (" << groups << ")";
+  if (w[0] % groups != 0)
+    return emitOpError() << "output channels (" << w[0]
+                         << ") must be divisible by groups (" << groups << ")";
+  if (w[1] != in[1] / groups)
+    return emitOpError() << "weight " << formatList(w) << " expects " << w[1]
+                         << " input channels per group, but the input has "
+                         << in[1] << " channels in " << groups << " group(s)";
+  if (getBias() &&
+      failed(verifyShape(*this, getBias().getType(), {w[0]}, "bias")))
+    return failure();
+  Padding2d pad = Padding2d::fromList(getPadding());
+  int64_t oh = convOutputSize(in[2], w[2], getStride()[0], pad.top,
+                              pad.bottom, getDilation()[0]);
+  int64_t ow = convOutputSize(in[3], w[3], getStride()[1], pad.left,
+                              pad.right, getDilation()[1]);
+  if (oh < 1 || ow < 1)
+    return emitOpError() << "kernel " << formatList(w.drop_front(2))
+                         << " (dilated, with padding) does not fit the input "
+                         << formatList(in.drop_front(2));
+  if (failed(verifyShape(*this, getOutput().getType(), {in[0], w[0], oh, ow},
+                         "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool Conv2dOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// BatchNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.size() < 2)
+    return emitOpError() << "expects an input of rank >= 2 (N, C, ...), got "
+                            "rank "
+                         << in.size();
+  for (auto [value, name] :
+       {std::pair{getWeight(), "weight"}, std::pair{getBias(), "bias"},
+        std::pair{getRunningMean(), "running_mean"},
+        std::pair{getRunningVar(), "running_var"}})
+    if (failed(verifyShape(*this, tensorType(value), {in[1]}, name)))
+      return failure();
+  if (getEps().convertToDouble() < 0)
+    return emitOpError() << "expects 'eps' >= 0";
+  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool BatchNormOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// ReluOp, AddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReluOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyShape(*this, getOutput().getType(),
+                         getInput().getType().getShape(), "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool ReluOp::propagatesChannelsLast() { return true; }
+
+LogicalResult AddOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> lhs = getSelf().getType().getShape();
+  ArrayRef<int64_t> rhs = getOther().getType().getShape();
+  // NumPy broadcasting: align to the right; sizes equal or one of them 1.
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t l = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
+    int64_t r = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
+    if (l != r && l != 1 && r != 1)
+      return emitOpError() << "operand shapes " << formatList(lhs) << " and "
+                           << formatList(rhs) << " do not broadcast";
+    shape[i] = l == 1 ? r : l;
+  }
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool AddOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// The checks of max and average pooling: attribute lists, the window fits,
+/// and every result has shape [N, C, OH, OW].
+static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
+                                  ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> stride,
+                                  ArrayRef<int64_t> padding,
+                                  ArrayRef<int64_t> dilation, bool ceilMode) {
+  if (failed(verifyCommon(op)) ||
+      failed(verifyList(op, "kernel_size", kernel, 2, 1)) ||
+      (!stride.empty() && failed(verifyList(op, "stride", stride, 2, 1))) ||
+      failed(verifyList(op, "padding", padding, 2, 0, 4)) ||
+      failed(verifyList(op, "dilation", dilation, 2, 1)))
+    return failure();
+  if (stride.empty())
+    stride = kernel; // ATen: an empty stride means the kernel size.
+  ArrayRef<int64_t> in = input.getShape();
+  Padding2d pad = Padding2d::fromList(padding);
+  int64_t oh = poolOutputSize(in[2], kernel[0], stride[0], pad.top,
+                              pad.bottom, dilation[0], ceilMode);
+  int64_t ow = poolOutputSize(in[3], kernel[1], stride[1], pad.left,
+                              pad.right, dilation[1], ceilMode);
+  if (oh < 1 || ow < 1)
+    return op->emitOpError()
+           << "window " << formatList(kernel)
+           << " (dilated, with padding) does not fit the input "
+           << formatList(in.drop_front(2));
+  for (Value result : op->getResults())
+    if (failed(verifyShape(op, tensorType(result), {in[0], in[1], oh, ow},
+                           "result")))
+      return failure();
+  return verifyResultFormats(op);
+}
+
+LogicalResult MaxPool2dOp::verify() {
+  return verifyPool2d(*this, getInput().getType(), getKernelSize(),
+                      getStride(), getPadding(), getDilation(), getCeilMode());
+}
+
+bool MaxPool2dOp::propagatesChannelsLast() { return true; }
+
+LogicalResult MaxPool2dWithIndicesOp::verify() {
+  return verifyPool2d(*this, getInput().getType(), getKernelSize(),
+                      getStride(), getPadding(), getDilation(), getCeilMode());
+}
+
+bool MaxPool2dWithIndicesOp::propagatesChannelsLast() { return true; }
+
+LogicalResult AvgPool2dOp::verify() {
+  return verifyPool2d(*this, getInput().getType(), getKernelSize(),
+                      getStride(), getPadding(), {1, 1}, getCeilMode());
+}
+
+bool AvgPool2dOp::propagatesChannelsLast() { return true; }
+
+LogicalResult AdaptiveAvgPool2dOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyList(*this, "output_size", getOutputSize(), 2, 1)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (failed(verifyShape(*this, getOutput().getType(),
+                         {in[0], in[1], getOutputSize()[0],
+                          getOutputSize()[1]},
+                         "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool AdaptiveAvgPool2dOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// FlattenOp, ReshapeOp, LinearOp
+//===----------------------------------------------------------------------===//
+
+/// L7: reshapes keep NCHW meaning and produce a contiguous tensor.
+static LogicalResult verifyContiguousResult(Operation *op) {
+  auto type = tensorType(op->getResult(0));
+  if (isContiguous(type))
+    return success();
+  return op->emitOpError() << "result must be contiguous (L7: reshapes keep "
+                              "NCHW meaning), got strides "
+                           << formatList(getStrides(type));
+}
+
+LogicalResult FlattenOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  int64_t rank = in.size();
+  FailureOr<int64_t> start = normalizeDim(*this, "start_dim", getStartDim(), rank);
+  FailureOr<int64_t> end = normalizeDim(*this, "end_dim", getEndDim(), rank);
+  if (failed(start) || failed(end))
+    return failure();
+  if (*start > *end)
+    return emitOpError() << "'start_dim' (" << *start
+                         << ") must not come after 'end_dim' (" << *end << ")";
+  SmallVector<int64_t> shape;
+  if (rank == 0) {
+    shape.push_back(1);
+  } else {
+    shape.append(in.begin(), in.begin() + *start);
+    int64_t product = 1;
+    for (int64_t d = *start; d <= *end; ++d)
+      product *= in[d];
+    shape.push_back(product);
+    shape.append(in.begin() + *end + 1, in.end());
+  }
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+    return failure();
+  return verifyContiguousResult(*this);
+}
+
+bool FlattenOp::requiresContiguousOperand(unsigned index) {
+  return index == 0;
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  auto in = getInput().getType();
+  auto out = getOutput().getType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << formatList(in.getShape())
+                         << " (" << in.getNumElements() << " elements) to "
+                         << formatList(out.getShape()) << " ("
+                         << out.getNumElements() << " elements)";
+  return verifyContiguousResult(*this);
+}
+
+bool ReshapeOp::requiresContiguousOperand(unsigned index) {
+  return index == 0;
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  if (in.empty())
+    return emitOpError() << "expects an input of rank >= 1";
+  if (w.size() != 2)
+    return emitOpError() << "expects a 2-D weight [out_features, "
+                            "in_features], got "
+                         << formatList(w);
+  if (in.back() != w[1])
+    return emitOpError() << "input features (" << in.back()
+                         << ") do not match the weight's in_features (" << w[1]
+                         << ")";
+  if (getBias() &&
+      failed(verifyShape(*this, getBias().getType(), {w[0]}, "bias")))
+    return failure();
+  SmallVector<int64_t> shape(in.drop_back());
+  shape.push_back(w[0]);
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops whose result layout the rules fix (L2, L6)
+//===----------------------------------------------------------------------===//
+
+/// The result type of contiguous/clone/empty_like/to/resize_as: the shape of
+/// `source`, element type `elementType`, and the layout of `format` (L2), or
+/// with `Preserve` the preserve_format strides of `source` (L6).
+static FailureOr<RankedTensorType>
+inferFixedLayoutType(RankedTensorType source, Type elementType,
+                     MemoryFormat format,
+                     function_ref<InFlightDiagnostic()> emitError) {
+  if (!source.hasStaticShape())
+    return emitError() << "expects a static shape, got " << source;
+  auto shaped = RankedTensorType::get(source.getShape(), elementType);
+  switch (format) {
+  case MemoryFormat::Contiguous:
+    return getTypeInFormat(shaped, format);
+  case MemoryFormat::ChannelsLast:
+    if (!hasChannelsLastFormat(source))
+      return emitError() << "memory_format channels_last needs a 4-D or 5-D "
+                            "tensor (L1), got rank "
+                         << source.getRank();
+    return getTypeInFormat(shaped, format);
+  case MemoryFormat::Preserve:
+    return getTypeWithStrides(
+        shaped, layout::preserveFormatStrides(source.getShape(),
+                                              getStrides(source)));
+  }
+  llvm_unreachable("unknown memory format");
+}
+
+/// Checks that `op`'s result has the layout inferFixedLayoutType gives:
+/// the same bytes (L3), and no zero stride (L6).
+static LogicalResult verifyFixedLayoutResult(Operation *op,
+                                             RankedTensorType source,
+                                             Type elementType,
+                                             MemoryFormat format) {
+  FailureOr<RankedTensorType> expected = inferFixedLayoutType(
+      source, elementType, format, [&] { return op->emitOpError(); });
+  if (failed(expected))
+    return failure();
+  auto actual = tensorType(op->getResult(0));
+  if (actual.getShape() != expected->getShape() ||
+      actual.getElementType() != expected->getElementType())
+    return op->emitOpError() << "expected result type " << *expected
+                             << ", got " << actual;
+  SmallVector<int64_t> strides = getStrides(actual);
+  bool hasZeroStride = llvm::is_contained(strides, 0);
+  if (haveSameBytes(actual, *expected) && !hasZeroStride)
+    return success();
+  StringRef rule = format == MemoryFormat::Preserve
+                       ? "L6: preserve_format keeps the strides of a dense, "
+                         "non-overlapping input, never zero strides, and "
+                         "otherwise takes its L4 format"
+                       : "L2: the dense strides of the requested format";
+  return op->emitOpError() << "result strides " << formatList(strides)
+                           << " are not " << formatList(getStrides(*expected))
+                           << " (" << rule << ")";
+}
+
+/// Infers a fixed-layout op's result in the custom syntax and for builders.
+static LogicalResult
+inferFixedLayoutReturnType(StringRef opName, std::optional<Location> location,
+                           RankedTensorType source, Type elementType,
+                           MemoryFormat format,
+                           SmallVectorImpl<Type> &inferredReturnTypes) {
+  FailureOr<RankedTensorType> type =
+      inferFixedLayoutType(source, elementType, format, [&] {
+        auto diag = location ? mlir::emitError(*location)
+                             : mlir::emitError(UnknownLoc::get(
+                                   source.getContext()));
+        return std::move(diag << "'" << opName << "' op ");
+      });
+  if (failed(type))
+    return failure();
+  inferredReturnTypes.push_back(*type);
+  return success();
+}
+
+/// The memory_format of an op being inferred: from its properties, or, while
+/// the custom syntax is parsed, from its attribute dictionary; else
+/// `defaultFormat`.
+template <typename AdaptorT>
+static MemoryFormat inferredFormat(AdaptorT &adaptor, DictionaryAttr attributes,
+                                   MemoryFormat defaultFormat) {
+  if (MemoryFormatAttr attr = adaptor.getMemoryFormatAttr())
+    return attr.getValue();
+  if (attributes)
+    if (auto attr = attributes.getAs<MemoryFormatAttr>("memory_format"))
+      return attr.getValue();
+  return defaultFormat;
+}
+
+LogicalResult ContiguousOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto source = cast<RankedTensorType>(adaptor.getInput().getType());
+  MemoryFormat format =
+      inferredFormat(adaptor, attributes, MemoryFormat::Contiguous);
+  if (format == MemoryFormat::Preserve) {
+    if (location)
+      mlir::emitError(*location)
+          << "'memfmt.contiguous' op memory_format must be contiguous or "
+             "channels_last; preserve is only for clone, empty_like, to and "
+             "resize_as (L6)";
+    return failure();
+  }
+  return inferFixedLayoutReturnType(getOperationName(), location, source,
+                                    source.getElementType(), format,
+                                    inferredReturnTypes);
+}
+
+bool ContiguousOp::isCompatibleReturnTypes(TypeRange, TypeRange) {
+  return true;
+}
+
+LogicalResult ContiguousOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  return verifyFixedLayoutResult(*this, getInput().getType(),
+                                 getInput().getType().getElementType(),
+                                 getMemoryFormat());
+}
+
+OpFoldResult ContiguousOp::fold(FoldAdaptor) {
+  // Converting to the type the value already has is the identity.
+  if (getInput().getType() == getType())
+    return getInput();
+  // A round trip (x -> y -> x's type) or a chain gives back the original
+  // value: values never change (L8), only strides.
+  if (auto inner = getInput().getDefiningOp<ContiguousOp>())
+    if (inner.getInput().getType() == getType())
+      return inner.getInput();
+  return {};
+}
+
+bool ContiguousOp::isLayoutConversion() { return true; }
+
+/// The L6 layout rule of the preserve_format ops: result 0 preserves
+/// operand `operandIndex` when the format is `preserve`.
+static std::optional<unsigned> preservedOperand(MemoryFormat format,
+                                                unsigned resultIndex,
+                                                unsigned operandIndex) {
+  if (format == MemoryFormat::Preserve && resultIndex == 0)
+    return operandIndex;
+  return std::nullopt;
+}
+
+/// The element type of a memfmt.to result: `dtype` (from properties, or from
+/// the attribute dictionary while parsing) or the input's.
+static Type inferredDtype(ToOp::Adaptor &adaptor, DictionaryAttr attributes) {
+  if (TypeAttr dtype = adaptor.getDtypeAttr())
+    return dtype.getValue();
+  if (attributes)
+    if (auto dtype = attributes.getAs<TypeAttr>("dtype"))
+      return dtype.getValue();
+  return cast<RankedTensorType>(adaptor.getInput().getType()).getElementType();
+}
+
+#define MEMFMT_DEFINE_LIKE_OP(OP, SOURCE, ELEMENT, PRESERVED)                   \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferredReturnTypes) {       \
+    Adaptor adaptor(operands, attributes, properties, regions);                \
+    return inferFixedLayoutReturnType(                                         \
+        getOperationName(), location,                                          \
+        cast<RankedTensorType>(adaptor.SOURCE().getType()), ELEMENT,           \
+        inferredFormat(adaptor, attributes, MemoryFormat::Preserve),           \
+        inferredReturnTypes);                                                  \
+  }                                                                            \
+  bool OP::isCompatibleReturnTypes(TypeRange, TypeRange) { return true; }      \
+  LogicalResult OP::verify() {                                                 \
+    Adaptor adaptor(*this);                                                    \
+    if (failed(verifyCommon(*this, /*mixedFloatTypes=*/true)))                 \
+      return failure();                                                        \
+    DictionaryAttr attributes;                                                 \
+    return verifyFixedLayoutResult(                                            \
+        *this, cast<RankedTensorType>(adaptor.SOURCE().getType()), ELEMENT,    \
+        getMemoryFormat());                                                    \
+  }                                                                            \
+  std::optional<unsigned> OP::getPreservedOperand(unsigned resultIndex) {      \
+    return preservedOperand(getMemoryFormat(), resultIndex, PRESERVED);        \
+  }
+
+#define INPUT_ELEMENT                                                          \
+  cast<RankedTensorType>(adaptor.getInput().getType()).getElementType()
+#define TO_ELEMENT inferredDtype(adaptor, attributes)
+
+MEMFMT_DEFINE_LIKE_OP(CloneOp, getInput, INPUT_ELEMENT, 0)
+MEMFMT_DEFINE_LIKE_OP(EmptyLikeOp, getInput, INPUT_ELEMENT, 0)
+MEMFMT_DEFINE_LIKE_OP(ToOp, getInput, TO_ELEMENT, 0)
+MEMFMT_DEFINE_LIKE_OP(ResizeAsOp, getTheTemplate, INPUT_ELEMENT, 1)
+
+#undef TO_ELEMENT
+#undef INPUT_ELEMENT
+#undef MEMFMT_DEFINE_LIKE_OP
+
+//===----------------------------------------------------------------------===//
+// CatOp, ChunkOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CatOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  if (getTensors().empty())
+    return emitOpError() << "expects at least one tensor";
+  ArrayRef<int64_t> first = tensorType(getTensors()[0]).getShape();
+  FailureOr<int64_t> dim = normalizeDim(*this, "dim", getDim(), first.size());
+  if (failed(dim))
+    return failure();
+  SmallVector<int64_t> shape(first);
+  shape[*dim] = 0;
+  for (auto [i, tensor] : llvm::enumerate(getTensors())) {
+    ArrayRef<int64_t> s = tensorType(tensor).getShape();
+    bool matches = s.size() == first.size();
+    for (size_t d = 0; matches && d < s.size(); ++d)
+      matches = d == static_cast<size_t>(*dim) || s[d] == first[d];
+    if (!matches)
+      return emitOpError() << "operand #" << i << " has shape "
+                           << formatList(s) << ", which differs from "
+                           << formatList(first) << " outside dim " << *dim;
+    shape[*dim] += s[*dim];
+  }
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool CatOp::propagatesChannelsLast() { return true; }
+
+LogicalResult ChunkOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.empty())
+    return emitOpError() << "expects an input of rank >= 1";
+  if (getChunks() < 1)
+    return emitOpError() << "expects 'chunks' >= 1, got " << getChunks();
+  FailureOr<int64_t> dim = normalizeDim(*this, "dim", getDim(), in.size());
+  if (failed(dim))
+    return failure();
+  SmallVector<int64_t> sizes = chunkSizes(in[*dim], getChunks());
+  if (sizes.size() != getOutputs().size())
+    return emitOpError() << "splitting size " << in[*dim] << " into "
+                         << getChunks() << " chunks gives " << sizes.size()
+                         << " pieces " << formatList(sizes) << ", but the op "
+                         << "has " << getOutputs().size() << " results";
+  for (auto [i, result] : llvm::enumerate(getOutputs())) {
+    SmallVector<int64_t> shape(in);
+    shape[*dim] = sizes[i];
+    if (failed(verifyShape(*this, tensorType(result), shape, "result")))
+      return failure();
+  }
+  return verifyResultFormats(*this);
+}
+
+bool ChunkOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// WeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "expects a non-empty parameter name";
+  if (failed(verifyCommon(*this)))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool WeightOp::isParameter() { return true; }
+
+#define GET_OP_CLASSES
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.cpp.inc"

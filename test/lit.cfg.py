@@ -1,0 +1,45 @@
+# lit configuration of the memfmt regression suite: FileCheck tests of the
+# dialect, passes and tools. GoogleTest binaries are a separate suite
+# (unittests/lit.cfg.py), discovered from the same build directory.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "memfmt"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.memfmt_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "unittests"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%memfmt_src", config.memfmt_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.memfmt_tools_dir, append_path=True)
+
+tools = ["memfmt-opt", "memfmt-compile", "memfmt-run", "memfmt-import"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools],
+    [config.memfmt_tools_dir])
+for t in tools:
+    if os.path.exists(os.path.join(config.memfmt_tools_dir, t)):
+        config.available_features.add(t)
+
+# GPU tests need a CUDA device; they are marked `REQUIRES: cuda`.
+if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("cuda")
+
+# Tests that compare with PyTorch need Debian's torch for /usr/bin/python3.
+import subprocess
+try:
+    subprocess.run([config.python_executable, "-c", "import torch"],
+                   check=True, capture_output=True, timeout=120)
+    config.available_features.add("torch")
+except Exception:
+    pass
