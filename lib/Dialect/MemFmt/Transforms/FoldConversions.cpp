@@ -12,8 +12,8 @@
 //
 //  * Chains: contiguous(contiguous(x)) becomes one conversion of x to the
 //    outer format; the inner one dies if nothing else uses it.
-//  * No-ops (L3): a conversion whose input gives every element the same
-//    offset is bypassed for every user that accepts any layout (an op that
+//  * No-ops (L3): a conversion (of anything but a parameter) whose input
+//    gives every element the same offset is bypassed for every user that accepts any layout (an op that
 //    implements LayoutOpInterface and whose result strides do not derive
 //    from this operand through L6). Other users keep it; it moves no bytes
 //    and the lowering makes it an alias.
@@ -76,6 +76,11 @@ struct BypassNoOpConversion : OpRewritePattern<ContiguousOp> {
                                 PatternRewriter &rewriter) const override {
     if (!haveSameBytes(op.getInput().getType(), op.getType()))
       return rewriter.notifyMatchFailure(op, "the conversion moves bytes");
+    if (auto source = op.getInput().getDefiningOp<LayoutOpInterface>())
+      if (source.isParameter())
+        return rewriter.notifyMatchFailure(
+            op, "parameters are re-laid instead, so their type says how "
+                "they are laid out");
     if (llvm::none_of(op->getUses(), acceptsAnyLayout))
       return rewriter.notifyMatchFailure(
           op, "no user accepts the input's strides");

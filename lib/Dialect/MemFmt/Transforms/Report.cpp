@@ -89,7 +89,7 @@ public:
       e.dims = op.getType().getShape();
       llvm::raw_string_ostream(e.elementType) << op.getType().getElementType();
       e.from = formatName(op.getInput().getType()).str();
-      e.to = formatName(op.getType()).str();
+      e.to = stringifyMemoryFormat(op.getMemoryFormat()).str();
       auto reason = op->getAttrOfType<StringAttr>(kReasonAttrName);
       e.reason = reason ? reason.getValue().str() : "explicit in the input";
       runtime += e.kind == ConversionKind::Runtime;

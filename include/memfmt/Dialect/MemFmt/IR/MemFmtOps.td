@@ -31,6 +31,8 @@ def MemFmt_Tensor : RankedTensorOf<[F32, F16, BF16]>;
 def MemFmt_Tensor1D : TensorRankOf<[F32, F16, BF16], [1]>;
 def MemFmt_Tensor4D : TensorRankOf<[F32, F16, BF16], [4]>;
 def MemFmt_IndicesTensor4D : TensorRankOf<[I64], [4]>;
+/// Any tensor an explicit conversion may move: data or indices.
+def MemFmt_AnyTensor : RankedTensorOf<[F32, F16, BF16, I64]>;
 
 def MemFmt_I64Pair1 : DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">;
 def MemFmt_I64Pair0 : DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">;
@@ -328,10 +330,10 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
         : tensor<1x3x224x224xf32>
     ```
   }];
-  let arguments = (ins MemFmt_Tensor:$input,
+  let arguments = (ins MemFmt_AnyTensor:$input,
                        DefaultValuedAttr<MemFmt_MemoryFormatAttr,
                            "::mlir::memfmt::MemoryFormat::Contiguous">:$memory_format);
-  let results = (outs MemFmt_Tensor:$output);
+  let results = (outs MemFmt_AnyTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasFolder = 1;
 }
