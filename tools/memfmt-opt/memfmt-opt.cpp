@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memfmt/Conversion/Passes.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
 
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::memfmt::registerMemFmtPasses();
   mlir::memfmt::registerChannelsLastPipeline();
+  mlir::memfmt::registerMemFmtConversionPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::memfmt::MemFmtDialect, mlir::func::FuncDialect,

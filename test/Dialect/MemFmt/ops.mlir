@@ -135,7 +135,8 @@ func.func @max_pool2d_ceil_dilation(%x: tensor<1x8x7x7xf32>, %z: tensor<1x8x8x8x
 
 // max_pool2d_with_indices: two results, the indices in i64.
 // CHECK-LABEL: func.func @max_pool2d_with_indices
-// CHECK: %{{.+}}:2 = memfmt.max_pool2d_with_indices %{{.+}} {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>
+// CHECK: %[[Y:[^ ,]+]], %[[I:[^ ,]+]] = memfmt.max_pool2d_with_indices %{{.+}} {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>
+// CHECK: return %[[Y]], %[[I]]
 func.func @max_pool2d_with_indices(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>) {
   %y, %i = memfmt.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>}
       : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>
@@ -225,6 +226,16 @@ func.func @contiguous(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
 func.func @contiguous_5d(%x: tensor<2x3x4x5x6xf32>) -> tensor<2x3x4x5x6xf32, #memfmt.strides<[360, 1, 90, 18, 3]>> {
   %y = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x3x4x5x6xf32>
   return %y : tensor<2x3x4x5x6xf32, #memfmt.strides<[360, 1, 90, 18, 3]>>
+}
+
+// contiguous also converts i64 tensors (max_pool2d_with_indices' indices).
+// CHECK-LABEL: func.func @contiguous_indices
+// CHECK: memfmt.contiguous %{{.+}} : tensor<1x8x3x3xi64, #memfmt.strides<[72, 1, 24, 8]>>
+// GENERIC-LABEL: sym_name = "contiguous_indices"
+// GENERIC: "memfmt.contiguous"(%{{.+}}) <{memory_format = #memfmt.memory_format<contiguous>}> : (tensor<1x8x3x3xi64, #memfmt.strides<[72, 1, 24, 8]>>) -> tensor<1x8x3x3xi64>
+func.func @contiguous_indices(%i: tensor<1x8x3x3xi64, #memfmt.strides<[72, 1, 24, 8]>>) -> tensor<1x8x3x3xi64> {
+  %y = memfmt.contiguous %i : tensor<1x8x3x3xi64, #memfmt.strides<[72, 1, 24, 8]>>
+  return %y : tensor<1x8x3x3xi64>
 }
 
 // clone: preserve (default) keeps a dense permuted input's exact strides

@@ -586,7 +586,8 @@ static Type inferredDtype(ToOp::Adaptor &adaptor, DictionaryAttr attributes) {
     Adaptor adaptor(*this);                                                    \
     if (failed(verifyCommon(*this, /*mixedFloatTypes=*/true)))                 \
       return failure();                                                        \
-    DictionaryAttr attributes;                                                 \
+    DictionaryAttr attributes; /* all properties are set once verified */      \
+    (void)attributes;                                                          \
     return verifyFixedLayoutResult(                                            \
         *this, cast<RankedTensorType>(adaptor.SOURCE().getType()), ELEMENT,    \
         getMemoryFormat());                                                    \
@@ -618,6 +619,9 @@ LogicalResult CatOp::verify() {
   if (getTensors().empty())
     return emitOpError() << "expects at least one tensor";
   ArrayRef<int64_t> first = tensorType(getTensors()[0]).getShape();
+  if (first.empty())
+    return emitOpError() << "expects tensors of rank >= 1; a zero-dimensional "
+                            "tensor cannot be concatenated";
   FailureOr<int64_t> dim = normalizeDim(*this, "dim", getDim(), first.size());
   if (failed(dim))
     return failure();

@@ -1,0 +1,736 @@
+//===- MemFmtToRuntime.cpp - Lower memfmt to runtime kernel calls ---------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers the one public memfmt function of a module (after the layout
+// passes) to `memfmt_forward`, a function on byte buffers that calls the
+// runtime's kernels. Every decision is taken here, at compile time:
+//
+//  1. Placement. Each tensor value gets a home: a caller input buffer
+//     (arguments), the weights blob (memfmt.weight, packed in op order,
+//     64-byte aligned, laid out with the strides of their type), or the
+//     activation arena. Ops that move no bytes alias their operand instead:
+//     conversions where source and result give every element the same
+//     offset (L3), and reshape/flatten of a contiguous tensor.
+//  2. Memory plan. Arena values are live from their definition to their
+//     last use (through aliases); a greedy first-fit by decreasing size
+//     places them at 64-byte aligned offsets so that values live at the
+//     same time never overlap. The arena size and the peak of live bytes go
+//     to the manifest.
+//  3. Emission. Each value becomes a strided memref view of its buffer
+//     (memref.view + memref.reinterpret_cast with the value's strides), cast
+//     to an unranked memref, and each op becomes one call of the matching
+//     kernel declared from runtime/include/memfmt/runtime/Kernels.def. A
+//     non-zero status returns at once. Results are copied into the caller's
+//     output buffers.
+//
+// Nothing is allocated, re-laid or decided per run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
+#include "memfmt/Conversion/Passes.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The kernel ABI, from Kernels.def
+//===----------------------------------------------------------------------===//
+
+enum class ArgKind { In, Out, OutI64, I64, F64 };
+
+struct KernelInfo {
+  const char *name;
+  std::vector<ArgKind> args;
+};
+
+const std::vector<KernelInfo> &kernelTable() {
+  static const std::vector<KernelInfo> table = {
+#define MEMFMT_DTYPE(T)
+#define MEMFMT_IN(N) ArgKind::In,
+#define MEMFMT_OUT(N) ArgKind::Out,
+#define MEMFMT_OUT_I64(N) ArgKind::OutI64,
+#define MEMFMT_I64(N) ArgKind::I64,
+#define MEMFMT_F64(N) ArgKind::F64,
+#define MEMFMT_KERNEL(NAME, DTYPES, ARGS) {#NAME, {ARGS}},
+#include "memfmt/runtime/Kernels.def"
+#undef MEMFMT_DTYPE
+#undef MEMFMT_IN
+#undef MEMFMT_OUT
+#undef MEMFMT_OUT_I64
+#undef MEMFMT_I64
+#undef MEMFMT_F64
+  };
+  return table;
+}
+
+const KernelInfo *findKernel(StringRef name) {
+  for (const KernelInfo &k : kernelTable())
+    if (name == k.name)
+      return &k;
+  return nullptr;
+}
+
+constexpr int64_t kAlignment = 64;
+
+int64_t alignTo(int64_t value) {
+  return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+std::string dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isInteger(64))
+    return "i64";
+  return "";
+}
+
+/// Elements a strided tensor spans: 1 + sum((size - 1) * stride).
+int64_t spanElements(RankedTensorType type) {
+  if (type.getNumElements() == 0)
+    return 0;
+  SmallVector<int64_t> strides = getStrides(type);
+  int64_t span = 1;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+    span += (size - 1) * stride;
+  return span;
+}
+
+int64_t spanBytes(RankedTensorType type) {
+  return spanElements(type) * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+std::string describe(Operation *op) {
+  std::string text = op->getName().getStringRef().str() + " at ";
+  llvm::raw_string_ostream os(text);
+  op->getLoc().print(os);
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Placement and memory plan
+//===----------------------------------------------------------------------===//
+
+enum class Home { Arena, Weights, Input };
+
+struct Place {
+  Home home = Home::Arena;
+  Value root;            ///< arena: the value owning the allocation
+  int64_t offset = 0;    ///< weights: byte offset; input: argument index
+};
+
+class Lowering {
+public:
+  Lowering(func::FuncOp func, ModelManifest &manifest)
+      : func(func), manifest(manifest), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult place();
+  void planArena();
+  LogicalResult emit();
+
+  /// True if `op` only re-describes the bytes of operand 0.
+  bool isAlias(Operation *op);
+
+  // Emission helpers.
+  Value view(Value tensor);
+  Value viewAt(Value buffer, int64_t byteOffset, RankedTensorType type);
+  Value unranked(Value memref);
+  Value i64(int64_t v);
+  Value f64(double v);
+  LogicalResult call(Operation *op, StringRef kernel, Type elementType,
+                     ArrayRef<Value> args);
+  LogicalResult lowerOp(Operation *op);
+
+  func::FuncOp func;
+  ModelManifest &manifest;
+  OpBuilder builder;
+
+  llvm::DenseMap<Value, Place> places;
+  llvm::DenseMap<Value, int64_t> arenaOffsets; // root -> byte offset
+  SmallVector<Value> arenaRoots;
+  llvm::DenseMap<Value, int64_t> lastUse; // root -> op index
+  llvm::DenseMap<Operation *, int64_t> opIndex;
+
+  // The new function.
+  func::FuncOp forward;
+  Value ctx, arenaBuf, weightsBuf;
+  SmallVector<Value> inputBufs, outputBufs;
+  Block *failBlock = nullptr;
+  llvm::DenseMap<Value, Value> views;
+  llvm::StringMap<func::FuncOp> declared;
+  int64_t nextNode = 0;
+};
+
+bool Lowering::isAlias(Operation *op) {
+  if (isa<ContiguousOp, CloneOp, ToOp>(op)) {
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto out = cast<RankedTensorType>(op->getResult(0).getType());
+    return haveSameBytes(in, out);
+  }
+  if (isa<FlattenOp, ReshapeOp>(op))
+    return isContiguous(cast<RankedTensorType>(op->getOperand(0).getType()));
+  return false;
+}
+
+LogicalResult Lowering::place() {
+  int64_t index = 0;
+  for (BlockArgument arg : func.getArguments())
+    places[arg] = {Home::Input, Value(), arg.getArgNumber()};
+  int64_t weightsOffset = 0;
+  for (Operation &op : func.getBody().front()) {
+    opIndex[&op] = index++;
+    for (Value operand : op.getOperands()) {
+      auto it = places.find(operand);
+      if (it != places.end() && it->second.home == Home::Arena)
+        lastUse[it->second.root] = opIndex[&op];
+    }
+    if (auto weight = dyn_cast<WeightOp>(op)) {
+      auto type = cast<RankedTensorType>(weight.getType());
+      places[weight.getResult()] = {Home::Weights, Value(), weightsOffset};
+      TensorPlacement p;
+      p.name = weight.getName().str();
+      p.elementType = dtypeName(type.getElementType());
+      p.shape.assign(type.getShape().begin(), type.getShape().end());
+      SmallVector<int64_t> strides = getStrides(type);
+      p.strides.assign(strides.begin(), strides.end());
+      p.offset = weightsOffset;
+      p.bytes = spanBytes(type);
+      manifest.parameters.push_back(p);
+      weightsOffset = alignTo(weightsOffset + p.bytes);
+      continue;
+    }
+    if (op.getNumResults() == 1 && isAlias(&op)) {
+      places[op.getResult(0)] = places.lookup(op.getOperand(0));
+      continue;
+    }
+    for (Value result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        return op.emitError() << "cannot lower a non-tensor result";
+      places[result] = {Home::Arena, result, 0};
+      arenaRoots.push_back(result);
+      lastUse[result] = opIndex[&op];
+    }
+  }
+  manifest.weightsBytes = weightsOffset;
+  return success();
+}
+
+void Lowering::planArena() {
+  struct Interval {
+    Value root;
+    int64_t begin, end, bytes, offset;
+  };
+  std::vector<Interval> intervals;
+  for (Value root : arenaRoots) {
+    int64_t begin = opIndex[root.getDefiningOp()];
+    intervals.push_back({root, begin, lastUse[root],
+                         alignTo(spanBytes(cast<RankedTensorType>(
+                             root.getType()))),
+                         0});
+  }
+  // Peak of live bytes: a lower bound for any plan.
+  std::map<int64_t, int64_t> delta;
+  for (const Interval &i : intervals) {
+    delta[i.begin] += i.bytes;
+    delta[i.end + 1] -= i.bytes;
+  }
+  int64_t live = 0;
+  for (auto [time, change] : delta) {
+    live += change;
+    manifest.peakLiveBytes = std::max(manifest.peakLiveBytes, live);
+  }
+  // Greedy first fit, largest first.
+  std::vector<size_t> order(intervals.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return intervals[a].bytes > intervals[b].bytes;
+  });
+  std::vector<size_t> placed;
+  int64_t arenaBytes = 0;
+  for (size_t i : order) {
+    Interval &cur = intervals[i];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const Interval &other = intervals[j];
+      if (other.begin <= cur.end && cur.begin <= other.end)
+        busy.push_back({other.offset, other.offset + other.bytes});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + cur.bytes <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    cur.offset = offset;
+    arenaOffsets[cur.root] = offset;
+    arenaBytes = std::max(arenaBytes, offset + cur.bytes);
+    placed.push_back(i);
+  }
+  manifest.arenaBytes = alignTo(arenaBytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+Value Lowering::i64(int64_t v) {
+  return arith::ConstantIntOp::create(builder, func.getLoc(), v, 64);
+}
+
+Value Lowering::f64(double v) {
+  return arith::ConstantFloatOp::create(builder, func.getLoc(),
+                                        builder.getF64Type(), llvm::APFloat(v));
+}
+
+Value Lowering::viewAt(Value buffer, int64_t byteOffset,
+                       RankedTensorType type) {
+  Location loc = func.getLoc();
+  int64_t span = std::max<int64_t>(spanElements(type), 1);
+  auto flatType = MemRefType::get({span}, type.getElementType());
+  Value flat = memref::ViewOp::create(builder, loc, flatType, buffer,
+                                      arith::ConstantIndexOp::create(
+                                          builder, loc, byteOffset),
+                                      ValueRange{});
+  SmallVector<int64_t> strides = getStrides(type);
+  auto layout = StridedLayoutAttr::get(builder.getContext(), 0, strides);
+  auto viewType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return memref::ReinterpretCastOp::create(builder, loc, viewType, flat, 0,
+                                           type.getShape(), strides);
+}
+
+Value Lowering::view(Value tensor) {
+  if (Value cached = views.lookup(tensor))
+    return cached;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Place p = places.lookup(tensor);
+  Value result;
+  switch (p.home) {
+  case Home::Input:
+    result = viewAt(inputBufs[p.offset], 0, type);
+    break;
+  case Home::Weights:
+    result = viewAt(weightsBuf, p.offset, type);
+    break;
+  case Home::Arena:
+    result = viewAt(arenaBuf, arenaOffsets.lookup(p.root), type);
+    break;
+  }
+  views[tensor] = result;
+  return result;
+}
+
+Value Lowering::unranked(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  return memref::CastOp::create(
+      builder, func.getLoc(),
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+      memref);
+}
+
+LogicalResult Lowering::call(Operation *op, StringRef kernel, Type elementType,
+                             ArrayRef<Value> args) {
+  const KernelInfo *info = findKernel(kernel);
+  std::string dtype = dtypeName(elementType);
+  if (!info || dtype.empty() || dtype == "i64")
+    return op->emitError() << "no runtime kernel " << kernel << " for "
+                           << elementType;
+  assert(info->args.size() == args.size() && "argument count mismatch");
+  std::string symbol = ("memfmt_" + Twine(kernel) + "_" + dtype).str();
+  MLIRContext *context = builder.getContext();
+  func::FuncOp callee = declared.lookup(symbol);
+  if (!callee) {
+    SmallVector<Type> types = {LLVM::LLVMPointerType::get(context),
+                               builder.getI64Type()};
+    for (ArgKind kind : info->args) {
+      switch (kind) {
+      case ArgKind::In:
+      case ArgKind::Out:
+        types.push_back(UnrankedMemRefType::get(elementType, 0));
+        break;
+      case ArgKind::OutI64:
+        types.push_back(UnrankedMemRefType::get(builder.getI64Type(), 0));
+        break;
+      case ArgKind::I64:
+        types.push_back(builder.getI64Type());
+        break;
+      case ArgKind::F64:
+        types.push_back(builder.getF64Type());
+        break;
+      }
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(forward);
+    callee = func::FuncOp::create(
+        builder, func.getLoc(), symbol,
+        builder.getFunctionType(types, builder.getI32Type()));
+    callee.setPrivate();
+    callee->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    builder.getUnitAttr());
+    declared[symbol] = callee;
+  }
+  SmallVector<Value> operands = {ctx, i64(nextNode++)};
+  for (Value arg : args)
+    operands.push_back(isa<MemRefType>(arg.getType()) ? unranked(arg) : arg);
+  manifest.nodeNames.push_back(describe(op));
+  Value status =
+      func::CallOp::create(builder, op->getLoc(), callee, operands).getResult(0);
+  // Return the status at once when the kernel fails.
+  Value zero = arith::ConstantIntOp::create(builder, op->getLoc(), 0, 32);
+  Value ok = arith::CmpIOp::create(builder, op->getLoc(),
+                                   arith::CmpIPredicate::eq, status, zero);
+  Block *current = builder.getInsertionBlock();
+  Block *next = builder.createBlock(current->getParent());
+  builder.setInsertionPointToEnd(current);
+  cf::CondBranchOp::create(builder, op->getLoc(), ok, next, ValueRange{},
+                           failBlock, ValueRange{status});
+  builder.setInsertionPointToStart(next);
+  return success();
+}
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  auto elem = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  };
+  if (isa<WeightOp>(op) || isAlias(op) || isa<EmptyLikeOp>(op))
+    return success(); // Placed, aliased or uninitialised: no work.
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    Padding2d pad = Padding2d::fromList(conv.getPadding());
+    Value out = view(conv.getOutput());
+    Value bias = conv.getBias() ? view(conv.getBias()) : out;
+    return call(op, "conv2d", elem(conv.getInput()),
+                {view(conv.getInput()), view(conv.getWeight()), bias, out, out,
+                 i64(conv.getStride()[0]), i64(conv.getStride()[1]),
+                 i64(pad.top), i64(pad.left), i64(pad.bottom), i64(pad.right),
+                 i64(conv.getDilation()[0]), i64(conv.getDilation()[1]),
+                 i64(conv.getGroups()), i64(conv.getBias() ? 1 : 0), i64(0),
+                 i64(0)});
+  }
+  if (auto bn = dyn_cast<BatchNormOp>(op)) {
+    if (bn.getTraining())
+      return op->emitError() << "training batch norm cannot be lowered; "
+                                "memfmt compiles inference";
+    return call(op, "batch_norm", elem(bn.getInput()),
+                {view(bn.getInput()), view(bn.getWeight()), view(bn.getBias()),
+                 view(bn.getRunningMean()), view(bn.getRunningVar()),
+                 view(bn.getOutput()), f64(bn.getEps().convertToDouble()),
+                 i64(0)});
+  }
+  if (auto relu = dyn_cast<ReluOp>(op))
+    return call(op, "relu", elem(relu.getInput()),
+                {view(relu.getInput()), view(relu.getOutput())});
+  if (auto add = dyn_cast<AddOp>(op))
+    return call(op, "add", elem(add.getSelf()),
+                {view(add.getSelf()), view(add.getOther()),
+                 view(add.getOutput()), i64(0)});
+  auto poolArgs = [&](ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                      ArrayRef<int64_t> padding) {
+    if (stride.empty())
+      stride = kernel;
+    Padding2d pad = Padding2d::fromList(padding);
+    return std::make_tuple(kernel, stride, pad);
+  };
+  if (auto pool = dyn_cast<MaxPool2dOp>(op)) {
+    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
+                                pool.getPadding());
+    return call(op, "max_pool2d", elem(pool.getInput()),
+                {view(pool.getInput()), view(pool.getOutput()), i64(k[0]),
+                 i64(k[1]), i64(s[0]), i64(s[1]), i64(pad.top), i64(pad.left),
+                 i64(pool.getDilation()[0]), i64(pool.getDilation()[1])});
+  }
+  if (auto pool = dyn_cast<MaxPool2dWithIndicesOp>(op)) {
+    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
+                                pool.getPadding());
+    return call(op, "max_pool2d_with_indices", elem(pool.getInput()),
+                {view(pool.getInput()), view(pool.getOutput()),
+                 view(pool.getIndices()), i64(k[0]), i64(k[1]), i64(s[0]),
+                 i64(s[1]), i64(pad.top), i64(pad.left),
+                 i64(pool.getDilation()[0]), i64(pool.getDilation()[1])});
+  }
+  if (auto pool = dyn_cast<AvgPool2dOp>(op)) {
+    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
+                                pool.getPadding());
+    return call(op, "avg_pool2d", elem(pool.getInput()),
+                {view(pool.getInput()), view(pool.getOutput()), i64(k[0]),
+                 i64(k[1]), i64(s[0]), i64(s[1]), i64(pad.top), i64(pad.left),
+                 i64(pad.bottom), i64(pad.right),
+                 i64(pool.getCountIncludePad() ? 1 : 0)});
+  }
+  if (auto pool = dyn_cast<AdaptiveAvgPool2dOp>(op))
+    return call(op, "adaptive_avg_pool2d", elem(pool.getInput()),
+                {view(pool.getInput()), view(pool.getOutput())});
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    Value out = view(linear.getOutput());
+    Value bias = linear.getBias() ? view(linear.getBias()) : out;
+    return call(op, "linear", elem(linear.getInput()),
+                {view(linear.getInput()), view(linear.getWeight()), bias, out,
+                 i64(linear.getBias() ? 1 : 0), i64(0)});
+  }
+  if (isa<ContiguousOp, CloneOp, FlattenOp, ReshapeOp>(op)) {
+    if (elem(op->getOperand(0)) != elem(op->getResult(0)))
+      return op->emitError() << "element type conversion is not lowered yet";
+    return call(op, "copy", elem(op->getOperand(0)),
+                {view(op->getOperand(0)), view(op->getResult(0))});
+  }
+  if (auto to = dyn_cast<ToOp>(op)) {
+    if (elem(to.getInput()) != elem(to.getOutput()))
+      return op->emitError() << "memfmt.to with a dtype change is not lowered "
+                                "yet";
+    return call(op, "copy", elem(to.getInput()),
+                {view(to.getInput()), view(to.getOutput())});
+  }
+  if (auto cat = dyn_cast<CatOp>(op)) {
+    // Copy each input into its slice of the output.
+    auto outType = cast<RankedTensorType>(cat.getType());
+    int64_t dim = cat.getDim() < 0 ? cat.getDim() + outType.getRank()
+                                   : cat.getDim();
+    SmallVector<int64_t> strides = getStrides(outType);
+    Place p = places.lookup(cat.getResult());
+    int64_t base = arenaOffsets.lookup(p.root);
+    int64_t elementBytes = (outType.getElementTypeBitWidth() + 7) / 8;
+    int64_t start = 0;
+    for (Value input : cat.getTensors()) {
+      auto inType = cast<RankedTensorType>(input.getType());
+      auto slice = getTypeWithStrides(inType, strides);
+      Value dst = viewAt(arenaBuf, base + start * strides[dim] * elementBytes,
+                         slice);
+      if (failed(call(op, "copy", inType.getElementType(),
+                      {view(input), dst})))
+        return failure();
+      start += inType.getDimSize(dim);
+    }
+    return success();
+  }
+  if (auto chunk = dyn_cast<ChunkOp>(op)) {
+    auto inType = cast<RankedTensorType>(chunk.getInput().getType());
+    int64_t dim = chunk.getDim() < 0 ? chunk.getDim() + inType.getRank()
+                                     : chunk.getDim();
+    SmallVector<int64_t> strides = getStrides(inType);
+    Place p = places.lookup(chunk.getInput());
+    int64_t elementBytes = (inType.getElementTypeBitWidth() + 7) / 8;
+    int64_t start = 0;
+    for (Value piece : chunk.getOutputs()) {
+      auto pieceType = cast<RankedTensorType>(piece.getType());
+      auto slice = getTypeWithStrides(pieceType, strides);
+      Value src;
+      int64_t shift = start * strides[dim] * elementBytes;
+      switch (p.home) {
+      case Home::Input:
+        src = viewAt(inputBufs[p.offset], shift, slice);
+        break;
+      case Home::Weights:
+        src = viewAt(weightsBuf, p.offset + shift, slice);
+        break;
+      case Home::Arena:
+        src = viewAt(arenaBuf, arenaOffsets.lookup(p.root) + shift, slice);
+        break;
+      }
+      if (failed(call(op, "copy", pieceType.getElementType(),
+                      {src, view(piece)})))
+        return failure();
+      start += pieceType.getDimSize(dim);
+    }
+    return success();
+  }
+  if (isa<ResizeAsOp>(op))
+    return op->emitError() << "memfmt.resize_as is not lowered yet";
+  return op->emitError() << "cannot lower this op to runtime calls";
+}
+
+LogicalResult Lowering::emit() {
+  MLIRContext *context = builder.getContext();
+  Location loc = func.getLoc();
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
+  SmallVector<Type> argTypes = {LLVM::LLVMPointerType::get(context), bytes,
+                                bytes};
+  for (Type t : func.getArgumentTypes()) {
+    (void)t;
+    argTypes.push_back(bytes);
+  }
+  for (Type t : func.getResultTypes()) {
+    (void)t;
+    argTypes.push_back(bytes);
+  }
+  builder.setInsertionPoint(func);
+  forward = func::FuncOp::create(
+      builder, loc, kForwardFunctionName,
+      builder.getFunctionType(argTypes, builder.getI32Type()));
+  forward->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   builder.getUnitAttr());
+  Block *entry = forward.addEntryBlock();
+  ctx = entry->getArgument(0);
+  arenaBuf = entry->getArgument(1);
+  weightsBuf = entry->getArgument(2);
+  unsigned numInputs = func.getNumArguments();
+  for (unsigned i = 0; i < numInputs; ++i)
+    inputBufs.push_back(entry->getArgument(3 + i));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    outputBufs.push_back(entry->getArgument(3 + numInputs + i));
+
+  failBlock = new Block();
+  forward.getBody().push_back(failBlock);
+  Value failStatus = failBlock->addArgument(builder.getI32Type(), loc);
+  builder.setInsertionPointToStart(failBlock);
+  func::ReturnOp::create(builder, loc, failStatus);
+
+  builder.setInsertionPointToStart(entry);
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (failed(lowerOp(&op)))
+      return failure();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Value dst = viewAt(outputBufs[i], 0, type);
+    if (failed(call(ret, "copy", type.getElementType(), {view(value), dst})))
+      return failure();
+  }
+  func::ReturnOp::create(
+      builder, loc,
+      ValueRange{arith::ConstantIntOp::create(builder, loc, 0, 32)});
+  // The fail block goes last.
+  failBlock->moveBefore(&forward.getBody(), forward.getBody().end());
+  return success();
+}
+
+LogicalResult Lowering::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "expects a function body of one block";
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || dtypeName(type.getElementType()).empty())
+      return func.emitError() << "argument #" << arg.getArgNumber()
+                              << " must be a statically shaped f32, f16, "
+                                 "bf16 or i64 tensor, got "
+                              << arg.getType();
+    TensorPlacement p;
+    p.name = "input_" + std::to_string(arg.getArgNumber());
+    p.elementType = dtypeName(type.getElementType());
+    p.shape.assign(type.getShape().begin(), type.getShape().end());
+    SmallVector<int64_t> strides = getStrides(type);
+    p.strides.assign(strides.begin(), strides.end());
+    p.bytes = spanBytes(type);
+    manifest.inputs.push_back(p);
+  }
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape() || dtypeName(type.getElementType()).empty())
+      return func.emitError() << "result #" << i
+                              << " must be a statically shaped tensor";
+    TensorPlacement p;
+    p.name = "output_" + std::to_string(i);
+    p.elementType = dtypeName(type.getElementType());
+    p.shape.assign(type.getShape().begin(), type.getShape().end());
+    SmallVector<int64_t> strides = getStrides(type);
+    p.strides.assign(strides.begin(), strides.end());
+    p.bytes = spanBytes(type);
+    manifest.outputs.push_back(p);
+  }
+  if (failed(place()))
+    return failure();
+  planArena();
+  if (failed(emit()))
+    return failure();
+  manifest.numKernelCalls = nextNode;
+  func.erase();
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::memfmt::lowerToRuntimeCalls(ModuleOp module,
+                                                ModelManifest &manifest) {
+  SmallVector<func::FuncOp> publicFuncs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publicFuncs.push_back(func);
+  if (publicFuncs.size() != 1)
+    return module.emitError() << "expects exactly one public function to "
+                                 "compile, found "
+                              << publicFuncs.size();
+  module.getContext()
+      ->loadDialect<arith::ArithDialect, cf::ControlFlowDialect,
+                    func::FuncDialect, LLVM::LLVMDialect,
+                    memref::MemRefDialect>();
+  Lowering lowering(publicFuncs.front(), manifest);
+  return lowering.run();
+}
+
+LogicalResult mlir::memfmt::lowerToLLVMDialect(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return pm.run(module);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace mlir::memfmt {
+#define GEN_PASS_DEF_CONVERTMEMFMTTORUNTIME
+#include "memfmt/Conversion/Passes.h.inc"
+} // namespace mlir::memfmt
+
+namespace {
+class ConvertMemFmtToRuntimePass
+    : public ::mlir::memfmt::impl::ConvertMemFmtToRuntimeBase<
+          ConvertMemFmtToRuntimePass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ModelManifest manifest;
+    if (failed(lowerToRuntimeCalls(module, manifest)))
+      return signalPassFailure();
+    Builder b(module.getContext());
+    module->setAttr("memfmt.arena_bytes",
+                    b.getI64IntegerAttr(manifest.arenaBytes));
+    module->setAttr("memfmt.peak_live_bytes",
+                    b.getI64IntegerAttr(manifest.peakLiveBytes));
+    module->setAttr("memfmt.weights_bytes",
+                    b.getI64IntegerAttr(manifest.weightsBytes));
+    module->setAttr("memfmt.kernel_calls",
+                    b.getI64IntegerAttr(manifest.numKernelCalls));
+  }
+};
+} // namespace

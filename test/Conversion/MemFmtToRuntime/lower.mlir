@@ -1,0 +1,44 @@
+// RUN: memfmt-opt %s -split-input-file --convert-memfmt-to-runtime | FileCheck %s
+
+// Each op becomes one kernel call on strided views (relu and add outputs are
+// live together: 2 x 512 B); a failing status
+// returns at once; the result is copied into the caller's buffer.
+// CHECK-LABEL: module attributes {memfmt.arena_bytes = 1024 : i64, memfmt.kernel_calls = 3 : i64, memfmt.peak_live_bytes = 1024 : i64, memfmt.weights_bytes = 0 : i64}
+// CHECK: func.func private @memfmt_relu_f32(!llvm.ptr, i64, memref<*xf32>, memref<*xf32>) -> i32 attributes {llvm.emit_c_interface}
+// CHECK: func.func @memfmt_forward(%[[CTX:.+]]: !llvm.ptr, %[[ARENA:.+]]: memref<?xi8>, %[[W:.+]]: memref<?xi8>, %[[IN:.+]]: memref<?xi8>, %[[OUT:.+]]: memref<?xi8>) -> i32 attributes {llvm.emit_c_interface}
+// CHECK: memref.view %[[IN]]
+// CHECK: memref.reinterpret_cast {{.*}} strides: [60, 1, 15, 3]
+// CHECK: %[[S:.+]] = call @memfmt_relu_f32(%[[CTX]]
+// CHECK: cf.cond_br %{{.+}}, ^bb1, ^[[FAIL:bb[0-9]+]](%[[S]] : i32)
+// CHECK: call @memfmt_add_f32
+// CHECK: call @memfmt_copy_f32
+// CHECK: ^[[FAIL]](%[[E:.+]]: i32):
+// CHECK-NEXT: return %[[E]] : i32
+// CHECK-NOT: func.func @relu_add
+func.func @relu_add(%x: tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>) -> tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>> {
+  %0 = memfmt.relu %x : tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>> -> tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>
+  %1 = memfmt.add %0, %x : tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>, tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>> -> tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>
+  return %1 : tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>
+}
+
+// -----
+
+// The arena reuses memory: a chain of four 4 KiB values needs only two slots
+// at a time. L3 conversions and reshapes of contiguous tensors are aliases
+// (no call); weights are packed in the blob with their channels-last strides.
+// CHECK-LABEL: module attributes {memfmt.arena_bytes = 8192 : i64, memfmt.kernel_calls = 5 : i64, memfmt.peak_live_bytes = 8192 : i64, memfmt.weights_bytes = 64 : i64}
+// CHECK-NOT: memfmt_copy_f32(%{{.*}}, %c2_i64
+// CHECK: memref.view %{{.+}}[%c0{{.*}}][] : memref<?xi8> to memref<16xf32>
+// CHECK-NEXT: memref.reinterpret_cast {{.*}} sizes: [4, 4, 1, 1], strides: [4, 1, 4, 4]
+func.func @reuse(%x: tensor<1x1024xf32>) -> tensor<1x4xf32> {
+  %0 = memfmt.relu %x : tensor<1x1024xf32> -> tensor<1x1024xf32>
+  %1 = memfmt.relu %0 : tensor<1x1024xf32> -> tensor<1x1024xf32>
+  %2 = memfmt.relu %1 : tensor<1x1024xf32> -> tensor<1x1024xf32>
+  %3 = memfmt.reshape %2 : tensor<1x1024xf32> -> tensor<1x4x16x16xf32>
+  %w = memfmt.weight "w" : tensor<4x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>>
+  %4 = memfmt.conv2d %3, %w {stride = array<i64: 16, 16>} : (tensor<1x4x16x16xf32>, tensor<4x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>>) -> tensor<1x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>>
+  %5 = memfmt.contiguous %4 : tensor<1x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>>
+  %6 = memfmt.flatten %5 {start_dim = 1 : i64} : tensor<1x4x1x1xf32> -> tensor<1x4xf32>
+  return %6 : tensor<1x4xf32>
+}
+

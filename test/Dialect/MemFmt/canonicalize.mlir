@@ -1,0 +1,121 @@
+// RUN: memfmt-opt %s -canonicalize | FileCheck %s
+
+// Canonicalization of the memfmt ops: memfmt.contiguous folds away when it
+// changes nothing (L8: values never change, only strides), conversions that
+// move bytes stay, and dead ops (all memfmt ops are Pure) are erased.
+
+// contiguous to the type the value already has is the identity.
+// CHECK-LABEL: func.func @contiguous_same_type
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return %[[X]]
+func.func @contiguous_same_type(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %y = memfmt.contiguous %x : tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}
+
+// channels_last of a value that is already channels-last is the identity.
+// CHECK-LABEL: func.func @channels_last_same_type
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>)
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return %[[X]]
+func.func @channels_last_same_type(%x: tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>) -> tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>> {
+  %y = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+  return %y : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+}
+
+// A round trip NCHW -> channels-last -> NCHW gives back the original value,
+// and the dead inner conversion goes too.
+// CHECK-LABEL: func.func @round_trip_nchw
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return %[[X]]
+func.func @round_trip_nchw(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %cl = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32>
+  %y = memfmt.contiguous %cl : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+  return %y : tensor<1x3x8x8xf32>
+}
+
+// The round trip the other way (channels-last -> NCHW -> channels-last).
+// CHECK-LABEL: func.func @round_trip_channels_last
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>)
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return %[[X]]
+func.func @round_trip_channels_last(%x: tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>) -> tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>> {
+  %c = memfmt.contiguous %x : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+  %y = memfmt.contiguous %c {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+}
+
+// A round trip whose middle value has another user: the outer conversion
+// folds, the inner one stays for that user.
+// CHECK-LABEL: func.func @round_trip_shared
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK: %[[CL:.+]] = memfmt.contiguous %[[X]] {memory_format = #memfmt.memory_format<channels_last>}
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return %[[X]], %[[CL]]
+func.func @round_trip_shared(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>) {
+  %cl = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32>
+  %y = memfmt.contiguous %cl : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+  return %y, %cl : tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+}
+
+// A conversion that moves bytes (NCHW -> channels-last) stays.
+// CHECK-LABEL: func.func @conversion_moves_bytes
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK: %[[Y:.+]] = memfmt.contiguous %[[X]] {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32>
+// CHECK: return %[[Y]]
+func.func @conversion_moves_bytes(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>> {
+  %y = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32, #memfmt.strides<[192, 1, 24, 3]>>
+}
+
+// A chain of two conversions that is no round trip (permuted -> NCHW ->
+// channels-last) keeps both: the outer one still moves bytes.
+// CHECK-LABEL: func.func @chain_not_round_trip
+// CHECK: %[[C:.+]] = memfmt.contiguous %{{.+}} : tensor<2x3x4x5xf32, #memfmt.strides<[20, 40, 5, 1]>>
+// CHECK: %[[Y:.+]] = memfmt.contiguous %[[C]] {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x3x4x5xf32>
+// CHECK: return %[[Y]]
+func.func @chain_not_round_trip(%x: tensor<2x3x4x5xf32, #memfmt.strides<[20, 40, 5, 1]>>) -> tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>> {
+  %c = memfmt.contiguous %x : tensor<2x3x4x5xf32, #memfmt.strides<[20, 40, 5, 1]>>
+  %y = memfmt.contiguous %c {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x3x4x5xf32>
+  return %y : tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>
+}
+
+// An L3 conversion (Nx2048x1x1: same bytes) changes the type's encoding, so
+// canonicalization keeps it rather than drop the encoding; removing it is
+// memfmt-fold-conversions' job.
+// CHECK-LABEL: func.func @same_bytes_keeps_encoding
+// CHECK: %[[Y:.+]] = memfmt.contiguous %{{.+}} : tensor<8x2048x1x1xf32, #memfmt.strides<[2048, 1, 2048, 2048]>>
+// CHECK: return %[[Y]] : tensor<8x2048x1x1xf32>
+func.func @same_bytes_keeps_encoding(%x: tensor<8x2048x1x1xf32, #memfmt.strides<[2048, 1, 2048, 2048]>>) -> tensor<8x2048x1x1xf32> {
+  %y = memfmt.contiguous %x : tensor<8x2048x1x1xf32, #memfmt.strides<[2048, 1, 2048, 2048]>>
+  return %y : tensor<8x2048x1x1xf32>
+}
+
+// Dead pure ops are erased: parameters, compute and conversions alike.
+// CHECK-LABEL: func.func @dead_ops
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK-NOT: memfmt.
+// CHECK: return %[[X]]
+func.func @dead_ops(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %w = memfmt.weight "conv1.weight" : tensor<4x3x3x3xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %r = memfmt.relu %c : tensor<1x4x6x6xf32> -> tensor<1x4x6x6xf32>
+  %cl = memfmt.contiguous %r {memory_format = #memfmt.memory_format<channels_last>} : tensor<1x4x6x6xf32>
+  %e = memfmt.empty_like %x : tensor<1x3x8x8xf32>
+  %k:2 = memfmt.chunk %x {chunks = 2 : i64, dim = 2 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x8xf32>, tensor<1x3x4x8xf32>
+  return %x : tensor<1x3x8x8xf32>
+}
+
+// Live ops stay.
+// CHECK-LABEL: func.func @live_ops
+// CHECK: memfmt.weight
+// CHECK: memfmt.conv2d
+// CHECK: memfmt.relu
+func.func @live_ops(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
+  %w = memfmt.weight "conv1.weight" : tensor<4x3x3x3xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %r = memfmt.relu %c : tensor<1x4x6x6xf32> -> tensor<1x4x6x6xf32>
+  return %r : tensor<1x4x6x6xf32>
+}
