@@ -744,3 +744,12 @@ func.func @weight_permuted() {
   %w = memfmt.weight "w" : tensor<4x3x3x3xf32, #memfmt.strides<[1, 4, 12, 36]>>
   return
 }
+
+// -----
+
+// Pool padding as large as the window would leave windows with no input.
+func.func @pool_padding_too_large(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{padding [2, 2] must be smaller than the (dilated) window [2, 2] so that every window sees an input element}}
+  %0 = memfmt.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 2>} : tensor<1x2x5x5xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

@@ -268,6 +268,17 @@ static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
     stride = kernel; // ATen: an empty stride means the kernel size.
   ArrayRef<int64_t> in = input.getShape();
   Padding2d pad = Padding2d::fromList(padding);
+  // Every window must see an input element (else max has no candidate and
+  // an average without padding divides by zero).
+  int64_t windowH = dilation[0] * (kernel[0] - 1) + 1;
+  int64_t windowW = dilation[1] * (kernel[1] - 1) + 1;
+  if (std::max(pad.top, pad.bottom) >= windowH ||
+      std::max(pad.left, pad.right) >= windowW)
+    return op->emitOpError()
+           << "padding " << formatList(padding)
+           << " must be smaller than the (dilated) window "
+           << formatList({windowH, windowW})
+           << " so that every window sees an input element";
   int64_t oh = poolOutputSize(in[2], kernel[0], stride[0], pad.top,
                               pad.bottom, dilation[0], ceilMode);
   int64_t ow = poolOutputSize(in[3], kernel[1], stride[1], pad.left,
