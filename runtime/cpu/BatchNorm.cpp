@@ -1,0 +1,132 @@
+//===- BatchNorm.cpp - Inference batch norm -------------------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// out = (x - mean) * weight / sqrt(var + eps) + bias over dim 1, with an
+// optional relu, for inputs of rank >= 2. The per-channel scale
+// weight / sqrt(var + eps) is computed once per call in double. The
+// reference walks each channel's sub-tensor with forEachStrided in double;
+// the fast path needs input and output in the same dense layout and runs
+// either rows of C channels (channels-last, or any layout whose innermost
+// dim is C) with a vectorisable loop over per-channel arrays, or NCHW planes
+// with per-plane scalars. Subtracting the mean before scaling (rather than
+// folding it into a shift) keeps the result accurate when x is close to the
+// mean.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+#include "StridedLoop.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace memfmt::runtime;
+
+namespace {
+
+constexpr int64_t kMinPerThread = 1 << 15;
+
+/// Per-channel parameters: mean, scale = weight / sqrt(var + eps), bias.
+struct ChannelParams {
+  std::vector<double> mean, scale, bias;
+
+  explicit ChannelParams(const args::batch_norm &a) {
+    int64_t channels = a.input.sizes[1];
+    mean.resize(channels);
+    scale.resize(channels);
+    bias.resize(channels);
+    auto at = [](const TensorView &t, int64_t c) {
+      return static_cast<double>(t.as<float>()[c * t.strides[0]]);
+    };
+    for (int64_t c = 0; c < channels; ++c) {
+      mean[c] = at(a.running_mean, c);
+      scale[c] = at(a.weight, c) / std::sqrt(at(a.running_var, c) + a.eps);
+      bias[c] = at(a.bias, c);
+    }
+  }
+};
+
+} // namespace
+
+void cpu::batchNormReference(const args::batch_norm &a) {
+  ChannelParams params(a);
+  const TensorView &in = a.input, &out = a.output;
+  // Each channel's sub-tensor: dim 1 shrunk to size 1.
+  int64_t sizes[kMaxRank];
+  std::copy(out.sizes, out.sizes + out.rank, sizes);
+  sizes[1] = 1;
+  bool withRelu = a.relu != 0;
+  for (int64_t c = 0; c < in.sizes[1]; ++c) {
+    const float *x = in.as<float>() + c * in.strides[1];
+    float *y = out.as<float>() + c * out.strides[1];
+    double mean = params.mean[c], scale = params.scale[c],
+           bias = params.bias[c];
+    forEachStrided<2>(out.rank, sizes, {out.strides, in.strides}, kMinPerThread,
+                      [&](const OperandOffsets<2> &at, int64_t count,
+                          const OperandOffsets<2> &step) {
+                        for (int64_t i = 0; i < count; ++i) {
+                          double v =
+                              (x[at[1] + i * step[1]] - mean) * scale + bias;
+                          if (withRelu && v < 0)
+                            v = 0;
+                          y[at[0] + i * step[0]] = static_cast<float>(v);
+                        }
+                      });
+  }
+}
+
+const char *cpu::batchNormFast(const args::batch_norm &a) {
+  const TensorView &in = a.input, &out = a.output;
+  if (!in.isDense() || !out.sameLayoutAs(in) || in.numElements() == 0)
+    return nullptr;
+  const int64_t channels = in.sizes[1];
+  const int64_t planes = in.sizes[0] * channels;
+  const int64_t planeSize = in.numElements() / planes;
+  // Channel-innermost layouts: channels-last, or NCHW with 1-element planes.
+  bool rows =
+      in.isChannelsLastContiguous() || (planeSize == 1 && in.isContiguous());
+  if (!rows && !in.isContiguous())
+    return nullptr;
+
+  ChannelParams params(a);
+  std::vector<float> mean(params.mean.begin(), params.mean.end());
+  std::vector<float> scale(params.scale.begin(), params.scale.end());
+  std::vector<float> bias(params.bias.begin(), params.bias.end());
+  const float *m = mean.data(), *s = scale.data(), *b = bias.data();
+  const float *x = in.as<float>();
+  float *y = out.as<float>();
+  bool withRelu = a.relu != 0;
+
+  if (rows) {
+    int64_t rowCount = in.numElements() / channels;
+    parallelFor(rowCount, std::max<int64_t>(1, kMinPerThread / channels),
+                [&](int64_t begin, int64_t end, int) {
+                  for (int64_t r = begin; r < end; ++r) {
+                    const float *xr = x + r * channels;
+                    float *yr = y + r * channels;
+                    for (int64_t c = 0; c < channels; ++c) {
+                      float v = (xr[c] - m[c]) * s[c] + b[c];
+                      yr[c] = withRelu && v < 0.0f ? 0.0f : v;
+                    }
+                  }
+                });
+    return "channels_last";
+  }
+  parallelFor(planes, std::max<int64_t>(1, kMinPerThread / planeSize),
+              [&](int64_t begin, int64_t end, int) {
+                for (int64_t p = begin; p < end; ++p) {
+                  int64_t c = p % channels;
+                  float mc = m[c], sc = s[c], bc = b[c];
+                  const float *xp = x + p * planeSize;
+                  float *yp = y + p * planeSize;
+                  for (int64_t i = 0; i < planeSize; ++i) {
+                    float v = (xp[i] - mc) * sc + bc;
+                    yp[i] = withRelu && v < 0.0f ? 0.0f : v;
+                  }
+                }
+              });
+  return "contiguous";
+}

@@ -1,0 +1,462 @@
+//===- Pool.cpp - Max, average and adaptive average pooling ---------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 2-D pooling with PyTorch's semantics:
+//  * max: padded positions never win; the first maximum in window order
+//    (rows, then columns) wins ties, and a NaN wins over any number (the last
+//    NaN's index is kept), as in PyTorch's `val > max || isnan(val)`; the
+//    index is h * W + w inside the (n, c) input plane;
+//  * average: the window is clipped to the padded input [-pad, size + pad)
+//    for the count_include_pad divisor, and to the input for the sum (and
+//    for the divisor without count_include_pad);
+//  * adaptive average: rows [floor(i * H / OH), ceil((i + 1) * H / OH)).
+// The reference kernels take any strides and work per (n, c) plane,
+// accumulating in double, checking every tap against the input's bounds.
+// The fast kernels precompute, per output row and column, the taps that fall
+// inside the input, so their loops have no bounds checks, and need all
+// tensors in one dense layout: channels-last (one output pixel's C channels
+// at a time, every inner loop over contiguous channels) or NCHW (one plane
+// at a time, rows read with unit stride).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include "lib/Parallel.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace memfmt::runtime;
+
+namespace {
+
+/// A half-open range [begin, end) of input rows or columns (or of kernel
+/// taps) and, for average pooling, the window's count_include_pad extent.
+struct Window {
+  int64_t begin, end, padded;
+};
+
+Window avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
+                 int64_t size, int64_t padEnd) {
+  int64_t start = o * stride - pad;
+  int64_t stop = std::min(start + kernel, size + padEnd);
+  return {std::max<int64_t>(start, 0), std::min(stop, size), stop - start};
+}
+
+/// Adaptive pooling rows [begin, end) of output row `o` of `outSize`.
+Window adaptiveWindow(int64_t o, int64_t outSize, int64_t size) {
+  int64_t begin = o * size / outSize;
+  int64_t end = ((o + 1) * size + outSize - 1) / outSize;
+  return {begin, end, end - begin};
+}
+
+/// The dense layouts the fast kernels take.
+enum class DenseLayout { ChannelsLast, Contiguous, Other };
+
+/// ChannelsLast if every tensor is channels-last contiguous, else Contiguous
+/// if every tensor is contiguous (NCHW), else Other. (A tensor that is both,
+/// L3, counts as either.)
+DenseLayout denseLayout(std::initializer_list<const TensorView *> views) {
+  bool channelsLast = true, contiguous = true;
+  for (const TensorView *view : views) {
+    if (!view)
+      continue;
+    channelsLast = channelsLast && view->isChannelsLastContiguous();
+    contiguous = contiguous && view->isContiguous();
+  }
+  return channelsLast ? DenseLayout::ChannelsLast
+         : contiguous ? DenseLayout::Contiguous
+                      : DenseLayout::Other;
+}
+
+/// For each output index along one dim, the kernel taps [begin, end) whose
+/// input index `o * stride - pad + k * dilation` lies in [0, size).
+/// Validation guarantees every range is non-empty.
+std::vector<Window> tapRanges(int64_t outSize, int64_t kernel, int64_t stride,
+                              int64_t pad, int64_t dilation, int64_t size) {
+  std::vector<Window> ranges(outSize);
+  for (int64_t o = 0; o < outSize; ++o) {
+    int64_t first = o * stride - pad, k = 0;
+    while (k < kernel && first + k * dilation < 0)
+      ++k;
+    int64_t begin = k;
+    while (k < kernel && first + k * dilation < size)
+      ++k;
+    ranges[o] = {begin, k, k - begin};
+  }
+  return ranges;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Max pooling
+//===----------------------------------------------------------------------===//
+
+void cpu::maxPool2dReference(const TensorView &input, const TensorView &output,
+                             const TensorView *indices,
+                             const MaxPoolWindow &w) {
+  const int64_t channels = input.sizes[1], height = input.sizes[2],
+                width = input.sizes[3];
+  const int64_t outH = output.sizes[2], outW = output.sizes[3];
+  const int64_t *xs = input.strides, *ys = output.strides;
+  const float *x = input.as<float>();
+  float *y = output.as<float>();
+  int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
+  const int64_t *is = indices ? indices->strides : nullptr;
+
+  parallelFor(
+      output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
+        for (int64_t p = begin; p < end; ++p) {
+          int64_t n = p / channels, c = p % channels;
+          const float *plane = x + n * xs[0] + c * xs[1];
+          for (int64_t oh = 0; oh < outH; ++oh) {
+            for (int64_t ow = 0; ow < outW; ++ow) {
+              float best = -std::numeric_limits<float>::infinity();
+              int64_t bestIndex = -1;
+              for (int64_t kh = 0; kh < w.kernelH; ++kh) {
+                int64_t ih = oh * w.strideH - w.padTop + kh * w.dilationH;
+                if (ih < 0 || ih >= height)
+                  continue;
+                for (int64_t kw = 0; kw < w.kernelW; ++kw) {
+                  int64_t iw = ow * w.strideW - w.padLeft + kw * w.dilationW;
+                  if (iw < 0 || iw >= width)
+                    continue;
+                  float v = plane[ih * xs[2] + iw * xs[3]];
+                  if (bestIndex < 0 || v > best || std::isnan(v)) {
+                    best = v;
+                    bestIndex = ih * width + iw;
+                  }
+                }
+              }
+              y[n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]] = best;
+              if (idx)
+                idx[n * is[0] + c * is[1] + oh * is[2] + ow * is[3]] =
+                    bestIndex;
+            }
+          }
+        }
+      });
+}
+
+const char *cpu::maxPool2dFast(const TensorView &input,
+                               const TensorView &output,
+                               const TensorView *indices,
+                               const MaxPoolWindow &w) {
+  DenseLayout layout = denseLayout({&input, &output, indices});
+  if (layout == DenseLayout::Other)
+    return nullptr;
+  const int64_t channels = input.sizes[1], height = input.sizes[2],
+                width = input.sizes[3];
+  const int64_t outH = output.sizes[2], outW = output.sizes[3];
+  const std::vector<Window> rows =
+      tapRanges(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
+  const std::vector<Window> cols =
+      tapRanges(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
+  const float *x = input.as<float>();
+  float *y = output.as<float>();
+  int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
+
+  if (layout == DenseLayout::Contiguous) {
+    // Output columns [colLo, colHi) have every tap inside the input; there
+    // the loops run over output columns innermost, independent iterations
+    // the compiler can vectorise. The columns at the edges go one by one.
+    int64_t colLo = 0;
+    auto full = [&](int64_t ow) {
+      return cols[ow].begin == 0 && cols[ow].end == w.kernelW;
+    };
+    while (colLo < outW && !full(colLo))
+      ++colLo;
+    int64_t colHi = colLo;
+    while (colHi < outW && full(colHi))
+      ++colHi;
+    parallelFor(
+        output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
+          for (int64_t p = begin; p < end; ++p) {
+            const float *xp = x + p * height * width;
+            for (int64_t oh = 0; oh < outH; ++oh) {
+              int64_t ih0 = oh * w.strideH - w.padTop;
+              float *yr = y + (p * outH + oh) * outW;
+              int64_t *ir = idx ? idx + (p * outH + oh) * outW : nullptr;
+              auto edge = [&](int64_t ow) {
+                int64_t iw0 = ow * w.strideW - w.padLeft;
+                // The first tap is the initial candidate (as in PyTorch).
+                int64_t bestIndex =
+                    (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
+                    cols[ow].begin * w.dilationW;
+                float best = xp[bestIndex];
+                for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+                  int64_t ih = ih0 + kh * w.dilationH;
+                  for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+                    int64_t iw = iw0 + kw * w.dilationW;
+                    float v = xp[ih * width + iw];
+                    if (v > best || v != v) {
+                      best = v;
+                      bestIndex = ih * width + iw;
+                    }
+                  }
+                }
+                yr[ow] = best;
+                if (ir)
+                  ir[ow] = bestIndex;
+              };
+              for (int64_t ow = 0; ow < colLo; ++ow)
+                edge(ow);
+              for (int64_t ow = colHi; ow < outW; ++ow)
+                edge(ow);
+              if (colLo == colHi)
+                continue;
+              // Interior: the first tap initialises, every tap then competes.
+              int64_t firstRow = ih0 + rows[oh].begin * w.dilationH;
+              for (int64_t ow = colLo; ow < colHi; ++ow) {
+                int64_t at = firstRow * width + ow * w.strideW - w.padLeft;
+                yr[ow] = xp[at];
+                if (ir)
+                  ir[ow] = at;
+              }
+              for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+                int64_t ih = ih0 + kh * w.dilationH;
+                const float *row = xp + ih * width;
+                for (int64_t kw = 0; kw < w.kernelW; ++kw) {
+                  int64_t shift = kw * w.dilationW - w.padLeft;
+                  // Distinct tensors (validated), so the pointers do not alias.
+                  const float *__restrict src = row;
+                  float *__restrict dst = yr;
+                  const int64_t stride = w.strideW;
+                  if (ir) {
+                    int64_t *__restrict dstIndex = ir;
+                    const int64_t base = ih * width + shift;
+                    for (int64_t ow = colLo; ow < colHi; ++ow) {
+                      float v = src[ow * stride + shift];
+                      bool take = v > dst[ow] || v != v;
+                      dst[ow] = take ? v : dst[ow];
+                      dstIndex[ow] = take ? base + ow * stride : dstIndex[ow];
+                    }
+                  } else {
+                    for (int64_t ow = colLo; ow < colHi; ++ow) {
+                      float v = src[ow * stride + shift];
+                      dst[ow] = v > dst[ow] || v != v ? v : dst[ow];
+                    }
+                  }
+                }
+              }
+            }
+          }
+        });
+    return "contiguous";
+  }
+
+  parallelFor(output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t n = row / outH, oh = row % outH;
+      int64_t ih0 = oh * w.strideH - w.padTop;
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        int64_t iw0 = ow * w.strideW - w.padLeft;
+        int64_t at = (row * outW + ow) * channels;
+        float *yr = y + at;
+        int64_t *ir = idx ? idx + at : nullptr;
+        bool first = true;
+        for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+          int64_t ih = ih0 + kh * w.dilationH;
+          for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+            int64_t iw = iw0 + kw * w.dilationW;
+            const float *xr = x + ((n * height + ih) * width + iw) * channels;
+            int64_t position = ih * width + iw;
+            if (first) {
+              std::copy(xr, xr + channels, yr);
+              if (ir)
+                std::fill(ir, ir + channels, position);
+              first = false;
+            } else if (ir) {
+              for (int64_t c = 0; c < channels; ++c) {
+                float v = xr[c];
+                if (v > yr[c] || v != v) {
+                  yr[c] = v;
+                  ir[c] = position;
+                }
+              }
+            } else {
+              for (int64_t c = 0; c < channels; ++c) {
+                float v = xr[c];
+                yr[c] = v > yr[c] || v != v ? v : yr[c];
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+  return "channels_last";
+}
+
+//===----------------------------------------------------------------------===//
+// Average pooling
+//===----------------------------------------------------------------------===//
+
+void cpu::avgPool2dReference(const args::avg_pool2d &a) {
+  const TensorView &input = a.input, &output = a.output;
+  const int64_t channels = input.sizes[1], height = input.sizes[2],
+                width = input.sizes[3];
+  const int64_t outH = output.sizes[2], outW = output.sizes[3];
+  const int64_t *xs = input.strides, *ys = output.strides;
+  const float *x = input.as<float>();
+  float *y = output.as<float>();
+
+  parallelFor(output.sizes[0] * channels, 1,
+              [&](int64_t begin, int64_t end, int) {
+                for (int64_t p = begin; p < end; ++p) {
+                  int64_t n = p / channels, c = p % channels;
+                  const float *plane = x + n * xs[0] + c * xs[1];
+                  for (int64_t oh = 0; oh < outH; ++oh) {
+                    Window rows = avgWindow(oh, a.kernel_h, a.stride_h,
+                                            a.pad_top, height, a.pad_bottom);
+                    for (int64_t ow = 0; ow < outW; ++ow) {
+                      Window cols = avgWindow(ow, a.kernel_w, a.stride_w,
+                                              a.pad_left, width, a.pad_right);
+                      double sum = 0;
+                      for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+                        for (int64_t iw = cols.begin; iw < cols.end; ++iw)
+                          sum += plane[ih * xs[2] + iw * xs[3]];
+                      int64_t divisor = a.count_include_pad
+                                            ? rows.padded * cols.padded
+                                            : (rows.end - rows.begin) *
+                                                  (cols.end - cols.begin);
+                      y[n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]] =
+                          static_cast<float>(sum / divisor);
+                    }
+                  }
+                }
+              });
+}
+
+namespace {
+
+/// Average pooling over precomputed row and column windows in a dense
+/// layout: the sum over [rows[oh].begin, rows[oh].end) x [cols[ow].begin,
+/// cols[ow].end) divided by the padded extents' product when `padded`, else
+/// by the number of summed elements. Returns null for other layouts.
+const char *avgPoolFast(const TensorView &input, const TensorView &output,
+                        const std::vector<Window> &rows,
+                        const std::vector<Window> &cols, bool padded) {
+  DenseLayout layout = denseLayout({&input, &output});
+  if (layout == DenseLayout::Other)
+    return nullptr;
+  const int64_t channels = input.sizes[1], height = input.sizes[2],
+                width = input.sizes[3];
+  const int64_t outH = output.sizes[2], outW = output.sizes[3];
+  const float *x = input.as<float>();
+  float *y = output.as<float>();
+  auto divisor = [&](int64_t oh, int64_t ow) {
+    return padded ? rows[oh].padded * cols[ow].padded
+                  : (rows[oh].end - rows[oh].begin) *
+                        (cols[ow].end - cols[ow].begin);
+  };
+
+  if (layout == DenseLayout::Contiguous) {
+    parallelFor(
+        output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
+          for (int64_t p = begin; p < end; ++p) {
+            const float *xp = x + p * height * width;
+            float *yp = y + p * outH * outW;
+            for (int64_t oh = 0; oh < outH; ++oh) {
+              for (int64_t ow = 0; ow < outW; ++ow) {
+                double sum = 0;
+                for (int64_t ih = rows[oh].begin; ih < rows[oh].end; ++ih)
+                  for (int64_t iw = cols[ow].begin; iw < cols[ow].end; ++iw)
+                    sum += xp[ih * width + iw];
+                yp[oh * outW + ow] = static_cast<float>(sum / divisor(oh, ow));
+              }
+            }
+          }
+        });
+    return "contiguous";
+  }
+
+  std::vector<double> scratch(static_cast<size_t>(maxThreads()) * channels);
+  parallelFor(
+      output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int thread) {
+        double *acc = scratch.data() + thread * channels;
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t n = row / outH, oh = row % outH;
+          for (int64_t ow = 0; ow < outW; ++ow) {
+            std::fill(acc, acc + channels, 0.0);
+            for (int64_t ih = rows[oh].begin; ih < rows[oh].end; ++ih) {
+              for (int64_t iw = cols[ow].begin; iw < cols[ow].end; ++iw) {
+                const float *xr =
+                    x + ((n * height + ih) * width + iw) * channels;
+                for (int64_t c = 0; c < channels; ++c)
+                  acc[c] += xr[c];
+              }
+            }
+            float *yr = y + (row * outW + ow) * channels;
+            double d = static_cast<double>(divisor(oh, ow));
+            for (int64_t c = 0; c < channels; ++c)
+              yr[c] = static_cast<float>(acc[c] / d);
+          }
+        }
+      });
+  return "channels_last";
+}
+
+} // namespace
+
+const char *cpu::avgPool2dFast(const args::avg_pool2d &a) {
+  const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
+  std::vector<Window> rows(a.output.sizes[2]), cols(a.output.sizes[3]);
+  for (size_t oh = 0; oh < rows.size(); ++oh)
+    rows[oh] =
+        avgWindow(oh, a.kernel_h, a.stride_h, a.pad_top, height, a.pad_bottom);
+  for (size_t ow = 0; ow < cols.size(); ++ow)
+    cols[ow] =
+        avgWindow(ow, a.kernel_w, a.stride_w, a.pad_left, width, a.pad_right);
+  return avgPoolFast(a.input, a.output, rows, cols, a.count_include_pad != 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Adaptive average pooling
+//===----------------------------------------------------------------------===//
+
+void cpu::adaptiveAvgPool2dReference(const args::adaptive_avg_pool2d &a) {
+  const TensorView &input = a.input, &output = a.output;
+  const int64_t channels = input.sizes[1], height = input.sizes[2],
+                width = input.sizes[3];
+  const int64_t outH = output.sizes[2], outW = output.sizes[3];
+  const int64_t *xs = input.strides, *ys = output.strides;
+  const float *x = input.as<float>();
+  float *y = output.as<float>();
+
+  parallelFor(output.sizes[0] * channels, 1,
+              [&](int64_t begin, int64_t end, int) {
+                for (int64_t p = begin; p < end; ++p) {
+                  int64_t n = p / channels, c = p % channels;
+                  const float *plane = x + n * xs[0] + c * xs[1];
+                  for (int64_t oh = 0; oh < outH; ++oh) {
+                    Window rows = adaptiveWindow(oh, outH, height);
+                    for (int64_t ow = 0; ow < outW; ++ow) {
+                      Window cols = adaptiveWindow(ow, outW, width);
+                      double sum = 0;
+                      for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+                        for (int64_t iw = cols.begin; iw < cols.end; ++iw)
+                          sum += plane[ih * xs[2] + iw * xs[3]];
+                      y[n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]] =
+                          static_cast<float>(sum / (rows.padded * cols.padded));
+                    }
+                  }
+                }
+              });
+}
+
+const char *cpu::adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a) {
+  const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
+  std::vector<Window> rows(a.output.sizes[2]), cols(a.output.sizes[3]);
+  for (size_t oh = 0; oh < rows.size(); ++oh)
+    rows[oh] = adaptiveWindow(oh, rows.size(), height);
+  for (size_t ow = 0; ow < cols.size(); ++ow)
+    cols[ow] = adaptiveWindow(ow, cols.size(), width);
+  return avgPoolFast(a.input, a.output, rows, cols, /*padded=*/true);
+}

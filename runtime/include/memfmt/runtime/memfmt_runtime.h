@@ -1,0 +1,220 @@
+/*===- memfmt_runtime.h - The runtime's public C API --------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the memfmt project.                                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * The C API of the memfmt runtime: the library a compiled model links
+ * against and calls (DESIGN.md §3). It is plain C with opaque handles, status
+ * returns and `out_` parameters, and has no LLVM/MLIR dependency.
+ *
+ * A model runs inside a context (memfmt_context_t). The context selects the
+ * backend (the CPU today; CUDA is reserved), the kernel family (oneDNN and
+ * layout-specialised loops, or the plain reference kernels) and the thread
+ * count; it keeps per-node caches (oneDNN primitives, prepacked weights), the
+ * message of the last error and, when enabled, a per-node profile. The
+ * kernels themselves are declared in kernel_abi.h, generated from
+ * Kernels.def.
+ *
+ * Threading: a context may be used by one thread at a time. Different
+ * contexts may be used concurrently from different threads.
+ */
+
+#ifndef MEMFMT_RUNTIME_MEMFMT_RUNTIME_H
+#define MEMFMT_RUNTIME_MEMFMT_RUNTIME_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define MEMFMT_RUNTIME_EXPORT __declspec(dllexport)
+#else
+#define MEMFMT_RUNTIME_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+/// The result of every runtime call (kernels return it as an int32). Zero is
+/// success; the values are part of the ABI and never change.
+typedef enum memfmt_status {
+  /// Success.
+  MEMFMT_STATUS_OK = 0,
+  /// A null pointer, a bad rank or shape, an attribute out of range, an
+  /// output shape that does not match the attributes.
+  MEMFMT_STATUS_INVALID_ARGUMENT = 1,
+  /// A valid request this build or backend cannot serve (an element type or
+  /// backend that is not implemented, a rank above the runtime's maximum).
+  MEMFMT_STATUS_UNSUPPORTED = 2,
+  /// An allocation failed.
+  MEMFMT_STATUS_OUT_OF_MEMORY = 3,
+  /// A backend library (oneDNN, later cuDNN/cuBLAS) reported an error.
+  MEMFMT_STATUS_BACKEND_ERROR = 4,
+  /// Reading or writing a file failed (weights, inputs).
+  MEMFMT_STATUS_IO_ERROR = 5,
+  /// The requested device does not exist on this machine.
+  MEMFMT_STATUS_NO_DEVICE = 6,
+  /// Something that was looked up (a weight name, a profile entry) is absent.
+  MEMFMT_STATUS_NOT_FOUND = 7,
+  /// A bug in the runtime: an invariant did not hold.
+  MEMFMT_STATUS_INTERNAL = 8,
+  /// Not a status: makes the type 32 bits wide and every int32 value >= 0 a
+  /// valid value of it, so that future codes pass through old code safely.
+  MEMFMT_STATUS_MAX_ENUM = 0x7FFFFFFF,
+} memfmt_status_t;
+
+/// A short, static, human-readable name for `status` ("ok",
+/// "invalid argument", ...); "unknown status" for values outside the enum.
+MEMFMT_RUNTIME_EXPORT const char *memfmt_status_string(memfmt_status_t status);
+
+/*===----------------------------------------------------------------------===*
+ * Contexts
+ *===----------------------------------------------------------------------===*/
+
+/// An execution context (opaque).
+typedef struct memfmt_context memfmt_context_t;
+
+/// The device family a context runs kernels on.
+typedef enum memfmt_backend {
+  /// The host CPU: reference kernels, layout-specialised loops and oneDNN.
+  MEMFMT_BACKEND_CPU = 0,
+  /// Reserved for the CUDA backend (own kernels, cuDNN, cuBLAS). A runtime
+  /// built without it answers MEMFMT_STATUS_UNSUPPORTED.
+  MEMFMT_BACKEND_CUDA = 1,
+  /// Not a backend (makes the type 32 bits wide, as for memfmt_status_t).
+  MEMFMT_BACKEND_MAX_ENUM = 0x7FFFFFFF,
+} memfmt_backend_t;
+
+/// Which kernel family a context uses.
+typedef enum memfmt_kernels {
+  /// Read the environment variable MEMFMT_KERNELS ("fast" or "reference");
+  /// FAST when it is unset or empty.
+  MEMFMT_KERNELS_DEFAULT = 0,
+  /// oneDNN and layout-specialised loops (channels-last, contiguous); general
+  /// strides fall back to the reference kernels.
+  MEMFMT_KERNELS_FAST = 1,
+  /// Only the reference kernels: straightforward loops over any strides,
+  /// accumulating in double. The oracle the fast kernels are tested against.
+  MEMFMT_KERNELS_REFERENCE = 2,
+  /// Not a kernel family (makes the type 32 bits wide).
+  MEMFMT_KERNELS_MAX_ENUM = 0x7FFFFFFF,
+} memfmt_kernels_t;
+
+/// Options of memfmt_context_create. Initialise with
+/// memfmt_context_options_init so that fields added later get defaults.
+typedef struct memfmt_context_options {
+  /// The device family (default MEMFMT_BACKEND_CPU).
+  memfmt_backend_t backend;
+  /// The kernel family (default MEMFMT_KERNELS_DEFAULT: environment).
+  memfmt_kernels_t kernels;
+  /// Threads for the runtime's loops and oneDNN. 0 (the default) takes
+  /// MEMFMT_NUM_THREADS, else OMP_NUM_THREADS (its first value), else the
+  /// number of hardware threads. Negative values are invalid.
+  int32_t num_threads;
+} memfmt_context_options_t;
+
+/// Fills `opts` with the defaults (CPU, kernels from the environment, default
+/// thread count). Does nothing when `opts` is null.
+MEMFMT_RUNTIME_EXPORT void
+memfmt_context_options_init(memfmt_context_options_t *opts);
+
+/// Creates a context. `opts` may be null (all defaults). On success stores
+/// the context in `*out_ctx` and returns MEMFMT_STATUS_OK; on failure stores
+/// null and returns INVALID_ARGUMENT (bad option or environment value),
+/// UNSUPPORTED (backend not built in), NO_DEVICE, OUT_OF_MEMORY or
+/// BACKEND_ERROR. The reason of a failure is memfmt_context_last_error(NULL)
+/// on the calling thread.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_create(
+    const memfmt_context_options_t *opts, memfmt_context_t **out_ctx);
+
+/// Destroys a context and everything it caches. Null is a no-op.
+MEMFMT_RUNTIME_EXPORT void memfmt_context_destroy(memfmt_context_t *ctx);
+
+/// Stores the context's resolved options (environment applied, thread count
+/// resolved to a positive number) in `*out_opts`.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_get_options(
+    const memfmt_context_t *ctx, memfmt_context_options_t *out_opts);
+
+/// The message of the last failed call on `ctx`, naming the kernel, the node
+/// id and what is wrong, e.g. "memfmt_conv2d_f32 (node 3): output has shape
+/// [1, 64, 56, 56], expected [1, 64, 112, 112] ...". Empty when no call has
+/// failed since the context was created or the error was cleared. With `ctx`
+/// null, the message of the calling thread's last failure that had no
+/// context to hold it (memfmt_context_create, a kernel called with a null
+/// context). The string stays valid until the next runtime call on the same
+/// context (or thread).
+MEMFMT_RUNTIME_EXPORT const char *
+memfmt_context_last_error(const memfmt_context_t *ctx);
+
+/// Clears the last error of `ctx` (or of the calling thread when null).
+MEMFMT_RUNTIME_EXPORT void memfmt_context_clear_error(memfmt_context_t *ctx);
+
+/// Sets the last error of `ctx` (or of the calling thread when null) to a
+/// copy of `message` (null clears it), for libraries layered on the runtime,
+/// such as the model loader, that report through the same context.
+MEMFMT_RUNTIME_EXPORT void memfmt_context_set_error(memfmt_context_t *ctx,
+                                                    const char *message);
+
+/// Drops every per-node cache of `ctx` (oneDNN primitives, prepacked
+/// weights). The fast kernels prepack a node's weights once and reuse them
+/// while the node is called with the same weight buffer, shape and strides:
+/// call this after overwriting weights in place.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_invalidate_caches(memfmt_context_t *ctx);
+
+/*===----------------------------------------------------------------------===*
+ * Profiling
+ *===----------------------------------------------------------------------===*/
+
+/// Accumulated time of one (node, kernel) pair.
+typedef struct memfmt_profile_entry {
+  /// The node id the compiled model passed.
+  int64_t node;
+  /// The kernel's entry-point name without the C-interface prefix, e.g.
+  /// "memfmt_conv2d_f32" (static storage).
+  const char *kernel;
+  /// The implementation of the last call, e.g. "onednn", "channels_last",
+  /// "reference" (static storage).
+  const char *impl;
+  /// Number of calls, failed ones included.
+  int64_t calls;
+  /// Wall-clock seconds spent in those calls, validation included.
+  double total_seconds;
+} memfmt_profile_entry_t;
+
+/// Turns per-node profiling on (non-zero) or off. Turning it on does not
+/// clear what was recorded before.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_set_profiling(memfmt_context_t *ctx, int enable);
+
+/// Forgets every profile entry.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_profile_reset(memfmt_context_t *ctx);
+
+/// Stores the number of profile entries in `*out_count`.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_profile_count(const memfmt_context_t *ctx, int64_t *out_count);
+
+/// Stores entry `index` (0 <= index < count, in order of first call) in
+/// `*out_entry`; MEMFMT_STATUS_NOT_FOUND when `index` is out of range.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_profile_entry(const memfmt_context_t *ctx, int64_t index,
+                             memfmt_profile_entry_t *out_entry);
+
+/*===----------------------------------------------------------------------===*
+ * Build information
+ *===----------------------------------------------------------------------===*/
+
+/// Non-zero when this runtime was built with oneDNN (the CPU fast path for
+/// convolutions and linear layers).
+MEMFMT_RUNTIME_EXPORT int memfmt_runtime_has_onednn(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MEMFMT_RUNTIME_MEMFMT_RUNTIME_H */

@@ -1,0 +1,291 @@
+//===- Context.cpp - Contexts, errors and profiles of the C API -----------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The context half of memfmt_runtime.h: option defaults and their
+// environment variables (MEMFMT_KERNELS, MEMFMT_NUM_THREADS,
+// OMP_NUM_THREADS), backend creation, error messages and the per-node
+// profile. The kernels' entry points are in EntryPoints.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+
+#include "Parallel.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+using namespace memfmt::runtime;
+
+std::string &memfmt::runtime::threadLastError() {
+  static thread_local std::string message;
+  return message;
+}
+
+Backend::~Backend() = default;
+
+void memfmt_context::recordProfile(int64_t node, const char *kernel,
+                                   const char *impl, double seconds) {
+  auto [it, inserted] =
+      profileIndex.try_emplace({node, kernel}, profile.size());
+  if (inserted)
+    profile.push_back({node, kernel, impl, 0, 0.0});
+  memfmt_profile_entry_t &entry = profile[it->second];
+  entry.impl = impl;
+  entry.calls += 1;
+  entry.total_seconds += seconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Options and the environment
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The value of environment variable `name`, or null when unset or empty.
+const char *getEnv(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+/// Parses a positive decimal int from the start of `text` up to `end` (a
+/// character that may follow, such as ','). Returns 0 if there is none.
+int parsePositive(const char *text, char end) {
+  errno = 0;
+  char *stop = nullptr;
+  long value = std::strtol(text, &stop, 10);
+  if (stop == text || errno || value <= 0 || value > 1 << 20 ||
+      (*stop != '\0' && *stop != end))
+    return 0;
+  return static_cast<int>(value);
+}
+
+/// Resolves options.kernels. Returns false and sets `error` when the
+/// environment variable has a bad value.
+bool resolveKernels(memfmt_context_options_t &options, std::string &error) {
+  if (options.kernels != MEMFMT_KERNELS_DEFAULT)
+    return true;
+  options.kernels = MEMFMT_KERNELS_FAST;
+  const char *value = getEnv("MEMFMT_KERNELS");
+  if (!value)
+    return true;
+  if (std::strcmp(value, "fast") == 0)
+    return true;
+  if (std::strcmp(value, "reference") == 0) {
+    options.kernels = MEMFMT_KERNELS_REFERENCE;
+    return true;
+  }
+  error = std::string("MEMFMT_KERNELS is '") + value +
+          "'; expected 'fast' or 'reference'";
+  return false;
+}
+
+/// Resolves options.num_threads. Returns false and sets `error` when
+/// MEMFMT_NUM_THREADS has a bad value. (A bad OMP_NUM_THREADS is ignored,
+/// as OpenMP itself ignores it.)
+bool resolveThreads(memfmt_context_options_t &options, std::string &error) {
+  if (options.num_threads > 0)
+    return true;
+  if (const char *value = getEnv("MEMFMT_NUM_THREADS")) {
+    options.num_threads = parsePositive(value, '\0');
+    if (options.num_threads > 0)
+      return true;
+    error = std::string("MEMFMT_NUM_THREADS is '") + value +
+            "'; expected a positive integer";
+    return false;
+  }
+  if (const char *value = getEnv("OMP_NUM_THREADS"))
+    options.num_threads = parsePositive(value, ',');
+  if (options.num_threads <= 0)
+    options.num_threads = hardwareThreads();
+  return true;
+}
+
+memfmt_status_t failCreate(memfmt_status_t status, const std::string &message,
+                           memfmt_context_t **outCtx) {
+  if (outCtx)
+    *outCtx = nullptr;
+  threadLastError() = "memfmt_context_create: " + message;
+  return status;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+const char *memfmt_status_string(memfmt_status_t status) {
+  switch (status) {
+  case MEMFMT_STATUS_OK:
+    return "ok";
+  case MEMFMT_STATUS_INVALID_ARGUMENT:
+    return "invalid argument";
+  case MEMFMT_STATUS_UNSUPPORTED:
+    return "unsupported";
+  case MEMFMT_STATUS_OUT_OF_MEMORY:
+    return "out of memory";
+  case MEMFMT_STATUS_BACKEND_ERROR:
+    return "backend error";
+  case MEMFMT_STATUS_IO_ERROR:
+    return "I/O error";
+  case MEMFMT_STATUS_NO_DEVICE:
+    return "no device";
+  case MEMFMT_STATUS_NOT_FOUND:
+    return "not found";
+  case MEMFMT_STATUS_INTERNAL:
+    return "internal error";
+  case MEMFMT_STATUS_MAX_ENUM:
+    break;
+  }
+  return "unknown status";
+}
+
+void memfmt_context_options_init(memfmt_context_options_t *opts) {
+  if (!opts)
+    return;
+  std::memset(opts, 0, sizeof(*opts));
+  opts->backend = MEMFMT_BACKEND_CPU;
+  opts->kernels = MEMFMT_KERNELS_DEFAULT;
+  opts->num_threads = 0;
+}
+
+memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
+                                      memfmt_context_t **out_ctx) {
+  if (!out_ctx)
+    return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, "out_ctx is null",
+                      out_ctx);
+  *out_ctx = nullptr;
+  memfmt_context_options_t options;
+  memfmt_context_options_init(&options);
+  if (opts)
+    options = *opts;
+
+  if (options.kernels != MEMFMT_KERNELS_DEFAULT &&
+      options.kernels != MEMFMT_KERNELS_FAST &&
+      options.kernels != MEMFMT_KERNELS_REFERENCE)
+    return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT,
+                      "unknown kernels option " +
+                          std::to_string(static_cast<int>(options.kernels)),
+                      out_ctx);
+  if (options.num_threads < 0)
+    return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT,
+                      "num_threads is " + std::to_string(options.num_threads) +
+                          "; expected 0 (default) or a positive count",
+                      out_ctx);
+  std::string error;
+  if (!resolveKernels(options, error) || !resolveThreads(options, error))
+    return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, error, out_ctx);
+
+  BackendOptions backendOptions;
+  backendOptions.kernels = options.kernels;
+  try {
+    auto ctx = std::make_unique<memfmt_context>();
+    ctx->options = options;
+    switch (options.backend) {
+    case MEMFMT_BACKEND_CPU:
+      ctx->backend = createCpuBackend(backendOptions, error);
+      if (!ctx->backend)
+        return failCreate(MEMFMT_STATUS_BACKEND_ERROR,
+                          "the CPU backend failed to start: " + error, out_ctx);
+      break;
+    case MEMFMT_BACKEND_CUDA:
+      // The CUDA backend (runtime/cuda/) plugs in here when it is built.
+      return failCreate(MEMFMT_STATUS_UNSUPPORTED,
+                        "this runtime was built without the CUDA backend",
+                        out_ctx);
+    default:
+      return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT,
+                        "unknown backend " +
+                            std::to_string(static_cast<int>(options.backend)),
+                        out_ctx);
+    }
+    *out_ctx = ctx.release();
+    return MEMFMT_STATUS_OK;
+  } catch (const std::bad_alloc &) {
+    return failCreate(MEMFMT_STATUS_OUT_OF_MEMORY, "out of memory", out_ctx);
+  } catch (const std::exception &e) {
+    return failCreate(MEMFMT_STATUS_BACKEND_ERROR, e.what(), out_ctx);
+  }
+}
+
+void memfmt_context_destroy(memfmt_context_t *ctx) { delete ctx; }
+
+memfmt_status_t memfmt_context_get_options(const memfmt_context_t *ctx,
+                                           memfmt_context_options_t *out_opts) {
+  if (!ctx || !out_opts)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  *out_opts = ctx->options;
+  return MEMFMT_STATUS_OK;
+}
+
+const char *memfmt_context_last_error(const memfmt_context_t *ctx) {
+  return ctx ? ctx->lastError.c_str() : threadLastError().c_str();
+}
+
+void memfmt_context_clear_error(memfmt_context_t *ctx) {
+  (ctx ? ctx->lastError : threadLastError()).clear();
+}
+
+void memfmt_context_set_error(memfmt_context_t *ctx, const char *message) {
+  (ctx ? ctx->lastError : threadLastError()) = message ? message : "";
+}
+
+memfmt_status_t memfmt_context_invalidate_caches(memfmt_context_t *ctx) {
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  ctx->backend->invalidateCaches();
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_context_set_profiling(memfmt_context_t *ctx,
+                                             int enable) {
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  ctx->profiling = enable != 0;
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_context_profile_reset(memfmt_context_t *ctx) {
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  ctx->profile.clear();
+  ctx->profileIndex.clear();
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_context_profile_count(const memfmt_context_t *ctx,
+                                             int64_t *out_count) {
+  if (!ctx || !out_count)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  *out_count = static_cast<int64_t>(ctx->profile.size());
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t
+memfmt_context_profile_entry(const memfmt_context_t *ctx, int64_t index,
+                             memfmt_profile_entry_t *out_entry) {
+  if (!ctx || !out_entry)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (index < 0 || index >= static_cast<int64_t>(ctx->profile.size()))
+    return MEMFMT_STATUS_NOT_FOUND;
+  *out_entry = ctx->profile[index];
+  return MEMFMT_STATUS_OK;
+}
+
+int memfmt_runtime_has_onednn(void) {
+#ifdef MEMFMT_HAVE_ONEDNN
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+} // extern "C"

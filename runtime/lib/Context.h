@@ -1,0 +1,51 @@
+//===- Context.h - The state behind memfmt_context_t ------------*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The definition of the opaque memfmt_context_t: resolved options, the
+// backend that runs kernels, the last error message and the per-node
+// profile. Only the runtime's own sources include this header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_LIB_CONTEXT_H
+#define MEMFMT_RUNTIME_LIB_CONTEXT_H
+
+#include "Backend.h"
+
+#include "memfmt/runtime/memfmt_runtime.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct memfmt_context {
+  /// Options with the environment applied and the thread count resolved.
+  memfmt_context_options_t options{};
+  std::unique_ptr<memfmt::runtime::Backend> backend;
+  std::string lastError;
+
+  bool profiling = false;
+  /// Profile entries in order of first call.
+  std::vector<memfmt_profile_entry_t> profile;
+  /// (node, kernel name) -> index into `profile`. Kernel names are string
+  /// literals, so comparing their addresses is enough.
+  std::map<std::pair<int64_t, const char *>, size_t> profileIndex;
+
+  /// Adds one call of `seconds` to the entry of (node, kernel).
+  void recordProfile(int64_t node, const char *kernel, const char *impl,
+                     double seconds);
+};
+
+namespace memfmt::runtime {
+
+/// The calling thread's error message for failures without a context.
+std::string &threadLastError();
+
+} // namespace memfmt::runtime
+
+#endif // MEMFMT_RUNTIME_LIB_CONTEXT_H

@@ -1,0 +1,469 @@
+//===- Validate.cpp - Argument checks shared by every backend -------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checks every kernel call passes before a backend sees it. They follow
+// PyTorch's (and ONNX's) shape rules:
+//  * conv2d: OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) /
+//    stride_h + 1 (floor), likewise for W; C and O divisible by groups and
+//    weight [O, C / groups, KH, KW];
+//  * pooling: the output shape is the compiler's (ceil_mode applied), but
+//    every window must cover at least one input element (max pooling; average
+//    pooling without count_include_pad) or one padded position (average
+//    pooling with count_include_pad), and an average pool's output size must
+//    be its floor- or ceil-mode size;
+//  * add: NumPy broadcasting of size-1 dims, ranks aligned to the right.
+// Attributes are bounded (kMaxAttribute) so that no shape arithmetic can
+// overflow, outputs must not have overlapping elements, and an output may
+// share its buffer with an input only where the kernel allows it (the
+// elementwise kernels and conv2d's residual, with identical layouts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Validate.h"
+
+#include "KernelCall.h"
+
+#include <cmath>
+
+using namespace memfmt::runtime;
+
+namespace {
+
+/// Attributes above this are rejected, so shape arithmetic stays far from
+/// int64 overflow.
+constexpr int64_t kMaxAttribute = int64_t(1) << 31;
+
+memfmt_status_t invalid(KernelCall &call, const std::string &message) {
+  return call.fail(MEMFMT_STATUS_INVALID_ARGUMENT, message);
+}
+
+memfmt_status_t checkRank(KernelCall &call, const TensorView &t,
+                          const char *name, int64_t rank) {
+  if (t.rank == rank)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " has rank " +
+                           std::to_string(t.rank) + " (shape " +
+                           formatShape(t) + "), expected " +
+                           std::to_string(rank));
+}
+
+memfmt_status_t checkFlag(KernelCall &call, int64_t value, const char *name) {
+  if (value == 0 || value == 1)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " is " + std::to_string(value) +
+                           ", expected 0 or 1");
+}
+
+/// `value` must lie in [minimum, kMaxAttribute].
+memfmt_status_t checkAttribute(KernelCall &call, int64_t value,
+                               const char *name, int64_t minimum) {
+  if (value >= minimum && value <= kMaxAttribute)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " is " + std::to_string(value) +
+                           ", expected a value in [" + std::to_string(minimum) +
+                           ", " + std::to_string(kMaxAttribute) + "]");
+}
+
+memfmt_status_t checkShape(KernelCall &call, const TensorView &t,
+                           const char *name, const TensorView &expected,
+                           const std::string &why) {
+  if (t.rank == expected.rank &&
+      std::equal(t.sizes, t.sizes + t.rank, expected.sizes))
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " has shape " + formatShape(t) +
+                           ", expected " + formatShape(expected) + why);
+}
+
+/// A TensorView holding only a shape, for checkShape.
+TensorView shapeOf(std::initializer_list<int64_t> sizes) {
+  TensorView view;
+  for (int64_t size : sizes)
+    view.sizes[view.rank++] = size;
+  return view;
+}
+
+/// Outputs must not have two elements at one address.
+memfmt_status_t checkDistinct(KernelCall &call, const TensorView &t,
+                              const char *name) {
+  if (t.hasDistinctElements())
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " has overlapping elements " +
+                           describe(t) + "; outputs need distinct addresses");
+}
+
+/// `out` must not start where input `in` starts.
+memfmt_status_t checkNotAliased(KernelCall &call, const TensorView &in,
+                                const char *inName, const TensorView &out,
+                                const char *outName) {
+  if (in.data != out.data || in.numElements() == 0 || out.numElements() == 0)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(outName) + " is the same buffer as " +
+                           inName + "; this kernel cannot run in place");
+}
+
+/// `out` may be `in` itself (same address and layout) but not a different
+/// view starting at the same address.
+memfmt_status_t checkInPlace(KernelCall &call, const TensorView &in,
+                             const char *inName, const TensorView &out,
+                             const char *outName) {
+  if (in.data != out.data || in.numElements() == 0 || out.numElements() == 0 ||
+      in.sameLayoutAs(out))
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(outName) + " " + describe(out) +
+                           " shares its buffer with " + inName + " " +
+                           describe(in) +
+                           " but not its layout; in place needs identical "
+                           "shapes and strides");
+}
+
+#define MEMFMT_CHECK(EXPR)                                                     \
+  if (memfmt_status_t status = (EXPR))                                         \
+  return status
+
+/// Finds a window of a pooled dimension with no element in [low, high):
+/// window `o` covers `o * stride - pad + k * dilation` for k in [0, kernel).
+/// Returns the first such window or -1.
+int64_t findEmptyWindow(int64_t outSize, int64_t kernel, int64_t stride,
+                        int64_t pad, int64_t dilation, int64_t low,
+                        int64_t high) {
+  for (int64_t o = 0; o < outSize; ++o) {
+    bool covered = false;
+    for (int64_t k = 0; k < kernel && !covered; ++k) {
+      int64_t i = o * stride - pad + k * dilation;
+      covered = i >= low && i < high;
+    }
+    if (!covered)
+      return o;
+  }
+  return -1;
+}
+
+/// Checks the window attributes and the coverage of each window of a max
+/// or average pool.
+memfmt_status_t checkPoolWindows(KernelCall &call, const TensorView &input,
+                                 const TensorView &output, int64_t kernelH,
+                                 int64_t kernelW, int64_t strideH,
+                                 int64_t strideW, int64_t padTop,
+                                 int64_t padLeft, int64_t dilationH,
+                                 int64_t dilationW, int64_t padBottom,
+                                 int64_t padRight, bool paddingCounts) {
+  int64_t h = input.sizes[2], w = input.sizes[3];
+  // Real input rows are [0, H); with count_include_pad the padded rows
+  // [-pad_top, H + pad_bottom) count too.
+  int64_t lowH = paddingCounts ? -padTop : 0;
+  int64_t highH = paddingCounts ? h + padBottom : h;
+  int64_t lowW = paddingCounts ? -padLeft : 0;
+  int64_t highW = paddingCounts ? w + padRight : w;
+  const char *what = paddingCounts ? "the padded input" : "the input";
+  int64_t row = findEmptyWindow(output.sizes[2], kernelH, strideH, padTop,
+                                dilationH, lowH, highH);
+  if (row >= 0)
+    return invalid(call, "the window of output row " + std::to_string(row) +
+                             " covers no element of " + what + " (input " +
+                             formatShape(input) + ", output " +
+                             formatShape(output) + ")");
+  int64_t col = findEmptyWindow(output.sizes[3], kernelW, strideW, padLeft,
+                                dilationW, lowW, highW);
+  if (col >= 0)
+    return invalid(call, "the window of output column " + std::to_string(col) +
+                             " covers no element of " + what + " (input " +
+                             formatShape(input) + ", output " +
+                             formatShape(output) + ")");
+  return MEMFMT_STATUS_OK;
+}
+
+/// The batch and channel dims of a pool's output must be the input's.
+memfmt_status_t checkPoolShapes(KernelCall &call, const TensorView &input,
+                                const TensorView &output) {
+  MEMFMT_CHECK(checkRank(call, input, "input", 4));
+  MEMFMT_CHECK(checkRank(call, output, "output", 4));
+  if (output.sizes[0] != input.sizes[0] || output.sizes[1] != input.sizes[1])
+    return invalid(call, "output has shape " + formatShape(output) +
+                             ", but its batch and channel dims must be the "
+                             "input's " +
+                             formatShape(input));
+  for (int64_t d = 2; d < 4; ++d)
+    if (output.sizes[d] > kMaxAttribute || input.sizes[d] > kMaxAttribute)
+      return invalid(call, "spatial sizes above " +
+                               std::to_string(kMaxAttribute) +
+                               " are not supported");
+  return checkDistinct(call, output, "output");
+}
+
+memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
+                             const TensorView &output, int64_t kernelH,
+                             int64_t kernelW, int64_t strideH, int64_t strideW,
+                             int64_t padTop, int64_t padLeft, int64_t dilationH,
+                             int64_t dilationW) {
+  MEMFMT_CHECK(checkPoolShapes(call, input, output));
+  MEMFMT_CHECK(checkAttribute(call, kernelH, "kernel_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, kernelW, "kernel_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, strideH, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, strideW, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, padTop, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, padLeft, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, dilationH, "dilation_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, dilationW, "dilation_w", 1));
+  MEMFMT_CHECK(checkNotAliased(call, input, "input", output, "output"));
+  return checkPoolWindows(call, input, output, kernelH, kernelW, strideH,
+                          strideW, padTop, padLeft, dilationH, dilationW, 0, 0,
+                          /*paddingCounts=*/false);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::conv2d &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  MEMFMT_CHECK(checkRank(call, a.input, "input", 4));
+  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 4));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 4));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_bottom, "pad_bottom", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_right, "pad_right", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_h, "dilation_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_w, "dilation_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.groups, "groups", 1));
+
+  const int64_t *in = a.input.sizes, *w = a.weight.sizes;
+  for (int64_t d = 0; d < 4; ++d)
+    if (in[d] > kMaxAttribute || w[d] > kMaxAttribute)
+      return invalid(call, "sizes above " + std::to_string(kMaxAttribute) +
+                               " are not supported");
+  if (in[1] % a.groups != 0 || w[0] % a.groups != 0)
+    return invalid(call, "groups is " + std::to_string(a.groups) +
+                             ", which must divide the input channels (" +
+                             std::to_string(in[1]) +
+                             ") and the output channels (" +
+                             std::to_string(w[0]) + ")");
+  if (w[1] * a.groups != in[1])
+    return invalid(call, "weight has shape " + formatShape(a.weight) +
+                             ", but input " + formatShape(a.input) +
+                             " with groups " + std::to_string(a.groups) +
+                             " needs " + std::to_string(in[1] / a.groups) +
+                             " input channels per group in dim 1");
+  if (w[2] < 1 || w[3] < 1)
+    return invalid(call, "weight has shape " + formatShape(a.weight) +
+                             "; the kernel must be at least 1x1");
+  int64_t spanH = a.dilation_h * (w[2] - 1) + 1;
+  int64_t spanW = a.dilation_w * (w[3] - 1) + 1;
+  int64_t paddedH = in[2] + a.pad_top + a.pad_bottom;
+  int64_t paddedW = in[3] + a.pad_left + a.pad_right;
+  if (spanH > paddedH || spanW > paddedW)
+    return invalid(call, "the dilated kernel (" + std::to_string(spanH) + "x" +
+                             std::to_string(spanW) +
+                             ") is larger than the padded input (" +
+                             std::to_string(paddedH) + "x" +
+                             std::to_string(paddedW) + ")");
+  TensorView expected =
+      shapeOf({in[0], w[0], (paddedH - spanH) / a.stride_h + 1,
+               (paddedW - spanW) / a.stride_w + 1});
+  MEMFMT_CHECK(checkShape(
+      call, a.output, "output", expected,
+      " for input " + formatShape(a.input) + ", weight " +
+          formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
+          "x" + std::to_string(a.stride_w) + ", padding (top " +
+          std::to_string(a.pad_top) + ", left " + std::to_string(a.pad_left) +
+          ", bottom " + std::to_string(a.pad_bottom) + ", right " +
+          std::to_string(a.pad_right) + "), dilation " +
+          std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w)));
+  if (a.has_bias) {
+    MEMFMT_CHECK(checkRank(call, a.bias, "bias", 1));
+    MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({w[0]}),
+                            " (one per output channel)"));
+    MEMFMT_CHECK(checkNotAliased(call, a.bias, "bias", a.output, "output"));
+  }
+  if (a.has_residual) {
+    MEMFMT_CHECK(checkShape(call, a.residual, "residual", a.output,
+                            " (the output's shape)"));
+    MEMFMT_CHECK(
+        checkInPlace(call, a.residual, "residual", a.output, "output"));
+  }
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
+  return checkNotAliased(call, a.weight, "weight", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::batch_norm &a) {
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  if (a.input.rank < 2)
+    return invalid(call, "input has rank " + std::to_string(a.input.rank) +
+                             " (shape " + formatShape(a.input) +
+                             "), expected at least 2 (channels in dim 1)");
+  if (!std::isfinite(a.eps) || a.eps < 0)
+    return invalid(call, "eps is " + std::to_string(a.eps) +
+                             ", expected a finite value >= 0");
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  TensorView channels = shapeOf({a.input.sizes[1]});
+  std::string why = " (one per channel of input " + formatShape(a.input) + ")";
+  MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.running_var, "running_var", channels, why));
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  MEMFMT_CHECK(checkInPlace(call, a.input, "input", a.output, "output"));
+  MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.output, "output"));
+  MEMFMT_CHECK(checkNotAliased(call, a.bias, "bias", a.output, "output"));
+  MEMFMT_CHECK(checkNotAliased(call, a.running_mean, "running_mean", a.output,
+                               "output"));
+  return checkNotAliased(call, a.running_var, "running_var", a.output,
+                         "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::relu &a) {
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  return checkInPlace(call, a.input, "input", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::add &a) {
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  // NumPy broadcasting: align ranks to the right; each pair of sizes must be
+  // equal or contain a 1.
+  TensorView expected;
+  expected.rank = std::max(a.lhs.rank, a.rhs.rank);
+  for (int64_t i = 0; i < expected.rank; ++i) {
+    int64_t dl = a.lhs.rank - expected.rank + i;
+    int64_t dr = a.rhs.rank - expected.rank + i;
+    int64_t l = dl >= 0 ? a.lhs.sizes[dl] : 1;
+    int64_t r = dr >= 0 ? a.rhs.sizes[dr] : 1;
+    if (l != r && l != 1 && r != 1)
+      return invalid(
+          call, "lhs " + formatShape(a.lhs) + " and rhs " + formatShape(a.rhs) +
+                    " do not broadcast: sizes " + std::to_string(l) + " and " +
+                    std::to_string(r) + " in output dim " + std::to_string(i));
+    expected.sizes[i] = l == 1 ? r : l;
+  }
+  MEMFMT_CHECK(checkShape(call, a.output, "output", expected,
+                          " (lhs " + formatShape(a.lhs) + " and rhs " +
+                              formatShape(a.rhs) + " broadcast)"));
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  MEMFMT_CHECK(checkInPlace(call, a.lhs, "lhs", a.output, "output"));
+  return checkInPlace(call, a.rhs, "rhs", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::max_pool2d &a) {
+  return checkMaxPool(call, a.input, a.output, a.kernel_h, a.kernel_w,
+                      a.stride_h, a.stride_w, a.pad_top, a.pad_left,
+                      a.dilation_h, a.dilation_w);
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::max_pool2d_with_indices &a) {
+  MEMFMT_CHECK(checkMaxPool(call, a.input, a.output, a.kernel_h, a.kernel_w,
+                            a.stride_h, a.stride_w, a.pad_top, a.pad_left,
+                            a.dilation_h, a.dilation_w));
+  MEMFMT_CHECK(checkShape(call, a.indices, "indices", a.output,
+                          " (the output's shape)"));
+  MEMFMT_CHECK(checkDistinct(call, a.indices, "indices"));
+  MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.indices, "indices"));
+  return checkNotAliased(call, a.output, "output", a.indices, "indices");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::avg_pool2d &a) {
+  MEMFMT_CHECK(checkPoolShapes(call, a.input, a.output));
+  MEMFMT_CHECK(checkFlag(call, a.count_include_pad, "count_include_pad"));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_h, "kernel_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_w, "kernel_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_bottom, "pad_bottom", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_right, "pad_right", 0));
+  MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
+  // The output size must be the floor- or the ceil-mode size.
+  const int64_t *in = a.input.sizes, *out = a.output.sizes;
+  int64_t kernel[2] = {a.kernel_h, a.kernel_w};
+  int64_t stride[2] = {a.stride_h, a.stride_w};
+  int64_t padded[2] = {in[2] + a.pad_top + a.pad_bottom,
+                       in[3] + a.pad_left + a.pad_right};
+  const char *dimName[2] = {"height", "width"};
+  for (int d = 0; d < 2; ++d) {
+    int64_t room = padded[d] - kernel[d];
+    if (room < 0)
+      return invalid(call, std::string("the kernel ") + dimName[d] + " " +
+                               std::to_string(kernel[d]) +
+                               " is larger than the padded input " +
+                               dimName[d] + " " + std::to_string(padded[d]));
+    int64_t floorSize = room / stride[d] + 1;
+    int64_t ceilSize = (room + stride[d] - 1) / stride[d] + 1;
+    if (out[2 + d] != floorSize && out[2 + d] != ceilSize)
+      return invalid(call, std::string("output ") + dimName[d] + " is " +
+                               std::to_string(out[2 + d]) + ", expected " +
+                               std::to_string(floorSize) + " (floor mode) or " +
+                               std::to_string(ceilSize) +
+                               " (ceil mode) for input " +
+                               formatShape(a.input));
+  }
+  return checkPoolWindows(call, a.input, a.output, a.kernel_h, a.kernel_w,
+                          a.stride_h, a.stride_w, a.pad_top, a.pad_left, 1, 1,
+                          a.pad_bottom, a.pad_right,
+                          /*paddingCounts=*/a.count_include_pad != 0);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::adaptive_avg_pool2d &a) {
+  MEMFMT_CHECK(checkPoolShapes(call, a.input, a.output));
+  MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
+  if (a.output.numElements() > 0 &&
+      (a.input.sizes[2] < 1 || a.input.sizes[3] < 1))
+    return invalid(call, "input " + formatShape(a.input) +
+                             " has an empty plane; every output window "
+                             "needs an element");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::linear &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  MEMFMT_CHECK(checkRank(call, a.input, "input", 2));
+  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 2));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 2));
+  if (a.weight.sizes[1] != a.input.sizes[1])
+    return invalid(call, "weight has shape " + formatShape(a.weight) +
+                             ", but input " + formatShape(a.input) + " needs " +
+                             std::to_string(a.input.sizes[1]) +
+                             " features in dim 1");
+  MEMFMT_CHECK(checkShape(call, a.output, "output",
+                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}),
+                          " for input " + formatShape(a.input) +
+                              " and weight " + formatShape(a.weight)));
+  if (a.has_bias) {
+    MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({a.weight.sizes[0]}),
+                            " (one per output feature)"));
+    MEMFMT_CHECK(checkNotAliased(call, a.bias, "bias", a.output, "output"));
+  }
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
+  return checkNotAliased(call, a.weight, "weight", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::copy &a) {
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  return checkInPlace(call, a.input, "input", a.output, "output");
+}

@@ -1,0 +1,514 @@
+//===- Model.cpp - Loading and running compiled models (model.h) ----------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The C API of model.h. Loading reads the manifest, opens the library with
+// dlopen (its `_mlir_ciface_memfmt_*` calls resolve against the runtime
+// library already in the process), allocates the arena, the weights blob
+// and the staging buffers of memfmt_model_run_logical once, and fills the
+// blob (Weights.h). Running fills the byte-memref descriptors of the
+// arguments (model_abi.h) and calls the entry point through a table of
+// callers, one per argument count, since the entry takes one pointer per
+// input and output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/runtime/model.h"
+
+#include "ContextError.h"
+
+#include "memfmt/runtime/loader/Manifest.h"
+#include "memfmt/runtime/loader/Weights.h"
+#include "memfmt/runtime/loader/model_abi.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+using namespace memfmt::loader;
+namespace io = memfmt::io;
+
+namespace {
+
+/// A zeroed buffer of at least one byte, aligned to
+/// MEMFMT_MODEL_BUFFER_ALIGNMENT, whose size is rounded up to it.
+struct AlignedBuffer {
+  struct Free {
+    void operator()(uint8_t *P) const { std::free(P); }
+  };
+  std::unique_ptr<uint8_t, Free> Data;
+  int64_t Bytes = 0;
+
+  /// False when the allocation fails.
+  bool allocate(int64_t Size) {
+    constexpr int64_t Align = MEMFMT_MODEL_BUFFER_ALIGNMENT;
+    int64_t Rounded = (std::max<int64_t>(Size, 1) + Align - 1) / Align * Align;
+    void *P = std::aligned_alloc(Align, static_cast<size_t>(Rounded));
+    if (!P)
+      return false;
+    std::memset(P, 0, static_cast<size_t>(Rounded));
+    Data.reset(static_cast<uint8_t *>(P));
+    Bytes = Size;
+    return true;
+  }
+  uint8_t *get() const { return Data.get(); }
+};
+
+/// The most arguments after the context: arena, weights, the tensors.
+constexpr size_t MaxEntryArgs = MaxModelTensors + 2;
+
+using Caller = int32_t (*)(void *Entry, memfmt_context_t *Ctx,
+                           void *const *Args);
+
+/// `void *` for every index (to expand a parameter list from a pack).
+template <size_t> using PointerArg = void *;
+
+template <size_t... I>
+int32_t callEntry(void *Entry, memfmt_context_t *Ctx, void *const *Args,
+                  std::index_sequence<I...>) {
+  using Fn = int32_t (*)(memfmt_context_t *, PointerArg<I>...);
+  return reinterpret_cast<Fn>(Entry)(Ctx, Args[I]...);
+}
+
+template <size_t N>
+int32_t callWith(void *Entry, memfmt_context_t *Ctx, void *const *Args) {
+  return callEntry(Entry, Ctx, Args, std::make_index_sequence<N>());
+}
+
+template <size_t... N>
+constexpr std::array<Caller, sizeof...(N)>
+makeCallers(std::index_sequence<N...>) {
+  return {&callWith<N>...};
+}
+
+/// Callers[N] calls an entry point with the context and N pointers.
+constexpr std::array<Caller, MaxEntryArgs + 1> Callers =
+    makeCallers(std::make_index_sequence<MaxEntryArgs + 1>());
+
+memfmt_model_tensor_info_t tensorInfo(const TensorSpec &T) {
+  memfmt_model_tensor_info_t Info;
+  Info.name = T.Name.c_str();
+  Info.dtype = toString(T.Type);
+  Info.element_size = static_cast<int64_t>(elementSize(T.Type));
+  Info.rank = static_cast<int64_t>(T.Shape.size());
+  Info.shape = T.Shape.data();
+  Info.strides = T.Strides.data();
+  Info.num_elements = T.numElements();
+  Info.buffer_bytes = T.extentBytes();
+  return Info;
+}
+
+/// "input 0 (input_0)", for messages (built only when one is needed, so a
+/// successful run allocates nothing).
+std::string describeTensor(const char *Kind, size_t Index,
+                           const TensorSpec &T) {
+  return std::string(Kind) + " " + std::to_string(Index) + " (" + T.Name + ")";
+}
+
+/// Empty when \p Path can be read, else why not (strerror).
+std::string unreadableReason(const std::string &Path) {
+  if (::access(Path.c_str(), R_OK) == 0)
+    return "";
+  return std::strerror(errno);
+}
+
+} // namespace
+
+struct memfmt_model {
+  memfmt_context_t *Ctx = nullptr;
+  Manifest M;
+  std::string WeightsSourceText;
+  void *Library = nullptr;
+  void *Entry = nullptr;
+  AlignedBuffer Arena;
+  AlignedBuffer Weights;
+  /// memfmt_model_run_logical's buffers in the model's layouts.
+  std::vector<AlignedBuffer> InputStage;
+  std::vector<AlignedBuffer> OutputStage;
+  /// The entry's arguments: arena, weights, inputs, outputs.
+  std::vector<memfmt_byte_memref_t> Descriptors;
+  std::vector<void *> Args;
+  std::vector<memfmt_model_tensor_info_t> InputInfo;
+  std::vector<memfmt_model_tensor_info_t> OutputInfo;
+
+  ~memfmt_model() {
+    if (Library)
+      ::dlclose(Library);
+  }
+
+  /// Records "<function> (<model>): <message>" in the context.
+  memfmt_status_t fail(memfmt_status_t Status, const char *Function,
+                       const std::string &Message) {
+    setContextError(Ctx,
+                    std::string(Function) + " (" + M.Model + "): " + Message);
+    return Status;
+  }
+
+  /// Calls the entry point on the given buffers (checked by the caller).
+  memfmt_status_t call(const void *const *Inputs, void *const *Outputs,
+                       const char *Function);
+};
+
+namespace {
+
+memfmt_status_t failLoad(memfmt_context_t *Ctx, memfmt_status_t Status,
+                         const std::string &Message) {
+  setContextError(Ctx, "memfmt_model_load: " + Message);
+  return Status;
+}
+
+memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
+                          const char *WeightsOverride,
+                          memfmt_model_t **OutModel) {
+  auto Model = std::make_unique<memfmt_model>();
+  Model->Ctx = Ctx;
+
+  // The manifest. A directory or file that cannot be read is an I/O error;
+  // a manifest that can be read but is wrong is an invalid argument.
+  std::string DirPath = Dir;
+  io::Result<Manifest> M = readManifest(DirPath);
+  if (!M) {
+    std::string Clean = DirPath;
+    while (Clean.size() > 1 && Clean.back() == '/')
+      Clean.pop_back();
+    bool Readable = unreadableReason(Clean + "/manifest.json").empty();
+    return failLoad(
+        Ctx, Readable ? MEMFMT_STATUS_INVALID_ARGUMENT : MEMFMT_STATUS_IO_ERROR,
+        M.error());
+  }
+  Model->M = M.take();
+  Manifest &Man = Model->M;
+
+  // The target must be the context's device family.
+  memfmt_context_options_t Options;
+  memfmt_context_options_init(&Options);
+  if (memfmt_context_get_options(Ctx, &Options) != MEMFMT_STATUS_OK)
+    return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT,
+                    "cannot read the context's options");
+  const char *Backend = Options.backend == MEMFMT_BACKEND_CUDA ? "cuda" : "cpu";
+  if (Man.Target != Backend)
+    return failLoad(Ctx, MEMFMT_STATUS_UNSUPPORTED,
+                    Man.Path + ": the model was compiled for target '" +
+                        Man.Target + "' but the context runs on '" + Backend +
+                        "'");
+
+  // The weight source, checked before anything expensive happens.
+  WeightsSource Source = Man.Weights;
+  if (WeightsOverride) {
+    io::Result<WeightsSource> Override =
+        parseWeightsSource(WeightsOverride, "", /*AllowBarePath=*/true);
+    if (!Override)
+      return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT, Override.error());
+    Source = *Override;
+  }
+  Model->WeightsSourceText = Source.str();
+  if (Source.K == WeightsSource::Kind::SafeTensors) {
+    std::string Why = unreadableReason(Source.Path);
+    if (!Why.empty())
+      return failLoad(Ctx, MEMFMT_STATUS_IO_ERROR,
+                      Source.Path + ": " + Why + " (weights source " +
+                          Source.str() + ")");
+  }
+
+  // The library and its entry point.
+  std::string Why = unreadableReason(Man.LibraryPath);
+  if (!Why.empty())
+    return failLoad(Ctx, MEMFMT_STATUS_IO_ERROR,
+                    Man.LibraryPath + ": " + Why + " (the 'library' of " +
+                        Man.Path + ")");
+  Model->Library = ::dlopen(Man.LibraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!Model->Library) {
+    const char *DlError = ::dlerror();
+    return failLoad(Ctx, MEMFMT_STATUS_IO_ERROR,
+                    "dlopen failed: " +
+                        std::string(DlError ? DlError : Man.LibraryPath));
+  }
+  ::dlerror();
+  Model->Entry = ::dlsym(Model->Library, Man.Entry.c_str());
+  if (!Model->Entry) {
+    const char *DlError = ::dlerror();
+    return failLoad(Ctx, MEMFMT_STATUS_NOT_FOUND,
+                    Man.LibraryPath + " has no entry point '" + Man.Entry +
+                        "' (the 'entry' of " + Man.Path +
+                        "): " + (DlError ? DlError : "dlsym returned null"));
+  }
+
+  // Buffers, allocated once.
+  auto Allocate = [&](AlignedBuffer &Buffer, int64_t Bytes, const char *What) {
+    if (Buffer.allocate(Bytes))
+      return true;
+    failLoad(Ctx, MEMFMT_STATUS_OUT_OF_MEMORY,
+             "cannot allocate " + std::to_string(Bytes) + " bytes for " + What);
+    return false;
+  };
+  if (!Allocate(Model->Arena, Man.ArenaBytes, "the arena") ||
+      !Allocate(Model->Weights, Man.WeightsBytes, "the weights"))
+    return MEMFMT_STATUS_OUT_OF_MEMORY;
+  Model->InputStage.resize(Man.Inputs.size());
+  Model->OutputStage.resize(Man.Outputs.size());
+  for (size_t I = 0; I < Man.Inputs.size(); ++I)
+    if (!Allocate(Model->InputStage[I], Man.Inputs[I].extentBytes(),
+                  "an input buffer"))
+      return MEMFMT_STATUS_OUT_OF_MEMORY;
+  for (size_t I = 0; I < Man.Outputs.size(); ++I)
+    if (!Allocate(Model->OutputStage[I], Man.Outputs[I].extentBytes(),
+                  "an output buffer"))
+      return MEMFMT_STATUS_OUT_OF_MEMORY;
+
+  // The weights.
+  io::Status Filled = buildWeights(Man, Source, Model->Weights.get());
+  if (!Filled)
+    return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT, Filled.error());
+
+  // The entry's arguments: arena and weights are fixed, the tensors' are
+  // filled per run.
+  size_t NumArgs = 2 + Man.Inputs.size() + Man.Outputs.size();
+  Model->Descriptors.assign(NumArgs, memfmt_byte_memref_t{});
+  Model->Descriptors[0] = {Model->Arena.get(), Model->Arena.get(), 0,
+                           Man.ArenaBytes, 1};
+  Model->Descriptors[1] = {Model->Weights.get(), Model->Weights.get(), 0,
+                           Man.WeightsBytes, 1};
+  for (memfmt_byte_memref_t &D : Model->Descriptors)
+    Model->Args.push_back(&D);
+
+  for (const TensorSpec &T : Man.Inputs)
+    Model->InputInfo.push_back(tensorInfo(T));
+  for (const TensorSpec &T : Man.Outputs)
+    Model->OutputInfo.push_back(tensorInfo(T));
+
+  *OutModel = Model.release();
+  return MEMFMT_STATUS_OK;
+}
+
+} // namespace
+
+memfmt_status_t memfmt_model::call(const void *const *Inputs,
+                                   void *const *Outputs, const char *Function) {
+  size_t NumInputs = M.Inputs.size();
+  for (size_t I = 0; I < NumInputs; ++I) {
+    void *Data = const_cast<void *>(Inputs[I]);
+    Descriptors[2 + I] = {Data, Data, 0, InputInfo[I].buffer_bytes, 1};
+  }
+  for (size_t I = 0; I < M.Outputs.size(); ++I)
+    Descriptors[2 + NumInputs + I] = {Outputs[I], Outputs[I], 0,
+                                      OutputInfo[I].buffer_bytes, 1};
+  memfmt_context_clear_error(Ctx);
+  int32_t Result = Callers[Args.size()](Entry, Ctx, Args.data());
+  if (Result == MEMFMT_STATUS_OK)
+    return MEMFMT_STATUS_OK;
+  std::string Message = memfmt_context_last_error(Ctx);
+  memfmt_status_t Status = static_cast<memfmt_status_t>(Result);
+  if (Result < 0 || Result > MEMFMT_STATUS_INTERNAL) {
+    Status = MEMFMT_STATUS_INTERNAL;
+    Message = "the model returned " + std::to_string(Result) +
+              ", which is not a memfmt_status_t" +
+              (Message.empty() ? "" : ": " + Message);
+  } else if (Message.empty()) {
+    Message = std::string("the model returned status ") +
+              memfmt_status_string(Status) + " without a message";
+  }
+  return fail(Status, Function, Message);
+}
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+memfmt_status_t memfmt_model_load(memfmt_context_t *ctx, const char *dir,
+                                  const char *weights_override,
+                                  memfmt_model_t **out_model) {
+  if (out_model)
+    *out_model = nullptr;
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (!out_model)
+    return failLoad(ctx, MEMFMT_STATUS_INVALID_ARGUMENT, "out_model is null");
+  if (!dir || !*dir)
+    return failLoad(ctx, MEMFMT_STATUS_INVALID_ARGUMENT,
+                    "the model directory is null or empty");
+  memfmt_context_clear_error(ctx);
+  try {
+    return loadModel(ctx, dir, weights_override, out_model);
+  } catch (const std::bad_alloc &) {
+    return failLoad(ctx, MEMFMT_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &E) {
+    return failLoad(ctx, MEMFMT_STATUS_INTERNAL,
+                    std::string("internal error: ") + E.what());
+  }
+}
+
+void memfmt_model_destroy(memfmt_model_t *model) { delete model; }
+
+memfmt_context_t *memfmt_model_context(const memfmt_model_t *model) {
+  return model ? model->Ctx : nullptr;
+}
+
+memfmt_status_t memfmt_model_get_info(const memfmt_model_t *model,
+                                      memfmt_model_info_t *out_info) {
+  if (!model || !out_info)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  const Manifest &M = model->M;
+  memfmt_model_info_t Info;
+  Info.name = M.Model.c_str();
+  Info.target = M.Target.c_str();
+  Info.precision = M.Precision.c_str();
+  Info.memory_format = M.MemoryFormat.c_str();
+  Info.input_format = M.InputFormat.c_str();
+  Info.weights_source = model->WeightsSourceText.c_str();
+  Info.directory = M.Dir.c_str();
+  Info.library_path = M.LibraryPath.c_str();
+  Info.num_inputs = static_cast<int64_t>(M.Inputs.size());
+  Info.num_outputs = static_cast<int64_t>(M.Outputs.size());
+  Info.num_parameters = static_cast<int64_t>(M.Parameters.size());
+  Info.num_nodes = static_cast<int64_t>(M.Nodes.size());
+  Info.arena_bytes = M.ArenaBytes;
+  Info.peak_live_bytes = M.PeakLiveBytes;
+  Info.weights_bytes = M.WeightsBytes;
+  *out_info = Info;
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model_input_info(const memfmt_model_t *model,
+                                        int64_t index,
+                                        memfmt_model_tensor_info_t *out_info) {
+  if (!model || !out_info)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (index < 0 || index >= static_cast<int64_t>(model->InputInfo.size()))
+    return MEMFMT_STATUS_NOT_FOUND;
+  *out_info = model->InputInfo[index];
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model_output_info(const memfmt_model_t *model,
+                                         int64_t index,
+                                         memfmt_model_tensor_info_t *out_info) {
+  if (!model || !out_info)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (index < 0 || index >= static_cast<int64_t>(model->OutputInfo.size()))
+    return MEMFMT_STATUS_NOT_FOUND;
+  *out_info = model->OutputInfo[index];
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model_node_name(const memfmt_model_t *model,
+                                       int64_t node, const char **out_name) {
+  if (!model || !out_name)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (node < 0 || node >= static_cast<int64_t>(model->M.Nodes.size()))
+    return MEMFMT_STATUS_NOT_FOUND;
+  *out_name = model->M.Nodes[node].c_str();
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model_weights(const memfmt_model_t *model,
+                                     const void **out_data,
+                                     int64_t *out_bytes) {
+  if (!model || !out_data || !out_bytes)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  *out_data = model->Weights.get();
+  *out_bytes = model->M.WeightsBytes;
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model_run(memfmt_model_t *model,
+                                 const void *const *inputs,
+                                 void *const *outputs) {
+  static const char *const Function = "memfmt_model_run";
+  if (!model)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (!inputs || !outputs)
+    return model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                       inputs ? "outputs is null" : "inputs is null");
+  auto Check = [&](const void *P, const TensorSpec &T, const char *Kind,
+                   size_t I) {
+    if (!P && T.extentBytes() > 0) {
+      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                  describeTensor(Kind, I, T) + " is null");
+      return false;
+    }
+    if (reinterpret_cast<uintptr_t>(P) % elementSize(T.Type) != 0) {
+      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                  describeTensor(Kind, I, T) +
+                      " is not aligned to its element size " +
+                      std::to_string(elementSize(T.Type)));
+      return false;
+    }
+    return true;
+  };
+  for (size_t I = 0; I < model->M.Inputs.size(); ++I)
+    if (!Check(inputs[I], model->M.Inputs[I], "input", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+  for (size_t I = 0; I < model->M.Outputs.size(); ++I)
+    if (!Check(outputs[I], model->M.Outputs[I], "output", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+  return model->call(inputs, outputs, Function);
+}
+
+memfmt_status_t memfmt_model_run_logical(memfmt_model_t *model,
+                                         const float *const *inputs,
+                                         const int64_t *input_elements,
+                                         float *const *outputs,
+                                         const int64_t *output_elements) {
+  static const char *const Function = "memfmt_model_run_logical";
+  if (!model)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (!inputs || !outputs)
+    return model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                       inputs ? "outputs is null" : "inputs is null");
+  auto Check = [&](const void *P, const int64_t *Elements, const TensorSpec &T,
+                   const char *Kind, size_t I) {
+    if (Elements && Elements[I] != T.numElements()) {
+      model->fail(
+          MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+          describeTensor(Kind, I, T) + " has " + std::to_string(Elements[I]) +
+              " elements; the model expects shape " + formatDims(T.Shape) +
+              " = " + std::to_string(T.numElements()) + " elements");
+      return false;
+    }
+    if (!P && T.numElements() > 0) {
+      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                  describeTensor(Kind, I, T) + " is null");
+      return false;
+    }
+    return true;
+  };
+  const Manifest &M = model->M;
+  for (size_t I = 0; I < M.Inputs.size(); ++I)
+    if (!Check(inputs[I], input_elements, M.Inputs[I], "input", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+  for (size_t I = 0; I < M.Outputs.size(); ++I)
+    if (!Check(outputs[I], output_elements, M.Outputs[I], "output", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+
+  std::array<const void *, MaxModelTensors> StagedIn{};
+  std::array<void *, MaxModelTensors> StagedOut{};
+  for (size_t I = 0; I < M.Inputs.size(); ++I) {
+    scatterFromRowMajor(inputs[I], M.Inputs[I], model->InputStage[I].get());
+    StagedIn[I] = model->InputStage[I].get();
+  }
+  for (size_t I = 0; I < M.Outputs.size(); ++I)
+    StagedOut[I] = model->OutputStage[I].get();
+  memfmt_status_t Status =
+      model->call(StagedIn.data(), StagedOut.data(), Function);
+  if (Status != MEMFMT_STATUS_OK)
+    return Status;
+  for (size_t I = 0; I < M.Outputs.size(); ++I)
+    gatherToRowMajor(model->OutputStage[I].get(), M.Outputs[I], outputs[I]);
+  return MEMFMT_STATUS_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,279 @@
+//===- ConvTest.cpp - conv2d against a naive convolution ------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs memfmt_conv2d_f32 on the reference and the fast kernels for shapes
+// that cover PyTorch's conv2d (odd sizes, asymmetric padding, stride,
+// dilation, groups, depthwise, 1x1, the 7x7 stem, one-pixel tensors) and the
+// fused bias/residual/relu epilogue, with input, weight, bias, residual and
+// output each laid out NCHW, channels-last, as a channels-last slice or as a
+// general strided view, and compares with naiveConv. In the fast mode a
+// dense (NCHW or NHWC) output must go to oneDNN when the build has it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTest.h"
+
+using namespace memfmt::test;
+
+namespace {
+
+struct ConvCase {
+  const char *name;
+  int64_t n, c, h, w, o, kh, kw;
+  ConvAttrs attrs;
+};
+
+/// gtest prints a case by its name.
+void PrintTo(const ConvCase &c, std::ostream *os) { *os << c.name; }
+
+// attrs: stride h, w; pad top, left, bottom, right; dilation h, w; groups;
+// bias, residual, relu.
+const ConvCase kConvCases[] = {
+    {"Basic3x3",
+     2,
+     4,
+     6,
+     6,
+     8,
+     3,
+     3,
+     {1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false}},
+    {"OddSizesAsymmetricPadding",
+     3,
+     5,
+     7,
+     9,
+     4,
+     3,
+     2,
+     {2, 1, 1, 0, 2, 1, 1, 1, 1, true, false, false}},
+    {"Dilation",
+     2,
+     3,
+     11,
+     13,
+     4,
+     3,
+     3,
+     {2, 2, 2, 1, 2, 1, 2, 3, 1, false, false, true}},
+    {"Groups",
+     2,
+     4,
+     5,
+     5,
+     6,
+     3,
+     3,
+     {1, 1, 1, 1, 1, 1, 1, 1, 2, true, true, true}},
+    {"Depthwise",
+     2,
+     8,
+     7,
+     7,
+     8,
+     3,
+     3,
+     {1, 1, 1, 1, 1, 1, 1, 1, 8, true, false, true}},
+    {"DepthwiseMultiplier",
+     1,
+     4,
+     6,
+     5,
+     8,
+     3,
+     3,
+     {2, 2, 1, 1, 1, 1, 1, 1, 4, false, true, false}},
+    {"PointwiseStride2",
+     2,
+     16,
+     8,
+     8,
+     12,
+     1,
+     1,
+     {2, 2, 0, 0, 0, 0, 1, 1, 1, true, true, true}},
+    {"Stem7x7",
+     1,
+     3,
+     17,
+     15,
+     8,
+     7,
+     7,
+     {2, 2, 3, 3, 3, 3, 1, 1, 1, false, false, true}},
+    {"AllOnes",
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     {1, 1, 0, 0, 0, 0, 1, 1, 1, false, false, false}},
+    {"SingleInputChannel",
+     2,
+     1,
+     5,
+     6,
+     3,
+     3,
+     3,
+     {1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false}},
+    {"OnePixelOutput",
+     2,
+     32,
+     3,
+     3,
+     16,
+     3,
+     3,
+     {1, 1, 0, 0, 0, 0, 1, 1, 1, true, true, true}},
+    {"PaddingOnlyBottomRight",
+     1,
+     2,
+     4,
+     4,
+     3,
+     2,
+     2,
+     {3, 3, 0, 0, 3, 3, 1, 1, 1, false, false, false}},
+};
+
+struct ConvLayouts {
+  Layout input, weight, bias, residual, output;
+};
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+
+const ConvLayouts kConvLayouts[] = {
+    {C, C, C, C, C},    {CL, CL, C, CL, CL}, {CL, C, S, CL, CL},
+    {C, CL, C, C, CL}, // The stem: NCHW image, channels-last weight.
+    {CL, CL, C, C, C},  {S, S, S, S, S},     {CLS, C, C, S, CLS},
+    {S, CL, C, CL, CL}, {C, C, C, CL, S},    {CL, S, S, CLS, CL},
+};
+
+class ConvTest
+    : public ::testing::TestWithParam<std::tuple<ConvCase, memfmt_kernels_t>> {
+};
+
+TEST_P(ConvTest, MatchesNaiveInEveryLayout) {
+  const auto &[cs, kernels] = GetParam();
+  const ConvAttrs &a = cs.attrs;
+  TestContext ctx(kernels);
+  int64_t oh =
+      convOutSize(cs.h, cs.kh, a.strideH, a.padTop, a.padBottom, a.dilationH);
+  int64_t ow =
+      convOutSize(cs.w, cs.kw, a.strideW, a.padLeft, a.padRight, a.dilationW);
+  int64_t node = 0;
+  for (const ConvLayouts &l : kConvLayouts) {
+    Tensor in({cs.n, cs.c, cs.h, cs.w}, l.input);
+    Tensor w({cs.o, cs.c / a.groups, cs.kh, cs.kw}, l.weight);
+    Tensor b({cs.o}, l.bias);
+    Tensor res({cs.n, cs.o, oh, ow}, l.residual);
+    Tensor out({cs.n, cs.o, oh, ow}, l.output);
+    in.fillRandom(1);
+    w.fillRandom(2);
+    b.fillRandom(3);
+    res.fillRandom(4);
+    std::string what = std::string(cs.name) + " input " + in.describe() +
+                       " weight " + w.describe() + " output " + out.describe();
+    Expected want =
+        naiveConv(in, w, a.bias ? &b : nullptr, a.residual ? &res : nullptr, a);
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_conv2d_f32(
+                         ctx, node, in.memref(), w.memref(),
+                         a.bias ? b.memref() : out.memref(),
+                         a.residual ? res.memref() : out.memref(), out.memref(),
+                         a.strideH, a.strideW, a.padTop, a.padLeft, a.padBottom,
+                         a.padRight, a.dilationH, a.dilationW, a.groups, a.bias,
+                         a.residual, a.relu))
+        << what;
+    bool reference = kernels == MEMFMT_KERNELS_REFERENCE;
+    int64_t terms = (cs.c / a.groups) * cs.kh * cs.kw;
+    expectClose(out, want, reference ? kReferenceFactor : floatSumFactor(terms),
+                what);
+    std::string impl = ctx.implOf(node);
+    if (reference) {
+      EXPECT_EQ(impl, "reference") << what;
+    } else if (memfmt_runtime_has_onednn() &&
+               (l.output == C || l.output == CL)) {
+      EXPECT_EQ(impl.rfind("onednn", 0), 0u) << what << ": ran " << impl;
+    }
+    ++node;
+  }
+}
+
+/// The residual may be the output itself (the compiler reuses the buffer).
+TEST_P(ConvTest, ResidualInPlace) {
+  const auto &[cs, kernels] = GetParam();
+  const ConvAttrs &a = cs.attrs;
+  TestContext ctx(kernels);
+  int64_t oh =
+      convOutSize(cs.h, cs.kh, a.strideH, a.padTop, a.padBottom, a.dilationH);
+  int64_t ow =
+      convOutSize(cs.w, cs.kw, a.strideW, a.padLeft, a.padRight, a.dilationW);
+  for (Layout layout : {C, CL, S}) {
+    Tensor in({cs.n, cs.c, cs.h, cs.w}, layout);
+    Tensor w({cs.o, cs.c / a.groups, cs.kh, cs.kw}, layout);
+    Tensor b({cs.o});
+    Tensor out({cs.n, cs.o, oh, ow}, layout);
+    in.fillRandom(5);
+    w.fillRandom(6);
+    b.fillRandom(7);
+    out.fillRandom(8);
+    Tensor residual = out;
+    ConvAttrs withResidual = a;
+    withResidual.residual = true;
+    Expected want =
+        naiveConv(in, w, a.bias ? &b : nullptr, &residual, withResidual);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
+                              ctx, 0, in.memref(), w.memref(),
+                              a.bias ? b.memref() : out.memref(), out.memref(),
+                              out.memref(), a.strideH, a.strideW, a.padTop,
+                              a.padLeft, a.padBottom, a.padRight, a.dilationH,
+                              a.dilationW, a.groups, a.bias, 1, a.relu));
+    int64_t terms = (cs.c / a.groups) * cs.kh * cs.kw;
+    expectClose(out, want,
+                kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
+                                                    : floatSumFactor(terms),
+                std::string(cs.name) + " in-place residual " + out.describe());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTest,
+    ::testing::Combine(::testing::ValuesIn(kConvCases),
+                       ::testing::Values(MEMFMT_KERNELS_REFERENCE,
+                                         MEMFMT_KERNELS_FAST)),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) +
+             toString(std::get<1>(info.param));
+    });
+
+/// A node called again with the same shapes reuses its primitive; a call
+/// with other shapes, or other weights, on the same node must still be
+/// right.
+TEST(ConvCacheTest, NodeReusedWithOtherShapesAndWeights) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  ConvAttrs a{1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true};
+  for (int round = 0; round < 3; ++round) {
+    int64_t h = round == 1 ? 7 : 5;
+    Tensor in({2, 3, h, h}, CL), w({4, 3, 3, 3}, CL), b({4});
+    Tensor out({2, 4, h, h}, CL);
+    in.fillRandom(10 + round);
+    w.fillRandom(20 + round);
+    b.fillRandom(30 + round);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
+                              ctx, 7, in.memref(), w.memref(), b.memref(),
+                              out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1,
+                              1, 1, 1, 0, 1));
+    expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
+                "round " + std::to_string(round));
+  }
+}
+
+} // namespace

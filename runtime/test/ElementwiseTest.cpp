@@ -1,0 +1,305 @@
+//===- ElementwiseTest.cpp - relu, add, batch_norm and copy ---------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory-bound kernels on the reference and fast kernels against
+// Naive.h: every test layout for inputs and outputs (same and mixed), ranks
+// 0 to 5 where the kernel takes any rank, broadcasting in add (both sides,
+// lower ranks, scalars), batch norm over ranks 2 to 5, in-place calls, NaN
+// through relu, and copy's layout conversions (NCHW <-> NHWC, strided views,
+// tensors that are both formats at once). The fast path must be taken where
+// the layouts are the ones it specialises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTest.h"
+
+using namespace memfmt::test;
+
+namespace {
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+
+const std::vector<std::vector<int64_t>> kShapes = {
+    {},           {7},          {3, 5},       {2, 3, 4},       {3, 5, 7, 9},
+    {1, 1, 1, 1}, {2, 1, 4, 4}, {4, 6, 1, 1}, {2, 3, 2, 3, 4}, {0, 3, 2, 2}};
+
+const std::pair<Layout, Layout> kLayoutPairs[] = {
+    {C, C}, {CL, CL}, {CLS, CLS}, {S, S}, {C, CL}, {CL, C}, {S, CL}, {CLS, C}};
+
+const memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
+                                         MEMFMT_KERNELS_FAST};
+
+//===----------------------------------------------------------------------===//
+// relu
+//===----------------------------------------------------------------------===//
+
+TEST(ReluTest, MatchesNaiveInEveryLayoutAndRank) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const auto &shape : kShapes) {
+      for (auto [inLayout, outLayout] : kLayoutPairs) {
+        Tensor in(shape, inLayout), out(shape, outLayout);
+        in.fillRandom(21);
+        if (in.numElements() > 2)
+          in.flat(1) = std::numeric_limits<float>::quiet_NaN();
+        Expected want;
+        for (int64_t i = 0; i < in.numElements(); ++i) {
+          want.value.push_back(naiveRelu(in.flat(i)));
+          want.magnitude.push_back(0);
+        }
+        std::string what = std::string(toString(kernels)) + " " +
+                           in.describe() + " -> " + out.describe();
+        EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_relu_f32(
+                                  ctx, node, in.memref(), out.memref()))
+            << what;
+        expectClose(out, want, 0, what);
+        if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
+            (inLayout == C || inLayout == CL) && in.numElements() > 0) {
+          EXPECT_EQ(ctx.implOf(node), "dense") << what;
+        }
+        ++node;
+      }
+    }
+  }
+}
+
+TEST(ReluTest, InPlace) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    for (Layout layout : {C, CL, S}) {
+      TestContext ctx(kernels);
+      Tensor t({2, 3, 4, 5}, layout);
+      t.fillRandom(22);
+      Expected want;
+      for (int64_t i = 0; i < t.numElements(); ++i) {
+        want.value.push_back(naiveRelu(t.flat(i)));
+        want.magnitude.push_back(0);
+      }
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_relu_f32(ctx, 0, t.memref(), t.memref()));
+      expectClose(t, want, 0, t.describe());
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// add
+//===----------------------------------------------------------------------===//
+
+struct AddCase {
+  const char *name;
+  std::vector<int64_t> lhs, rhs, out;
+};
+
+const AddCase kAddCases[] = {
+    {"SameShape", {3, 5, 7, 9}, {3, 5, 7, 9}, {3, 5, 7, 9}},
+    {"ChannelBias", {2, 4, 3, 5}, {1, 4, 1, 1}, {2, 4, 3, 5}},
+    {"LowerRank", {2, 4, 3, 5}, {4, 1, 1}, {2, 4, 3, 5}},
+    {"BothSides", {2, 1, 3, 1}, {1, 4, 1, 5}, {2, 4, 3, 5}},
+    {"Scalar", {}, {2, 3, 4, 5}, {2, 3, 4, 5}},
+    {"Rank5", {2, 3, 2, 3, 4}, {2, 3, 2, 3, 4}, {2, 3, 2, 3, 4}},
+    {"Vector", {6}, {1}, {6}},
+    {"OnePixel", {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}},
+    {"Empty", {0, 3, 2, 2}, {1, 3, 1, 1}, {0, 3, 2, 2}},
+};
+
+TEST(AddTest, MatchesNaiveWithBroadcasting) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const AddCase &ac : kAddCases) {
+      for (auto [inLayout, outLayout] : kLayoutPairs) {
+        for (int relu = 0; relu < 2; ++relu) {
+          Tensor l(ac.lhs, inLayout), r(ac.rhs, outLayout == C ? S : inLayout);
+          Tensor out(ac.out, outLayout);
+          l.fillRandom(23);
+          r.fillRandom(24);
+          std::string what = std::string(toString(kernels)) + " " + ac.name +
+                             " " + l.describe() + " + " + r.describe() +
+                             " -> " + out.describe();
+          EXPECT_KERNEL_OK(
+              ctx, _mlir_ciface_memfmt_add_f32(ctx, node, l.memref(),
+                                               r.memref(), out.memref(), relu))
+              << what;
+          expectClose(out, naiveAdd(l, r, ac.out, relu), 0, what);
+          ++node;
+        }
+      }
+    }
+  }
+}
+
+TEST(AddTest, DenseFastPathAndInPlace) {
+  for (Layout layout : {C, CL}) {
+    TestContext ctx(MEMFMT_KERNELS_FAST);
+    Tensor l({2, 8, 5, 5}, layout), r({2, 8, 5, 5}, layout);
+    l.fillRandom(25);
+    r.fillRandom(26);
+    Expected want = naiveAdd(l, r, l.sizes, true);
+    // In place: the output is lhs.
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_add_f32(
+                              ctx, 1, l.memref(), r.memref(), l.memref(), 1));
+    expectClose(l, want, 0, l.describe());
+    EXPECT_EQ(ctx.implOf(1), "dense");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm
+//===----------------------------------------------------------------------===//
+
+TEST(BatchNormTest, MatchesNaiveInEveryLayoutAndRank) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {4, 6},        {2, 3, 5},       {3, 5, 7, 9}, {1, 1, 1, 1},
+      {2, 16, 1, 1}, {2, 3, 2, 3, 4}, {1, 1, 4, 4}};
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const auto &shape : shapes) {
+      for (auto [inLayout, outLayout] : kLayoutPairs) {
+        for (int relu = 0; relu < 2; ++relu) {
+          int64_t channels = shape[1];
+          Tensor in(shape, inLayout), out(shape, outLayout);
+          Tensor weight({channels}, S), bias({channels}), mean({channels}, S),
+              var({channels});
+          in.fillRandom(31, -3, 3);
+          weight.fillRandom(32, 0.5, 2);
+          bias.fillRandom(33);
+          mean.fillRandom(34);
+          var.fillRandom(35, 0.1, 4);
+          double eps = 1e-5;
+          std::string what = std::string(toString(kernels)) + " " +
+                             in.describe() + " -> " + out.describe();
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_batch_norm_f32(
+                                    ctx, node, in.memref(), weight.memref(),
+                                    bias.memref(), mean.memref(), var.memref(),
+                                    out.memref(), eps, relu))
+              << what;
+          // The fast path computes (x - mean) * scale + bias in f32: three
+          // roundings of terms bounded by the magnitude.
+          expectClose(out,
+                      naiveBatchNorm(in, weight, bias, mean, var, eps, relu),
+                      kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
+                                                          : floatSumFactor(2),
+                      what);
+          bool specialised =
+              inLayout == outLayout && (inLayout == C || inLayout == CL);
+          if (kernels == MEMFMT_KERNELS_FAST && specialised) {
+            EXPECT_NE(ctx.implOf(node), "reference") << what;
+          }
+          ++node;
+        }
+      }
+    }
+  }
+}
+
+TEST(BatchNormTest, InPlace) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    Tensor t({2, 4, 3, 3}, CL), weight({4}), bias({4}), mean({4}), var({4});
+    t.fillRandom(36);
+    weight.fillRandom(37);
+    bias.fillRandom(38);
+    mean.fillRandom(39);
+    var.fillRandom(40, 0.5, 1.5);
+    Expected want = naiveBatchNorm(t, weight, bias, mean, var, 1e-3, true);
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_batch_norm_f32(
+                         ctx, 0, t.memref(), weight.memref(), bias.memref(),
+                         mean.memref(), var.memref(), t.memref(), 1e-3, 1));
+    expectClose(t, want, floatSumFactor(2), "in place");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// copy
+//===----------------------------------------------------------------------===//
+
+TEST(CopyTest, EveryLayoutPairAndRank) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const auto &shape : kShapes) {
+      for (Layout from : kAllLayouts) {
+        for (Layout to : kAllLayouts) {
+          Tensor in(shape, from), out(shape, to);
+          in.fillRandom(41);
+          Expected want;
+          for (int64_t i = 0; i < in.numElements(); ++i) {
+            want.value.push_back(in.flat(i));
+            want.magnitude.push_back(0);
+          }
+          std::string what = std::string(toString(kernels)) + " " +
+                             in.describe() + " -> " + out.describe();
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_copy_f32(
+                                    ctx, node, in.memref(), out.memref()))
+              << what;
+          expectClose(out, want, 0, what);
+          ++node;
+        }
+      }
+    }
+  }
+}
+
+/// The conversions the compiler inserts run the specialised loops.
+TEST(CopyTest, LayoutConversionsUseFastPaths) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  struct Case {
+    Layout from, to;
+    const char *impl;
+  };
+  const Case cases[] = {{C, CL, "nchw_to_nhwc"},
+                        {CL, C, "nhwc_to_nchw"},
+                        {CL, CL, "dense"},
+                        {C, C, "dense"}};
+  int64_t node = 0;
+  for (const Case &c : cases) {
+    Tensor in({3, 35, 9, 11}, c.from), out({3, 35, 9, 11}, c.to);
+    in.fillRandom(42);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_copy_f32(ctx, node, in.memref(),
+                                                       out.memref()));
+    for (int64_t i = 0; i < in.numElements(); ++i)
+      ASSERT_EQ(out.flat(i), in.flat(i)) << i;
+    EXPECT_EQ(ctx.implOf(node), c.impl);
+    ++node;
+  }
+}
+
+/// L3: Nx2048x1x1 is both formats; its size-1 dims may carry any stride, and
+/// a copy between the two descriptions is a plain block copy.
+TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    Tensor in({2, 64, 1, 1}, std::vector<int64_t>{64, 1, 777, 5}, 0, 128);
+    Tensor out({2, 64, 1, 1}, std::vector<int64_t>{64, 1, 64, 64}, 0, 128);
+    in.fillRandom(43);
+    EXPECT_KERNEL_OK(
+        ctx, _mlir_ciface_memfmt_copy_f32(ctx, 0, in.memref(), out.memref()));
+    for (int64_t i = 0; i < in.numElements(); ++i)
+      ASSERT_EQ(out.flat(i), in.flat(i)) << i;
+    if (kernels == MEMFMT_KERNELS_FAST) {
+      EXPECT_EQ(ctx.implOf(0), "dense");
+    }
+  }
+}
+
+/// Inputs may broadcast through zero strides (expand).
+TEST(CopyTest, ExpandedInput) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor in({2, 3, 4, 5}, std::vector<int64_t>{0, 1, 0, 0}, 0, 3);
+  Tensor out({2, 3, 4, 5}, CL);
+  for (int64_t c = 0; c < 3; ++c)
+    in.buffer[c] = float(c + 1);
+  EXPECT_KERNEL_OK(
+      ctx, _mlir_ciface_memfmt_copy_f32(ctx, 0, in.memref(), out.memref()));
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    ASSERT_EQ(out.flat(i), float(out.indexOf(i)[1] + 1));
+}
+
+} // namespace

@@ -1,0 +1,342 @@
+//===- ErrorTest.cpp - Bad calls fail with a status and a message ---------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every kind of bad call a compiled model (or a bug in the lowering) can
+// make: null context, null or malformed memrefs, wrong ranks, output shapes
+// that contradict the attributes, attributes out of range, windows that
+// cover nothing, shapes that do not broadcast, overlapping or aliased
+// outputs, unsupported element types. Each must return the right status and
+// leave a message naming the kernel, the node and the problem, and must not
+// touch the output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTest.h"
+
+#include <cstring>
+
+using namespace memfmt::test;
+
+namespace {
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast;
+
+/// Expects `status` and a last error containing every one of `parts`.
+void expectError(const TestContext &ctx, int32_t status,
+                 memfmt_status_t expected,
+                 std::initializer_list<const char *> parts) {
+  EXPECT_EQ(status, expected) << ctx.lastError();
+  std::string message = ctx.lastError();
+  for (const char *part : parts)
+    EXPECT_NE(message.find(part), std::string::npos)
+        << "message \"" << message << "\" lacks \"" << part << "\"";
+  memfmt_context_clear_error(ctx);
+  EXPECT_STREQ(memfmt_context_last_error(ctx), "");
+}
+
+/// A well-formed 3x3 convolution [1, 4, 6, 6] -> [1, 8, 6, 6].
+struct Conv {
+  Tensor in{{1, 4, 6, 6}, CL}, w{{8, 4, 3, 3}, CL}, b{{8}},
+      out{{1, 8, 6, 6}, CL};
+  Conv() {
+    in.fillRandom(1);
+    w.fillRandom(2);
+    b.fillRandom(3);
+  }
+  int32_t run(memfmt_context_t *ctx, const memfmt_memref_t *input,
+              const memfmt_memref_t *output, int64_t stride = 1,
+              int64_t groups = 1, int64_t relu = 0, int64_t pad = 1) {
+    return _mlir_ciface_memfmt_conv2d_f32(
+        ctx, 42, input, w.memref(), b.memref(), output, output, stride, stride,
+        pad, pad, pad, pad, 1, 1, groups, 1, 0, relu);
+  }
+};
+
+class ErrorTest : public ::testing::TestWithParam<memfmt_kernels_t> {};
+
+TEST_P(ErrorTest, NullContext) {
+  Conv conv;
+  EXPECT_EQ(conv.run(nullptr, conv.in.memref(), conv.out.memref()),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  std::string message = memfmt_context_last_error(nullptr);
+  EXPECT_NE(message.find("memfmt_conv2d_f32 (node 42)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("context is null"), std::string::npos) << message;
+}
+
+TEST_P(ErrorTest, NullAndMalformedMemrefs) {
+  TestContext ctx(GetParam());
+  Conv conv;
+  expectError(ctx, conv.run(ctx, nullptr, conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_conv2d_f32", "node 42", "input is a null memref"});
+
+  memfmt_memref_t noDescriptor{4, nullptr};
+  expectError(ctx, conv.run(ctx, &noDescriptor, conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"input has a null descriptor"});
+
+  memfmt_memref_t negativeRank{-1, conv.in.buffer.data()};
+  expectError(ctx, conv.run(ctx, &negativeRank, conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"negative rank"});
+
+  memfmt_memref_t highRank = *conv.in.memref();
+  highRank.rank = 9;
+  expectError(ctx, conv.run(ctx, &highRank, conv.out.memref()),
+              MEMFMT_STATUS_UNSUPPORTED, {"rank 9"});
+
+  Tensor negativeSize({1, 4, 6, 6}, CL);
+  negativeSize.sizes[2] = -6;
+  negativeSize = Tensor(negativeSize); // Rebuild the descriptor.
+  expectError(ctx, conv.run(ctx, negativeSize.memref(), conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"negative size -6"});
+
+  Tensor nullData({1, 4, 6, 6}, CL);
+  nullData.buffer.clear();
+  nullData.buffer.shrink_to_fit();
+  nullData = Tensor(nullData);
+  expectError(ctx, conv.run(ctx, nullData.memref(), conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"null data pointer"});
+
+  Tensor huge({1, 4, 6, 6}, std::vector<int64_t>{1, 1, INT64_MAX / 2, 1}, 0,
+              144);
+  expectError(ctx, conv.run(ctx, huge.memref(), conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"overflows"});
+}
+
+TEST_P(ErrorTest, ConvShapesAndAttributes) {
+  TestContext ctx(GetParam());
+  Conv conv;
+  Tensor rank3({4, 6, 6});
+  expectError(ctx, conv.run(ctx, rank3.memref(), conv.out.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"input has rank 3", "expected 4"});
+
+  Tensor wrongOut({1, 8, 5, 5}, CL);
+  expectError(
+      ctx, conv.run(ctx, conv.in.memref(), wrongOut.memref()),
+      MEMFMT_STATUS_INVALID_ARGUMENT,
+      {"output has shape [1, 8, 5, 5]", "expected [1, 8, 6, 6]", "stride 1x1"});
+  for (int64_t i = 0; i < wrongOut.numElements(); ++i)
+    EXPECT_EQ(wrongOut.flat(i), Tensor::kSentinel) << "output was written";
+
+  expectError(ctx, conv.run(ctx, conv.in.memref(), conv.out.memref(), 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"stride_h is 0"});
+  expectError(ctx, conv.run(ctx, conv.in.memref(), conv.out.memref(), 1, 3),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"groups is 3"});
+  expectError(ctx, conv.run(ctx, conv.in.memref(), conv.out.memref(), 1, 1, 2),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"relu is 2"});
+  expectError(ctx,
+              conv.run(ctx, conv.in.memref(), conv.out.memref(), 1, 1, 0, -1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"pad_top is -1"});
+
+  // Weight channels must be input channels / groups.
+  Tensor w2({8, 2, 3, 3});
+  expectError(ctx,
+              _mlir_ciface_memfmt_conv2d_f32(
+                  ctx, 42, conv.in.memref(), w2.memref(), conv.b.memref(),
+                  conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"weight has shape [8, 2, 3, 3]"});
+
+  // Kernel larger than the padded input.
+  Tensor big({8, 4, 9, 9});
+  expectError(ctx,
+              _mlir_ciface_memfmt_conv2d_f32(
+                  ctx, 42, conv.in.memref(), big.memref(), conv.b.memref(),
+                  conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"larger than the padded input"});
+
+  // Wrong bias and residual shapes.
+  Tensor bias7({7});
+  expectError(ctx,
+              _mlir_ciface_memfmt_conv2d_f32(
+                  ctx, 42, conv.in.memref(), conv.w.memref(), bias7.memref(),
+                  conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"bias has shape [7]"});
+  Tensor residual({1, 8, 6, 5});
+  expectError(ctx,
+              _mlir_ciface_memfmt_conv2d_f32(
+                  ctx, 42, conv.in.memref(), conv.w.memref(), conv.b.memref(),
+                  residual.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 1, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"residual has shape"});
+}
+
+TEST_P(ErrorTest, OutputsMustNotOverlapOrAlias) {
+  TestContext ctx(GetParam());
+  // An output with a zero stride on a dim of size 8 (an expanded view).
+  Tensor expanded({1, 8, 6, 6}, std::vector<int64_t>{36, 0, 6, 1}, 0, 36);
+  Conv conv;
+  expectError(ctx, conv.run(ctx, conv.in.memref(), expanded.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"overlapping elements"});
+
+  // Convolution into its own input.
+  Tensor square({1, 4, 6, 6}, CL), w({4, 4, 3, 3});
+  expectError(
+      ctx,
+      _mlir_ciface_memfmt_conv2d_f32(
+          ctx, 42, square.memref(), w.memref(), square.memref(),
+          square.memref(), square.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0),
+      MEMFMT_STATUS_INVALID_ARGUMENT, {"output is the same buffer as input"});
+
+  // relu in place, but through a different layout of the same buffer.
+  Tensor t({2, 3, 4, 4}, C);
+  Tensor transposed({2, 3, 4, 4}, std::vector<int64_t>{48, 16, 1, 4}, 0, 96);
+  transposed.buffer = t.buffer;
+  memfmt_memref_t alias = *transposed.memref();
+  std::vector<int64_t> descriptor(11);
+  std::memcpy(descriptor.data(), alias.descriptor, 11 * sizeof(int64_t));
+  float *base = t.buffer.data();
+  std::memcpy(&descriptor[0], &base, sizeof(base));
+  std::memcpy(&descriptor[1], &base, sizeof(base));
+  alias.descriptor = descriptor.data();
+  expectError(ctx, _mlir_ciface_memfmt_relu_f32(ctx, 3, t.memref(), &alias),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_relu_f32 (node 3)", "not its layout"});
+}
+
+TEST_P(ErrorTest, ElementwiseShapes) {
+  TestContext ctx(GetParam());
+  Tensor a({2, 3, 4}), b({2, 5, 4}), out({2, 3, 4}), out5({2, 5, 4});
+  expectError(ctx,
+              _mlir_ciface_memfmt_add_f32(ctx, 5, a.memref(), b.memref(),
+                                          out5.memref(), 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"do not broadcast"});
+  Tensor c({3, 1});
+  expectError(ctx,
+              _mlir_ciface_memfmt_add_f32(ctx, 5, a.memref(), c.memref(),
+                                          out5.memref(), 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"output has shape [2, 5, 4]", "expected [2, 3, 4]"});
+  expectError(ctx, _mlir_ciface_memfmt_relu_f32(ctx, 5, a.memref(), b.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"output has shape [2, 5, 4]"});
+  expectError(ctx, _mlir_ciface_memfmt_copy_f32(ctx, 5, a.memref(), b.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"memfmt_copy_f32"});
+
+  Tensor x({2, 3, 4, 4}), w({3}), w4({4}), y({2, 3, 4, 4});
+  expectError(ctx,
+              _mlir_ciface_memfmt_batch_norm_f32(
+                  ctx, 6, x.memref(), w4.memref(), w.memref(), w.memref(),
+                  w.memref(), y.memref(), 1e-5, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"weight has shape [4]"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_batch_norm_f32(
+                  ctx, 6, x.memref(), w.memref(), w.memref(), w.memref(),
+                  w.memref(), y.memref(), -1.0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"eps"});
+  Tensor vec({3});
+  expectError(ctx,
+              _mlir_ciface_memfmt_batch_norm_f32(
+                  ctx, 6, vec.memref(), w.memref(), w.memref(), w.memref(),
+                  w.memref(), vec.memref(), 1e-5, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"at least 2"});
+}
+
+TEST_P(ErrorTest, PoolingWindowsAndSizes) {
+  TestContext ctx(GetParam());
+  Tensor in({1, 2, 4, 4}, CL);
+  // Output row 2 of a 2x2/stride-2 pool over 4 rows starts below the input.
+  Tensor tooTall({1, 2, 3, 2}, CL);
+  expectError(ctx,
+              _mlir_ciface_memfmt_max_pool2d_f32(ctx, 7, in.memref(),
+                                                 tooTall.memref(), 2, 2, 2, 2,
+                                                 0, 0, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"window of output row 2 covers no element"});
+  Tensor otherChannels({1, 3, 2, 2});
+  expectError(ctx,
+              _mlir_ciface_memfmt_max_pool2d_f32(ctx, 7, in.memref(),
+                                                 otherChannels.memref(), 2, 2,
+                                                 2, 2, 0, 0, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"batch and channel dims"});
+  Tensor out({1, 2, 2, 2});
+  IndexTensor badIndices({1, 2, 2, 3});
+  expectError(ctx,
+              _mlir_ciface_memfmt_max_pool2d_with_indices_f32(
+                  ctx, 7, in.memref(), out.memref(), badIndices.memref(), 2, 2,
+                  2, 2, 0, 0, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"indices has shape"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_max_pool2d_f32(
+                  ctx, 7, in.memref(), out.memref(), 0, 2, 2, 2, 0, 0, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"kernel_h is 0"});
+
+  // Average pool: 4 rows, kernel 2, stride 2 gives 2 (floor and ceil).
+  Tensor three({1, 2, 3, 2});
+  expectError(ctx,
+              _mlir_ciface_memfmt_avg_pool2d_f32(ctx, 8, in.memref(),
+                                                 three.memref(), 2, 2, 2, 2, 0,
+                                                 0, 0, 0, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"output height is 3", "expected 2 (floor mode)"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_avg_pool2d_f32(
+                  ctx, 8, in.memref(), out.memref(), 2, 2, 2, 2, 0, 0, 0, 0, 3),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"count_include_pad is 3"});
+
+  Tensor empty({1, 2, 0, 4}), one({1, 2, 1, 1});
+  expectError(ctx,
+              _mlir_ciface_memfmt_adaptive_avg_pool2d_f32(
+                  ctx, 9, empty.memref(), one.memref()),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"empty plane"});
+}
+
+TEST_P(ErrorTest, LinearShapes) {
+  TestContext ctx(GetParam());
+  Tensor in({2, 5}), w({3, 4}), out({2, 3});
+  expectError(ctx,
+              _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w.memref(),
+                                             out.memref(), out.memref(), 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"weight has shape [3, 4]"});
+  Tensor w5({3, 5}), out4({2, 4});
+  expectError(ctx,
+              _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w5.memref(),
+                                             out4.memref(), out4.memref(), 0,
+                                             0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"expected [2, 3]"});
+  Tensor rank3({2, 5, 1});
+  expectError(ctx,
+              _mlir_ciface_memfmt_linear_f32(ctx, 10, rank3.memref(),
+                                             w5.memref(), out.memref(),
+                                             out.memref(), 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"input has rank 3"});
+}
+
+TEST_P(ErrorTest, HalfPrecisionIsUnsupportedForNow) {
+  TestContext ctx(GetParam());
+  std::vector<uint16_t> data(24, 0);
+  int64_t descriptor[] = {0, 0, 0, 24, 1};
+  uint16_t *base = data.data();
+  std::memcpy(&descriptor[0], &base, sizeof(base));
+  std::memcpy(&descriptor[1], &base, sizeof(base));
+  memfmt_memref_t ref{1, descriptor};
+  expectError(ctx, _mlir_ciface_memfmt_relu_f16(ctx, 11, &ref, &ref),
+              MEMFMT_STATUS_UNSUPPORTED,
+              {"memfmt_relu_f16 (node 11)", "element type f16"});
+  expectError(ctx, _mlir_ciface_memfmt_copy_bf16(ctx, 12, &ref, &ref),
+              MEMFMT_STATUS_UNSUPPORTED, {"element type bf16"});
+}
+
+/// A failed call still counts in the profile.
+TEST_P(ErrorTest, FailedCallsAreProfiled) {
+  TestContext ctx(GetParam());
+  Tensor a({2, 3}), b({3, 2});
+  EXPECT_EQ(_mlir_ciface_memfmt_relu_f32(ctx, 13, a.memref(), b.memref()),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx.implOf(13), "none");
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, ErrorTest,
+                         ::testing::Values(MEMFMT_KERNELS_REFERENCE,
+                                           MEMFMT_KERNELS_FAST),
+                         [](const auto &info) {
+                           return std::string(toString(info.param));
+                         });
+
+} // namespace

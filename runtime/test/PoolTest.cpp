@@ -1,0 +1,324 @@
+//===- PoolTest.cpp - Pooling kernels against naive pooling ---------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// max_pool2d (with and without indices), avg_pool2d and adaptive_avg_pool2d
+// on the reference and fast kernels, for floor- and ceil-mode output sizes,
+// padding (symmetric and asymmetric), dilation, one-pixel planes and single
+// channels, in every test layout, against Naive.h. Max pooling also gets
+// ties, NaN and -inf inputs, where PyTorch's rules (first maximum wins, NaN
+// wins and propagates, padding never wins) decide the indices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTest.h"
+
+using namespace memfmt::test;
+
+namespace {
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+
+/// Input and output layouts every pooling test runs.
+const std::pair<Layout, Layout> kPoolLayouts[] = {
+    {C, C}, {CL, CL}, {CLS, CLS}, {S, S}, {C, CL}, {CL, S}, {S, CL}};
+
+/// Checks the implementation the fast kernels picked for a layout pair:
+/// channels-last pairs run the channels-last loops, NCHW pairs a dense loop
+/// (the channels-last one where the shape is both formats, L3).
+void expectFastImpl(const TestContext &ctx, int64_t node, Layout in, Layout out,
+                    const std::string &what) {
+  std::string impl = ctx.implOf(node);
+  if (in == CL && out == CL) {
+    EXPECT_EQ(impl, "channels_last") << what;
+  } else if (in == C && out == C) {
+    EXPECT_NE(impl, "reference") << what;
+  }
+}
+
+struct PoolCase {
+  const char *name;
+  int64_t n, c, h, w;
+  PoolAttrs attrs;
+  bool ceil;
+};
+
+/// gtest prints a case by its name.
+void PrintTo(const PoolCase &c, std::ostream *os) { *os << c.name; }
+
+// attrs: kernel h, w; stride h, w; pad top, left, bottom, right; dilation h,
+// w; count_include_pad. Max pooling uses pad bottom = top and right = left
+// to size its output (the kernel itself only takes top and left).
+const PoolCase kMaxPoolCases[] = {
+    {"ResNet3x3Stride2", 2, 3, 9, 9, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, false},
+    {"TwoByTwo", 1, 4, 6, 7, {2, 2, 2, 2, 0, 0, 0, 0, 1, 1}, false},
+    {"CeilOdd", 2, 3, 8, 10, {3, 3, 2, 2, 0, 0, 0, 0, 1, 1}, true},
+    {"CeilWithPadding", 1, 2, 8, 5, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, true},
+    {"Dilation", 2, 2, 9, 10, {3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, false},
+    {"AsymmetricKernel", 1, 3, 6, 5, {3, 2, 2, 1, 1, 0, 1, 0, 1, 1}, false},
+    {"OnePixel", 2, 3, 1, 1, {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, false},
+    {"KernelOverPaddedPixel",
+     1,
+     2,
+     2,
+     2,
+     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+     false},
+    {"SingleChannel", 3, 1, 5, 5, {2, 2, 1, 1, 0, 0, 0, 0, 1, 1}, false},
+};
+
+const PoolCase kAvgPoolCases[] = {
+    {"Same3x3", 2, 3, 6, 7, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, false},
+    {"TwoByTwo", 1, 4, 6, 8, {2, 2, 2, 2, 0, 0, 0, 0, 1, 1}, false},
+    {"CeilWithPadding", 2, 2, 7, 6, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, true},
+    {"CeilClipsAtPaddedEdge", 1, 3, 6, 6, {3, 3, 2, 2, 0, 0, 0, 0, 1, 1}, true},
+    {"AsymmetricPadding", 2, 2, 5, 6, {2, 3, 1, 2, 1, 0, 0, 2, 1, 1}, false},
+    {"OnePixel", 1, 3, 1, 1, {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, false},
+    {"WindowMostlyPadding", 1, 2, 2, 3, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, false},
+};
+
+class MaxPoolTest
+    : public ::testing::TestWithParam<std::tuple<PoolCase, memfmt_kernels_t>> {
+};
+
+TEST_P(MaxPoolTest, MatchesNaiveWithAndWithoutIndices) {
+  const auto &[pc, kernels] = GetParam();
+  const PoolAttrs &p = pc.attrs;
+  TestContext ctx(kernels);
+  int64_t oh = poolOutSize(pc.h, p.kernelH, p.strideH, p.padTop, p.padTop,
+                           p.dilationH, pc.ceil);
+  int64_t ow = poolOutSize(pc.w, p.kernelW, p.strideW, p.padLeft, p.padLeft,
+                           p.dilationW, pc.ceil);
+  int64_t node = 0;
+  for (auto [inLayout, outLayout] : kPoolLayouts) {
+    Tensor in({pc.n, pc.c, pc.h, pc.w}, inLayout);
+    in.fillRandom(11);
+    // Ties: a repeated value in every plane.
+    in.flat(in.numElements() / 2) = in.flat(0);
+    Tensor out({pc.n, pc.c, oh, ow}, outLayout);
+    Tensor outWithIndices({pc.n, pc.c, oh, ow}, outLayout);
+    IndexTensor indices({pc.n, pc.c, oh, ow}, outLayout);
+    std::string what =
+        std::string(pc.name) + " " + in.describe() + " -> " + out.describe();
+    Expected want = naiveMaxPool(in, oh, ow, p);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_max_pool2d_f32(
+                              ctx, node, in.memref(), out.memref(), p.kernelH,
+                              p.kernelW, p.strideH, p.strideW, p.padTop,
+                              p.padLeft, p.dilationH, p.dilationW));
+    expectClose(out, want, 0, what);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_max_pool2d_with_indices_f32(
+                              ctx, node + 1, in.memref(),
+                              outWithIndices.memref(), indices.memref(),
+                              p.kernelH, p.kernelW, p.strideH, p.strideW,
+                              p.padTop, p.padLeft, p.dilationH, p.dilationW));
+    expectClose(outWithIndices, want, 0, what + " (with indices)");
+    for (int64_t i = 0; i < indices.numElements(); ++i)
+      ASSERT_EQ(indices.flat(i), want.index[i]) << what << " index " << i;
+    EXPECT_TRUE(indices.gapsIntact()) << what;
+    if (kernels == MEMFMT_KERNELS_FAST) {
+      expectFastImpl(ctx, node, inLayout, outLayout, what);
+      expectFastImpl(ctx, node + 1, inLayout, outLayout, what);
+    }
+    node += 2;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MaxPoolTest,
+    ::testing::Combine(::testing::ValuesIn(kMaxPoolCases),
+                       ::testing::Values(MEMFMT_KERNELS_REFERENCE,
+                                         MEMFMT_KERNELS_FAST)),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) +
+             toString(std::get<1>(info.param));
+    });
+
+/// NaN wins and propagates (the last NaN's index is kept), -inf inputs
+/// still pick a real position, padding never wins, ties keep the first.
+TEST(MaxPoolSpecialValuesTest, NanInfAndTiesFollowPyTorch) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    for (Layout layout : {C, CL, S}) {
+      TestContext ctx(kernels);
+      // Plane 0: NaNs at (0, 1) and (1, 0); plane 1: all -inf; plane 2:
+      // all equal; plane 3: negative values next to the padding.
+      Tensor in({1, 4, 2, 2}, layout);
+      const float values[4][4] = {{1, nan, nan, 2},
+                                  {-inf, -inf, -inf, -inf},
+                                  {3, 3, 3, 3},
+                                  {-5, -4, -3, -2}};
+      for (int64_t c = 0; c < 4; ++c)
+        for (int64_t i = 0; i < 4; ++i)
+          in.at({0, c, i / 2, i % 2}) = values[c][i];
+      // 2x2 windows, stride 1, padding 1: a 3x3 output.
+      Tensor out({1, 4, 3, 3}, layout);
+      IndexTensor indices({1, 4, 3, 3}, layout);
+      PoolAttrs p{2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+      Expected want = naiveMaxPool(in, 3, 3, p);
+      ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_with_indices_f32(
+                    ctx, 0, in.memref(), out.memref(), indices.memref(), 2, 2,
+                    1, 1, 1, 1, 1, 1),
+                MEMFMT_STATUS_OK)
+          << ctx.lastError();
+      expectClose(out, want, 0, toString(layout));
+      for (int64_t i = 0; i < indices.numElements(); ++i)
+        EXPECT_EQ(indices.flat(i), want.index[i]) << "index " << i;
+      // Spot checks of the rules themselves.
+      EXPECT_TRUE(std::isnan(out.at({0, 0, 1, 1})));
+      EXPECT_EQ(indices.at({0, 0, 1, 1}), 2); // The last NaN, (1, 0).
+      EXPECT_EQ(out.at({0, 1, 1, 1}), -inf);
+      EXPECT_EQ(indices.at({0, 1, 1, 1}), 0); // The first real position.
+      EXPECT_EQ(indices.at({0, 2, 1, 1}), 0); // Ties: the first.
+      EXPECT_EQ(out.at({0, 3, 0, 0}), -5);    // Padding never wins.
+    }
+  }
+}
+
+/// Many ties (three distinct values) and scattered NaNs in planes large
+/// enough for the fast kernels' interior loops, checked against the naive
+/// rules in every layout.
+TEST(MaxPoolSpecialValuesTest, TiesAndNanInLargerPlanes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (auto [inLayout, outLayout] : kPoolLayouts) {
+      Tensor in({2, 3, 9, 11}, inLayout);
+      in.fillRandom(14);
+      for (int64_t i = 0; i < in.numElements(); ++i)
+        in.flat(i) = std::round(in.flat(i)); // -1, 0 or 1.
+      for (int64_t i = 5; i < in.numElements(); i += 37)
+        in.flat(i) = nan;
+      for (PoolAttrs p : {PoolAttrs{3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                          PoolAttrs{3, 2, 2, 2, 0, 1, 0, 1, 2, 1}}) {
+        int64_t oh = poolOutSize(9, p.kernelH, p.strideH, p.padTop, p.padTop,
+                                 p.dilationH, false);
+        int64_t ow = poolOutSize(11, p.kernelW, p.strideW, p.padLeft, p.padLeft,
+                                 p.dilationW, false);
+        Tensor out({2, 3, oh, ow}, outLayout);
+        IndexTensor indices({2, 3, oh, ow}, outLayout);
+        Expected want = naiveMaxPool(in, oh, ow, p);
+        std::string what = in.describe() + " -> " + out.describe();
+        ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_with_indices_f32(
+                      ctx, node++, in.memref(), out.memref(), indices.memref(),
+                      p.kernelH, p.kernelW, p.strideH, p.strideW, p.padTop,
+                      p.padLeft, p.dilationH, p.dilationW),
+                  MEMFMT_STATUS_OK)
+            << ctx.lastError();
+        expectClose(out, want, 0, what);
+        for (int64_t i = 0; i < indices.numElements(); ++i)
+          ASSERT_EQ(indices.flat(i), want.index[i]) << what << " index " << i;
+        Tensor plain({2, 3, oh, ow}, outLayout);
+        ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_f32(
+                      ctx, node++, in.memref(), plain.memref(), p.kernelH,
+                      p.kernelW, p.strideH, p.strideW, p.padTop, p.padLeft,
+                      p.dilationH, p.dilationW),
+                  MEMFMT_STATUS_OK)
+            << ctx.lastError();
+        expectClose(plain, want, 0, what + " (without indices)");
+      }
+    }
+  }
+}
+
+class AvgPoolTest
+    : public ::testing::TestWithParam<
+          std::tuple<PoolCase, memfmt_kernels_t, bool /*countIncludePad*/>> {};
+
+TEST_P(AvgPoolTest, MatchesNaive) {
+  auto [pc, kernels, countIncludePad] = GetParam();
+  PoolAttrs p = pc.attrs;
+  p.countIncludePad = countIncludePad;
+  TestContext ctx(kernels);
+  int64_t oh = poolOutSize(pc.h, p.kernelH, p.strideH, p.padTop, p.padBottom, 1,
+                           pc.ceil);
+  int64_t ow = poolOutSize(pc.w, p.kernelW, p.strideW, p.padLeft, p.padRight, 1,
+                           pc.ceil);
+  int64_t node = 0;
+  for (auto [inLayout, outLayout] : kPoolLayouts) {
+    Tensor in({pc.n, pc.c, pc.h, pc.w}, inLayout);
+    in.fillRandom(12);
+    Tensor out({pc.n, pc.c, oh, ow}, outLayout);
+    std::string what =
+        std::string(pc.name) + " " + in.describe() + " -> " + out.describe();
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_avg_pool2d_f32(
+                         ctx, node, in.memref(), out.memref(), p.kernelH,
+                         p.kernelW, p.strideH, p.strideW, p.padTop, p.padLeft,
+                         p.padBottom, p.padRight, countIncludePad))
+        << what;
+    expectClose(out, naiveAvgPool(in, oh, ow, p), kReferenceFactor, what);
+    if (kernels == MEMFMT_KERNELS_FAST)
+      expectFastImpl(ctx, node, inLayout, outLayout, what);
+    ++node;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AvgPoolTest,
+    ::testing::Combine(::testing::ValuesIn(kAvgPoolCases),
+                       ::testing::Values(MEMFMT_KERNELS_REFERENCE,
+                                         MEMFMT_KERNELS_FAST),
+                       ::testing::Bool()),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) +
+             toString(std::get<1>(info.param)) +
+             (std::get<2>(info.param) ? "IncludePad" : "ExcludePad");
+    });
+
+struct AdaptiveCase {
+  const char *name;
+  int64_t n, c, h, w, oh, ow;
+};
+
+/// gtest prints a case by its name.
+void PrintTo(const AdaptiveCase &c, std::ostream *os) { *os << c.name; }
+
+const AdaptiveCase kAdaptiveCases[] = {
+    {"Global", 2, 5, 7, 7, 1, 1},        {"Uneven", 1, 3, 7, 9, 3, 4},
+    {"Upsample", 2, 2, 5, 5, 7, 7},      {"OnePixelUp", 1, 2, 1, 1, 2, 3},
+    {"Identity", 1, 3, 6, 4, 6, 4},      {"TallToWide", 2, 1, 10, 3, 4, 2},
+    {"ManyChannels", 1, 64, 3, 3, 1, 1},
+};
+
+class AdaptiveAvgPoolTest : public ::testing::TestWithParam<
+                                std::tuple<AdaptiveCase, memfmt_kernels_t>> {};
+
+TEST_P(AdaptiveAvgPoolTest, MatchesNaive) {
+  const auto &[ac, kernels] = GetParam();
+  TestContext ctx(kernels);
+  int64_t node = 0;
+  for (auto [inLayout, outLayout] : kPoolLayouts) {
+    Tensor in({ac.n, ac.c, ac.h, ac.w}, inLayout);
+    in.fillRandom(13);
+    Tensor out({ac.n, ac.c, ac.oh, ac.ow}, outLayout);
+    std::string what =
+        std::string(ac.name) + " " + in.describe() + " -> " + out.describe();
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_adaptive_avg_pool2d_f32(
+                              ctx, node, in.memref(), out.memref()))
+        << what;
+    expectClose(out, naiveAdaptiveAvgPool(in, ac.oh, ac.ow), kReferenceFactor,
+                what);
+    if (kernels == MEMFMT_KERNELS_FAST)
+      expectFastImpl(ctx, node, inLayout, outLayout, what);
+    ++node;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AdaptiveAvgPoolTest,
+    ::testing::Combine(::testing::ValuesIn(kAdaptiveCases),
+                       ::testing::Values(MEMFMT_KERNELS_REFERENCE,
+                                         MEMFMT_KERNELS_FAST)),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) +
+             toString(std::get<1>(info.param));
+    });
+
+} // namespace

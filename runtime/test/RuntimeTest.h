@@ -1,0 +1,122 @@
+//===- RuntimeTest.h - Shared helpers of the runtime's tests ----*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A context holder for tests (kernels family and thread count chosen per
+// test, profiling on so a test can see which implementation ran), status
+// assertions that print the context's last error, and the tolerance factors
+// of expectClose with their justification.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_TEST_RUNTIMETEST_H
+#define MEMFMT_RUNTIME_TEST_RUNTIMETEST_H
+
+#include "Naive.h"
+
+#include "memfmt/runtime/kernel_abi.h"
+#include "memfmt/runtime/memfmt_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace memfmt::test {
+
+/// f32's unit roundoff, 2^-24.
+constexpr double kUnitRoundoff = 1.0 / (1 << 24);
+
+/// Magnitude factor for the reference kernels: they accumulate in double and
+/// round once, so beyond the 1e-5 relative bound only double rounding over
+/// the terms remains (about 1e-16 per term; 1e-12 leaves room for 10^4
+/// terms).
+constexpr double kReferenceFactor = 1e-12;
+
+/// Magnitude factor for f32 computations that accumulate `terms` values in
+/// float in any order (oneDNN's convolutions and matmuls, the fast
+/// batch norm): recursive summation of n terms errs by at most
+/// (n - 1) * u * sum |term| (Higham, Accuracy and Stability of Numerical
+/// Algorithms, eq. 4.4), plus one rounding per product and the final one;
+/// 2 * (n + 2) * u covers that with room, and for this suite's reductions
+/// (n <= ~200) stays below ~3e-5 of the terms' magnitude. It is the
+/// worst-case bound, so it holds for any blocking oneDNN picks.
+inline double floatSumFactor(int64_t terms) {
+  return 2.0 * double(terms + 2) * kUnitRoundoff;
+}
+
+/// Owns a context; profiling is on.
+class TestContext {
+public:
+  explicit TestContext(memfmt_kernels_t kernels, int32_t threads = 0) {
+    memfmt_context_options_t options;
+    memfmt_context_options_init(&options);
+    options.kernels = kernels;
+    options.num_threads = threads;
+    memfmt_status_t status = memfmt_context_create(&options, &ctx);
+    EXPECT_EQ(status, MEMFMT_STATUS_OK) << memfmt_context_last_error(nullptr);
+    if (ctx)
+      memfmt_context_set_profiling(ctx, 1);
+  }
+  ~TestContext() { memfmt_context_destroy(ctx); }
+  TestContext(const TestContext &) = delete;
+  TestContext &operator=(const TestContext &) = delete;
+
+  memfmt_context_t *get() const { return ctx; }
+  operator memfmt_context_t *() const { return ctx; }
+  std::string lastError() const { return memfmt_context_last_error(ctx); }
+
+  /// The implementation of the last call of `node`, or "" if none.
+  std::string implOf(int64_t node) const {
+    int64_t count = 0;
+    memfmt_context_profile_count(ctx, &count);
+    for (int64_t i = 0; i < count; ++i) {
+      memfmt_profile_entry_t entry;
+      memfmt_context_profile_entry(ctx, i, &entry);
+      if (entry.node == node)
+        return entry.impl;
+    }
+    return "";
+  }
+
+private:
+  memfmt_context_t *ctx = nullptr;
+};
+
+inline const char *toString(memfmt_kernels_t kernels) {
+  return kernels == MEMFMT_KERNELS_REFERENCE ? "Reference" : "Fast";
+}
+
+/// Sets (or unsets, for null) an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      previous = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (previous)
+      setenv(name, previous->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::optional<std::string> previous;
+};
+
+#define EXPECT_KERNEL_OK(ctx, expr)                                            \
+  EXPECT_EQ(static_cast<memfmt_status_t>(expr), MEMFMT_STATUS_OK)              \
+      << memfmt_context_last_error(ctx)
+
+} // namespace memfmt::test
+
+#endif // MEMFMT_RUNTIME_TEST_RUNTIMETEST_H

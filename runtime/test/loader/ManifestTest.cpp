@@ -1,0 +1,294 @@
+//===- ManifestTest.cpp - Tests of manifest.json reading ------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The manifest reader accepts the fake model's manifest and reads every
+// field; each way a manifest can be wrong gives an error naming the file and
+// the field. Weight-source strings are parsed here too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoaderTestUtil.h"
+
+#include "memfmt/runtime/loader/Manifest.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace memfmt::loader;
+using namespace memfmt::loader::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+const char *const ManifestPath = "/models/fake/manifest.json";
+
+/// The error of parsing the fake manifest with \p From replaced by \p To.
+std::string errorWith(const std::string &From, const std::string &To) {
+  auto M =
+      parseManifest(replaceOnce(fakeManifestJson(), From, To), ManifestPath);
+  EXPECT_FALSE(M.ok()) << "accepted a manifest with " << To;
+  return M.ok() ? "" : M.error();
+}
+
+// The fake manifest parses, with every field read.
+TEST(Manifest, ReadsEveryField) {
+  auto M = parseManifest(fakeManifestJson(), ManifestPath);
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_EQ(M->Dir, "/models/fake");
+  EXPECT_EQ(M->Model, "fake");
+  EXPECT_EQ(M->Target, "cpu");
+  EXPECT_EQ(M->Precision, "f32");
+  EXPECT_EQ(M->MemoryFormat, "channels-last");
+  EXPECT_EQ(M->InputFormat, "channels-last");
+  EXPECT_EQ(M->LibraryPath, "/models/fake/model.so");
+  EXPECT_EQ(M->Entry, "_mlir_ciface_memfmt_forward");
+  EXPECT_EQ(M->ArenaBytes, 480);
+  EXPECT_EQ(M->PeakLiveBytes, 480);
+  EXPECT_EQ(M->WeightsBytes, 128);
+  EXPECT_EQ(M->Weights.K, WeightsSource::Kind::Synthetic);
+  EXPECT_EQ(M->Weights.Seed, 0u);
+  ASSERT_EQ(M->Parameters.size(), 1u);
+  EXPECT_EQ(M->Parameters[0].Name, "shift");
+  EXPECT_EQ(M->Parameters[0].Offset, 64);
+  EXPECT_EQ(M->Parameters[0].Bytes, 12);
+  ASSERT_EQ(M->Inputs.size(), 1u);
+  EXPECT_EQ(M->Inputs[0].Strides, (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_EQ(M->Inputs[0].Bytes, 480);
+  EXPECT_EQ(M->Outputs[0].extentBytes(), 480);
+  ASSERT_EQ(M->Nodes.size(), 2u);
+  EXPECT_EQ(M->Nodes[1], "memfmt.add at loc(\"fake.mlir\":2:1)");
+  EXPECT_EQ(M->findParameter("shift"), &M->Parameters[0]);
+  EXPECT_EQ(M->findParameter("nope"), nullptr);
+}
+
+// peak_live_bytes is the one optional field; it defaults to arena_bytes.
+TEST(Manifest, PeakLiveBytesIsOptional) {
+  auto M = parseManifest(
+      replaceOnce(fakeManifestJson(), "\"peak_live_bytes\": 480,", ""),
+      ManifestPath);
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_EQ(M->PeakLiveBytes, 480);
+}
+
+// A safetensors source relative to the manifest resolves against its
+// directory; an absolute one stays.
+TEST(Manifest, SafetensorsSourcePaths) {
+  auto M = parseManifest(replaceOnce(fakeManifestJson(), "\"synthetic:0\"",
+                                     "\"safetensors:w.safetensors\""),
+                         ManifestPath);
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_EQ(M->Weights.K, WeightsSource::Kind::SafeTensors);
+  EXPECT_EQ(M->Weights.Path, "/models/fake/w.safetensors");
+  M = parseManifest(replaceOnce(fakeManifestJson(), "\"synthetic:0\"",
+                                "\"safetensors:/w/r.safetensors\""),
+                    ManifestPath);
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_EQ(M->Weights.Path, "/w/r.safetensors");
+}
+
+// Syntax errors and non-object documents.
+TEST(Manifest, NotJson) {
+  auto M = parseManifest("{\"format_version\": 1,}", ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr(std::string(ManifestPath) +
+                                   ": not valid JSON: at byte"));
+  M = parseManifest("[1]", ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr("expected a JSON object, got an array"));
+}
+
+// A different format version is reported before anything else.
+TEST(Manifest, FormatVersion) {
+  EXPECT_THAT(errorWith("\"format_version\": 1", "\"format_version\": 2"),
+              HasSubstr("'format_version' is 2; this loader reads 1"));
+  EXPECT_THAT(errorWith("\"format_version\": 1", "\"format_version\": \"1\""),
+              HasSubstr("'format_version': expected an integer"));
+  EXPECT_THAT(errorWith("\"format_version\": 1,", ""),
+              HasSubstr("missing field 'format_version'"));
+}
+
+// Missing, unknown and duplicate fields.
+TEST(Manifest, MissingUnknownDuplicateFields) {
+  std::string Error =
+      errorWith("\"entry\": \"_mlir_ciface_memfmt_forward\",", "");
+  EXPECT_THAT(Error, HasSubstr(ManifestPath));
+  EXPECT_THAT(Error, HasSubstr("missing field 'entry'"));
+  EXPECT_THAT(
+      errorWith("\"arena_bytes\": 480,", "\"arena_bytes\": 480, \"arena\": 1,"),
+      HasSubstr("unknown field 'arena'"));
+  EXPECT_THAT(errorWith("\"arena_bytes\": 480,",
+                        "\"arena_bytes\": 480, \"arena_bytes\": 480,"),
+              HasSubstr("duplicate field 'arena_bytes'"));
+  EXPECT_THAT(errorWith("\"offset\": 64,", "\"offset\": 64, \"align\": 64,"),
+              HasSubstr("parameters[0]: unknown field 'align'"));
+  EXPECT_THAT(errorWith("\"strides\": [60, 1, 15, 3]", "\"stride\": [1]"),
+              HasSubstr("inputs[0]: unknown field 'stride'"));
+}
+
+// Types and values of scalar fields.
+TEST(Manifest, ScalarFields) {
+  EXPECT_THAT(errorWith("\"arena_bytes\": 480", "\"arena_bytes\": \"480\""),
+              HasSubstr("'arena_bytes': expected a non-negative integer, got "
+                        "the string \"480\""));
+  EXPECT_THAT(errorWith("\"weights_bytes\": 128", "\"weights_bytes\": -1"),
+              HasSubstr("'weights_bytes': expected a non-negative integer"));
+  EXPECT_THAT(errorWith("\"arena_bytes\": 480", "\"arena_bytes\": 1.5"),
+              HasSubstr("got 1.5"));
+  EXPECT_THAT(errorWith("\"target\": \"cpu\"", "\"target\": \"tpu\""),
+              HasSubstr("'target': 'tpu' is not one of cpu, cuda"));
+  EXPECT_THAT(errorWith("\"precision\": \"f32\"", "\"precision\": \"f64\""),
+              HasSubstr("'precision': 'f64' is not one of f32, f16, bf16"));
+  EXPECT_THAT(errorWith("\"memory_format\": \"channels-last\"",
+                        "\"memory_format\": \"channels_last\""),
+              HasSubstr("'memory_format': 'channels_last' is not one of"));
+  EXPECT_THAT(errorWith("\"model\": \"fake\"", "\"model\": \"\""),
+              HasSubstr("'model': must not be empty"));
+  EXPECT_THAT(errorWith("\"model\": \"fake\"", "\"model\": 3"),
+              HasSubstr("'model': expected a string, got 3"));
+  EXPECT_THAT(errorWith("\"_mlir_ciface_memfmt_forward\"", "\"forward()\""),
+              HasSubstr("'entry': 'forward()' is not a C identifier"));
+  EXPECT_THAT(errorWith("\"peak_live_bytes\": 480", "\"peak_live_bytes\": 481"),
+              HasSubstr("'peak_live_bytes' (481) is more than 'arena_bytes' "
+                        "(480)"));
+  EXPECT_THAT(errorWith("\"synthetic:0\"", "\"random:0\""),
+              HasSubstr("'weights_source': unknown weights source 'random:0'"));
+  EXPECT_THAT(errorWith("\"synthetic:0\"", "\"synthetic:x\""),
+              HasSubstr("the seed must be a decimal integer"));
+  EXPECT_THAT(errorWith("\"nodes\": [", "\"nodes\": [1, "),
+              HasSubstr("'nodes': element 0 must be a string, got 1"));
+}
+
+// Tensor entries: names, dtypes, shapes and strides.
+TEST(Manifest, TensorFields) {
+  EXPECT_THAT(errorWith("\"dtype\": \"f32\", \"shape\": [1, 3, 1, 1]",
+                        "\"dtype\": \"i8\", \"shape\": [1, 3, 1, 1]"),
+              HasSubstr("parameters[0] (shift): 'dtype': 'i8' is not one of "
+                        "f32, f16, bf16"));
+  EXPECT_THAT(
+      errorWith("\"strides\": [60, 1, 15, 3]", "\"strides\": [1, 15, 3]"),
+      HasSubstr("inputs[0] (input_0): 'strides' [1,15,3] has 3 "
+                "entries, 'shape' [2,3,4,5] has 4"));
+  EXPECT_THAT(errorWith("\"shape\": [1, 3, 1, 1]", "\"shape\": [1, -3, 1, 1]"),
+              HasSubstr("parameters[0] (shift): 'shape': element 1 must be a "
+                        "non-negative integer, got -3"));
+  EXPECT_THAT(
+      errorWith("\"strides\": [60, 20, 5, 1]", "\"strides\": [60, 20, 5, 0]"),
+      HasSubstr("outputs[0] (output_0): strides [60,20,5,0] map two "
+                "elements of shape [2,3,4,5] to the same address"));
+  EXPECT_THAT(
+      errorWith("\"strides\": [60, 20, 5, 1]", "\"strides\": [60, 20, 4, 1]"),
+      HasSubstr("map two elements"));
+  EXPECT_THAT(errorWith("\"shape\": [2, 3, 4, 5],\n     \"strides\": [60, 1",
+                        "\"shape\": [2, 3, 4, 5, 1, 1, 1, 1, 1],\n     "
+                        "\"strides\": [60, 1"),
+              HasSubstr("rank 9 is above the largest supported rank 8"));
+  // Inputs and outputs are separate lists: the same name in both is fine.
+  EXPECT_TRUE(
+      parseManifest(replaceOnce(fakeManifestJson(), "{\"name\": \"output_0\"",
+                                "{\"name\": \"input_0\""),
+                    ManifestPath)
+          .ok());
+  EXPECT_THAT(errorWith("\"inputs\": [\n", "\"inputs\": [ 7, \n"),
+              HasSubstr("inputs[0]: expected an object, got 7"));
+}
+
+// Inputs and outputs must not be empty; names are unique in each list.
+TEST(Manifest, TensorLists) {
+  std::string Input =
+      R"({"name": "input_0", "dtype": "f32", "shape": [2, 3, 4, 5],
+     "strides": [60, 1, 15, 3]})";
+  auto M = parseManifest(
+      replaceOnce(fakeManifestJson(), Input, Input + ", " + Input),
+      ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(),
+              HasSubstr("inputs[1]: duplicate name 'input_0' in 'inputs'"));
+  M = parseManifest(replaceOnce(fakeManifestJson(), Input, ""), ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr("'inputs': must not be empty"));
+}
+
+// Parameters lie inside the blob, cover their extent and do not overlap.
+TEST(Manifest, ParameterPlacement) {
+  EXPECT_THAT(errorWith("\"weights_bytes\": 128", "\"weights_bytes\": 70"),
+              HasSubstr("parameters[0] (shift): bytes [64, 76) end past "
+                        "'weights_bytes' (70)"));
+  EXPECT_THAT(errorWith("\"bytes\": 12", "\"bytes\": 8"),
+              HasSubstr("parameters[0] (shift): 'bytes': 8 is less than the "
+                        "12 bytes that shape [1,3,1,1] with strides [3,1,1,1] "
+                        "spans"));
+  EXPECT_THAT(errorWith("\"offset\": 64", "\"offset\": 66"),
+              HasSubstr("'offset': 66 is not a multiple of the element size "
+                        "4"));
+  std::string Shift =
+      R"({"name": "shift", "dtype": "f32", "shape": [1, 3, 1, 1],
+     "strides": [3, 1, 1, 1], "offset": 64, "bytes": 12})";
+  std::string Other = R"({"name": "scale", "dtype": "f32", "shape": [3],
+     "strides": [1], "offset": 72, "bytes": 12})";
+  auto M = parseManifest(
+      replaceOnce(fakeManifestJson(), Shift, Shift + ", " + Other),
+      ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr("parameters 'shift' (bytes [64, 76)) and "
+                                   "'scale' (bytes [72, 84)) overlap"));
+  M = parseManifest(
+      replaceOnce(fakeManifestJson(), Shift, Shift + ", " + Shift),
+      ManifestPath);
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr("duplicate name 'shift'"));
+}
+
+// readManifest says what is wrong with the directory.
+TEST(Manifest, ReadFromDirectory) {
+  TempDir Dir;
+  auto M = readManifest(Dir.file("missing"));
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(),
+              HasSubstr(Dir.file("missing") + ": No such file or directory"));
+  writeText(Dir.file("file"), "x");
+  M = readManifest(Dir.file("file"));
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(), HasSubstr("not a directory"));
+  M = readManifest(Dir.path() + "/");
+  ASSERT_FALSE(M.ok());
+  EXPECT_THAT(M.error(),
+              HasSubstr(Dir.file("manifest.json") + ": cannot open"));
+  writeText(Dir.file("manifest.json"), fakeManifestJson());
+  M = readManifest(Dir.path());
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_EQ(M->LibraryPath, Dir.file("model.so"));
+}
+
+// Weight-source strings, as in manifests and as overrides.
+TEST(Manifest, WeightsSources) {
+  auto S = parseWeightsSource("synthetic", "", false);
+  ASSERT_TRUE(S.ok());
+  EXPECT_EQ(S->str(), "synthetic:0");
+  S = parseWeightsSource("synthetic:18446744073709551615", "", false);
+  ASSERT_TRUE(S.ok());
+  EXPECT_EQ(S->Seed, 18446744073709551615ull);
+  EXPECT_FALSE(
+      parseWeightsSource("synthetic:18446744073709551616", "", false).ok());
+  EXPECT_FALSE(parseWeightsSource("synthetic:-1", "", false).ok());
+  S = parseWeightsSource("safetensors:a/b.safetensors", "/d", false);
+  ASSERT_TRUE(S.ok());
+  EXPECT_EQ(S->Path, "/d/a/b.safetensors");
+  EXPECT_EQ(S->str(), "safetensors:/d/a/b.safetensors");
+  S = parseWeightsSource("w.safetensors", "", true);
+  ASSERT_TRUE(S.ok());
+  EXPECT_EQ(S->K, WeightsSource::Kind::SafeTensors);
+  EXPECT_EQ(S->Path, "w.safetensors");
+  S = parseWeightsSource("w.safetensors", "", false);
+  ASSERT_FALSE(S.ok());
+  EXPECT_THAT(S.error(), HasSubstr("expected synthetic:SEED or "
+                                   "safetensors:PATH"));
+  S = parseWeightsSource("w.bin", "", true);
+  ASSERT_FALSE(S.ok());
+  EXPECT_THAT(S.error(), HasSubstr("or a .safetensors file"));
+  EXPECT_FALSE(parseWeightsSource("safetensors:", "", true).ok());
+}
+
+} // namespace

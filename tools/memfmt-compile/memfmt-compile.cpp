@@ -1,0 +1,604 @@
+//===- memfmt-compile.cpp - Ahead-of-time compiler driver -----------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// memfmt-compile turns a model (a .mlir file of memfmt ops, or a model of
+// the built-in zoo) into a directory the runtime loads:
+//
+//   DIR/input.mlir    the NCHW IR as loaded
+//   DIR/model.mlir    the IR after the layout passes
+//   DIR/report.txt    layout conversions left, plus the memory plan
+//   DIR/report.json   the same, as JSON
+//   DIR/model.so      the compiled entry point (calls the memfmt runtime)
+//   DIR/manifest.json how to load and call it (format version 1)
+//
+// Six steps, each announced on stderr: load, check the weights, layout
+// passes, lower to runtime calls, emit the shared library, write the
+// manifest. Options a target cannot serve are rejected before any work.
+// Every file goes to a temporary directory next to DIR that is renamed into
+// place at the end, so a failure never leaves partial output. Exit codes:
+// 0 success, 1 a user error (bad option, input or weights; a model the
+// lowering does not support), 2 an internal error (a pass, LLVM or the
+// linker failed on a valid model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+#include "OutputDirectory.h"
+#include "WeightsCheck.h"
+
+#include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+#include "memfmt/Dialect/MemFmt/Transforms/Conversions.h"
+#include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#include "memfmt/Models/ResNet.h"
+#include "memfmt/Target/SharedLibrary.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <optional>
+#include <string>
+
+#ifndef MEMFMT_RUNTIME_LIBRARY
+#define MEMFMT_RUNTIME_LIBRARY ""
+#endif
+
+using namespace mlir;
+using namespace mlir::memfmt;
+using namespace ::memfmt::compile;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class FormatOption { ChannelsLast, Contiguous };
+enum class TargetOption { Cpu, Cuda };
+enum class PrecisionOption { F32, F16, BF16 };
+
+cl::OptionCategory toolCategory("memfmt-compile options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
+                               cl::desc("[FILE.mlir | FILE.onnx]"),
+                               cl::cat(toolCategory));
+
+cl::opt<std::string>
+    modelName("model", cl::value_desc("NAME"),
+              cl::desc("Build a model of the zoo: resnet18, resnet34, "
+                       "resnet50, resnet101, resnet152, resnext50_32x4d, "
+                       "wide_resnet50_2"),
+              cl::cat(toolCategory));
+
+cl::opt<FormatOption> memoryFormat(
+    "memory-format", cl::desc("Memory format the model runs in"),
+    cl::values(clEnumValN(FormatOption::ChannelsLast, "channels-last",
+                          "propagate channels-last (default)"),
+               clEnumValN(FormatOption::Contiguous, "contiguous",
+                          "run NCHW as saved")),
+    cl::init(FormatOption::ChannelsLast), cl::cat(toolCategory));
+
+cl::opt<FormatOption>
+    inputFormat("input-format",
+                cl::desc("Memory format of the input the caller passes"),
+                cl::values(clEnumValN(FormatOption::Contiguous, "contiguous",
+                                      "NCHW (default)"),
+                           clEnumValN(FormatOption::ChannelsLast,
+                                      "channels-last", "NHWC in memory")),
+                cl::init(FormatOption::Contiguous), cl::cat(toolCategory));
+
+cl::opt<int64_t> batchSize("batch", cl::init(1), cl::value_desc("N"),
+                           cl::desc("Batch size of a zoo model (default 1)"),
+                           cl::cat(toolCategory));
+cl::opt<int64_t> height("height", cl::init(224), cl::value_desc("H"),
+                        cl::desc("Input height of a zoo model (default 224)"),
+                        cl::cat(toolCategory));
+cl::opt<int64_t> width("width", cl::init(224), cl::value_desc("W"),
+                       cl::desc("Input width of a zoo model (default 224)"),
+                       cl::cat(toolCategory));
+
+cl::opt<TargetOption>
+    target("target", cl::desc("Device the model runs on"),
+           cl::values(clEnumValN(TargetOption::Cpu, "cpu", "CPU (default)"),
+                      clEnumValN(TargetOption::Cuda, "cuda", "NVIDIA GPU")),
+           cl::init(TargetOption::Cpu), cl::cat(toolCategory));
+
+cl::opt<PrecisionOption> precision(
+    "precision", cl::desc("Element type of activations and parameters"),
+    cl::values(clEnumValN(PrecisionOption::F32, "f32", "float32 (default)"),
+               clEnumValN(PrecisionOption::F16, "f16", "float16"),
+               clEnumValN(PrecisionOption::BF16, "bf16", "bfloat16")),
+    cl::init(PrecisionOption::F32), cl::cat(toolCategory));
+
+cl::opt<std::string>
+    weightsOption("weights", cl::init("synthetic:0"),
+                  cl::value_desc("FILE.safetensors | synthetic[:SEED]"),
+                  cl::desc("Weight source: a safetensors file with "
+                           "torchvision state_dict keys, or seeded "
+                           "synthetic values (default synthetic:0)"),
+                  cl::cat(toolCategory));
+
+cl::opt<std::string> outputDir("o", cl::Required, cl::value_desc("DIR"),
+                               cl::desc("Output directory"),
+                               cl::cat(toolCategory));
+
+constexpr int kNumSteps = 6;
+constexpr llvm::StringLiteral kUsage =
+    "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
+    "-o DIR (see --help)";
+
+StringRef formatName(FormatOption format) {
+  return format == FormatOption::ChannelsLast ? "channels-last" : "contiguous";
+}
+
+StringRef precisionName(PrecisionOption option) {
+  switch (option) {
+  case PrecisionOption::F32:
+    return "f32";
+  case PrecisionOption::F16:
+    return "f16";
+  case PrecisionOption::BF16:
+    return "bf16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+Type precisionType(MLIRContext &context, PrecisionOption option) {
+  Builder builder(&context);
+  switch (option) {
+  case PrecisionOption::F32:
+    return builder.getF32Type();
+  case PrecisionOption::F16:
+    return builder.getF16Type();
+  case PrecisionOption::BF16:
+    return builder.getBF16Type();
+  }
+  llvm_unreachable("unknown precision");
+}
+
+//===----------------------------------------------------------------------===//
+// Outcomes and messages
+//===----------------------------------------------------------------------===//
+
+enum ExitCode : int { kSuccess = 0, kUserError = 1, kInternalError = 2 };
+
+/// The outcome of a step: go on, or stop with an exit code.
+struct [[nodiscard]] Status {
+  int code = kSuccess;
+  bool failed() const { return code != kSuccess; }
+};
+
+constexpr Status kContinue{kSuccess};
+
+Status userError(const Twine &message) {
+  llvm::errs() << "memfmt-compile: error: " << message << "\n";
+  return {kUserError};
+}
+
+Status internalError(const Twine &message) {
+  llvm::errs() << "memfmt-compile: internal error: " << message << "\n";
+  return {kInternalError};
+}
+
+void progress(int step, const Twine &message) {
+  llvm::errs() << "[" << step << "/" << kNumSteps << "] " << message << "\n";
+}
+
+/// Where the weights come from.
+struct WeightSource {
+  std::optional<uint64_t> seed; ///< synthetic
+  std::string file;             ///< safetensors (absolute path)
+
+  std::string manifestString() const {
+    if (seed)
+      return "synthetic:" + std::to_string(*seed);
+    return "safetensors:" + file;
+  }
+};
+
+/// Parses --weights: `synthetic`, `synthetic:SEED` or `FILE.safetensors`.
+FailureOr<WeightSource> parseWeightSource(StringRef text) {
+  WeightSource source;
+  if (text == "synthetic" || text.starts_with("synthetic:")) {
+    StringRef seedText = text.drop_front(StringRef("synthetic").size());
+    uint64_t seed = 0;
+    if (seedText.consume_front(":") &&
+        (seedText.empty() || seedText.getAsInteger(10, seed))) {
+      (void)userError(
+          "--weights " + text +
+          ": the seed must be a non-negative integer, as in synthetic:42");
+      return failure();
+    }
+    source.seed = seed;
+    return source;
+  }
+  if (!text.ends_with(".safetensors")) {
+    (void)userError("--weights " + text +
+                    ": expected FILE.safetensors or synthetic[:SEED]");
+    return failure();
+  }
+  llvm::SmallString<256> path(text);
+  llvm::sys::fs::make_absolute(path);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  source.file = std::string(path);
+  return source;
+}
+
+//===----------------------------------------------------------------------===//
+// The compiler
+//===----------------------------------------------------------------------===//
+
+class Compiler {
+public:
+  Compiler(MLIRContext &context, llvm::SourceMgr &sourceMgr)
+      : context(context), sourceMgr(sourceMgr) {}
+
+  /// Runs every step; returns the exit code.
+  int run();
+
+private:
+  Status checkOptions();
+  Status load();
+  Status buildZooModel();
+  Status parseModelFile();
+  Status checkForwardFunction();
+  Status createOutput();
+  Status checkWeights();
+  Status applyLayout();
+  Status lower();
+  Status emitLibrary();
+  Status writeManifestAndCommit();
+
+  void declareChannelsLastInputs(func::FuncOp func);
+  Status writeModule(StringRef fileName);
+
+  MLIRContext &context;
+  llvm::SourceMgr &sourceMgr;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp forward;
+  std::unique_ptr<OutputDirectory> output;
+  WeightSource weights;
+  CompileSettings settings;
+  ModelManifest manifest;
+};
+
+/// Rejects what no target can serve yet, before any work is done.
+Status Compiler::checkOptions() {
+  bool hasFile = !inputFile.empty(), hasModel = !modelName.empty();
+  if (hasFile == hasModel)
+    return userError(Twine(hasFile ? "give either FILE or --model, not both"
+                                   : "no model given") +
+                     "\n" + kUsage);
+  if (target == TargetOption::Cuda)
+    return userError("--target cuda: the CUDA backend is not available yet; "
+                     "use --target cpu");
+  if (precision != PrecisionOption::F32)
+    return userError("--precision " + precisionName(precision) +
+                     " is not available on the cpu target yet; use "
+                     "--precision f32");
+  if (hasFile) {
+    StringRef extension = llvm::sys::path::extension(inputFile);
+    if (extension == ".onnx")
+      return userError(inputFile + ": ONNX import is not available yet; "
+                                   "give a .mlir file or --model NAME");
+    if (extension != ".mlir" && extension != ".mlirbc")
+      return userError(inputFile + ": unknown input type '" + extension +
+                       "'; expected FILE.mlir or FILE.onnx");
+    for (cl::opt<int64_t> *shapeOption : {&batchSize, &height, &width})
+      if (shapeOption->getNumOccurrences())
+        return userError("--" + shapeOption->ArgStr + " cannot be used with " +
+                         inputFile +
+                         ": the shapes come from the file; --batch, --height "
+                         "and --width are for --model");
+  }
+  FailureOr<WeightSource> source = parseWeightSource(weightsOption);
+  if (failed(source))
+    return {kUserError};
+  weights = *source;
+
+  settings.model =
+      hasModel ? modelName.getValue() : llvm::sys::path::stem(inputFile).str();
+  settings.target = "cpu";
+  settings.precision = precisionName(precision).str();
+  settings.memoryFormat = formatName(memoryFormat).str();
+  settings.inputFormat = formatName(inputFormat).str();
+  settings.weightsSource = weights.manifestString();
+  return kContinue;
+}
+
+//===----------------------------------------------------------------------===//
+// Step 1: load
+//===----------------------------------------------------------------------===//
+
+Status Compiler::buildZooModel() {
+  progress(1, "building " + modelName + " (batch " + Twine(batchSize) + ", " +
+                  Twine(height) + "x" + Twine(width) + ")");
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  FailureOr<OwningOpRef<ModuleOp>> built =
+      buildResNet(&context, modelName, batchSize, height, width,
+                  precisionType(context, precision), os);
+  if (failed(built))
+    return userError(message);
+  module = std::move(*built);
+  return kContinue;
+}
+
+Status Compiler::parseModelFile() {
+  progress(1, "loading " + inputFile);
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &message);
+  if (!file)
+    return userError(message);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  ParserConfig config(&context);
+  module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return userError("cannot load " + inputFile + " (see the errors above)");
+  return kContinue;
+}
+
+/// The module must have exactly one public function with a body, whose
+/// floating-point tensors are in the requested precision.
+Status Compiler::checkForwardFunction() {
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func);
+  if (candidates.empty())
+    return userError(inputFile + ": there is no public func.func with a "
+                                 "body (the model's forward function)");
+  if (candidates.size() > 1) {
+    InFlightDiagnostic diag =
+        candidates[1].emitError()
+        << "expected exactly one public func.func (the model's forward "
+           "function), found "
+        << candidates.size() << "; make the others private";
+    diag.attachNote(candidates[0].getLoc())
+        << "public function @" << candidates[0].getName();
+    return {kUserError};
+  }
+  forward = candidates.front();
+  Type expected = precisionType(context, precision);
+  for (Type type : llvm::concat<const Type>(forward.getArgumentTypes(),
+                                            forward.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && isa<FloatType>(tensor.getElementType()) &&
+        tensor.getElementType() != expected) {
+      forward.emitError() << "the model's tensors are "
+                          << tensor.getElementType() << " but --precision is "
+                          << expected
+                          << "; converting precision is not available yet";
+      return {kUserError};
+    }
+  }
+  return kContinue;
+}
+
+Status Compiler::load() {
+  Status status = modelName.empty() ? parseModelFile() : buildZooModel();
+  if (status.failed())
+    return status;
+  return checkForwardFunction();
+}
+
+/// Creates the temporary output directory and writes input.mlir to it.
+Status Compiler::createOutput() {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  FailureOr<std::unique_ptr<OutputDirectory>> dir =
+      OutputDirectory::create(outputDir, os);
+  if (failed(dir))
+    return userError(message);
+  output = std::move(*dir);
+  return writeModule("input.mlir");
+}
+
+/// Writes the module, with its locations, to `fileName` in the output.
+Status Compiler::writeModule(StringRef fileName) {
+  std::string path = output->file(fileName);
+  std::string message;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &message);
+  if (!file)
+    return userError("cannot write " + path + ": " + message);
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module->print(file->os(), flags);
+  file->keep();
+  return kContinue;
+}
+
+//===----------------------------------------------------------------------===//
+// Step 2: weights
+//===----------------------------------------------------------------------===//
+
+Status Compiler::checkWeights() {
+  size_t count = 0;
+  module->walk([&](WeightOp) { ++count; });
+  if (weights.seed) {
+    progress(2, "weights: synthetic, seed " + Twine(*weights.seed) + " (" +
+                    Twine(count) + " parameters)");
+    return kContinue;
+  }
+  progress(2, "checking " + weightsOption + " against " + Twine(count) +
+                  " parameters");
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  FailureOr<std::vector<SafeTensorsEntry>> tensors =
+      readSafeTensorsHeader(weights.file, os);
+  if (failed(tensors) || failed(::memfmt::compile::checkWeights(
+                             *module, *tensors, weights.file, os)))
+    return userError(message);
+  return kContinue;
+}
+
+//===----------------------------------------------------------------------===//
+// Step 3: layout
+//===----------------------------------------------------------------------===//
+
+/// --memory-format contiguous --input-format channels-last: the arguments
+/// are declared channels-last and converted to the model's contiguous
+/// layout at entry.
+void Compiler::declareChannelsLastInputs(func::FuncOp func) {
+  OpBuilder builder(&context);
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || !hasChannelsLastFormat(type) ||
+        !isContiguous(type))
+      continue;
+    RankedTensorType declared =
+        getTypeInFormat(type, MemoryFormat::ChannelsLast);
+    if (declared == type)
+      continue;
+    arg.setType(declared);
+    builder.setInsertionPointToStart(&entry);
+    ContiguousOp conversion = createConversion(
+        builder, arg.getLoc(), arg, MemoryFormat::Contiguous,
+        "--input-format channels-last: the argument is converted to the "
+        "model's contiguous layout at entry");
+    arg.replaceAllUsesExcept(conversion.getResult(), conversion);
+  }
+  func.setFunctionType(FunctionType::get(&context, entry.getArgumentTypes(),
+                                         func.getResultTypes()));
+}
+
+Status Compiler::applyLayout() {
+  progress(3, "layout: " + formatName(memoryFormat) + " model, " +
+                  formatName(inputFormat) + " input");
+  PassManager pm(&context);
+  if (memoryFormat == FormatOption::ChannelsLast) {
+    ChannelsLastPipelineOptions options;
+    options.inputs =
+        inputFormat == FormatOption::Contiguous ? "convert" : "channels-last";
+    options.weights = "channels-last";
+    options.outputs = "keep";
+    buildChannelsLastPipeline(pm, options);
+  } else if (inputFormat == FormatOption::ChannelsLast) {
+    declareChannelsLastInputs(forward);
+  }
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createMaterializeContiguous());
+  funcPm.addPass(createFoldConversions());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
+  pm.addPass(createReport(ReportOptions{"text", output->file("report.txt")}));
+  pm.addPass(createReport(ReportOptions{"json", output->file("report.json")}));
+  if (failed(pm.run(*module)))
+    return internalError("the layout passes failed (see the errors above)");
+  return writeModule("model.mlir");
+}
+
+//===----------------------------------------------------------------------===//
+// Steps 4-6: lower, emit, manifest
+//===----------------------------------------------------------------------===//
+
+Status Compiler::lower() {
+  progress(4, "lowering to runtime calls");
+  if (failed(lowerToRuntimeCalls(*module, manifest)))
+    return userError("cannot lower " + settings.model +
+                     " to runtime calls (see the errors above)");
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (failed(addMemoryPlanToReports(output->file("report.json"),
+                                    output->file("report.txt"), manifest, os)))
+    return userError(message);
+  if (failed(lowerToLLVMDialect(*module)))
+    return internalError("lowering to the LLVM dialect failed");
+  return kContinue;
+}
+
+Status Compiler::emitLibrary() {
+  progress(5, "generating " + settings.library);
+  StringRef runtimeLibrary = MEMFMT_RUNTIME_LIBRARY;
+  if (runtimeLibrary.empty())
+    return internalError("memfmt-compile was built without the memfmt "
+                         "runtime library (target MemFmtRuntime)");
+  std::string object = output->file("model.o");
+  if (failed(emitObjectFile(*module, object)))
+    return internalError("emitting the object file failed");
+  if (failed(linkSharedLibrary(module->getLoc(), object,
+                               output->file(settings.library), runtimeLibrary)))
+    return internalError("linking " + settings.library + " failed");
+  if (std::error_code ec = llvm::sys::fs::remove(object))
+    return userError("cannot remove " + object + ": " + ec.message());
+  return kContinue;
+}
+
+Status Compiler::writeManifestAndCommit() {
+  progress(6, "writing manifest.json");
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (failed(writeManifest(output->file("manifest.json"), settings, manifest,
+                           os)) ||
+      failed(output->commit(os)))
+    return userError(message);
+  llvm::errs() << "memfmt-compile: wrote " << output->finalPath() << "\n";
+  return kContinue;
+}
+
+int Compiler::run() {
+  using Step = Status (Compiler::*)();
+  for (Step step :
+       {&Compiler::checkOptions, &Compiler::load, &Compiler::createOutput,
+        &Compiler::checkWeights, &Compiler::applyLayout, &Compiler::lower,
+        &Compiler::emitLibrary, &Compiler::writeManifestAndCommit}) {
+    Status status = (this->*step)();
+    if (status.failed())
+      return status.code;
+  }
+  return kSuccess;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(toolCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "memfmt ahead-of-time compiler: a model (FILE.mlir, or --model NAME "
+      "from the zoo) to DIR/model.so + DIR/manifest.json for the memfmt "
+      "runtime\n\n"
+      "  memfmt-compile (FILE.mlir | FILE.onnx | --model NAME)\n"
+      "      [--memory-format channels-last|contiguous]\n"
+      "      [--input-format contiguous|channels-last]\n"
+      "      [--batch N] [--height H] [--width W] [--target cpu|cuda]\n"
+      "      [--precision f32|f16|bf16]\n"
+      "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
+      "      -o DIR\n\n"
+      "Exit codes: 0 success, 1 user error, 2 internal error.\n");
+
+  DialectRegistry registry;
+  registry.insert<MemFmtDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Errors point at the source; the generic form of the op adds nothing.
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  Compiler compiler(context, sourceMgr);
+  return compiler.run();
+}
