@@ -4,22 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Writes a context's last-error string directly, through the runtime's
-// private definition of memfmt_context (runtime/lib/Context.h). The loader
-// is built from the same tree and with the same compiler as the runtime, so
-// the layout agrees. When memfmt_runtime.h gains a public setter (e.g.
-// memfmt_context_set_error), this file should call it instead.
+// Leaves a loader error message in a context through the runtime's public
+// memfmt_context_set_error, so that callers read every failure the same way
+// (memfmt_context_last_error).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ContextError.h"
 
-#include "Context.h"
-
-#include <utility>
+#include "memfmt/runtime/memfmt_runtime.h"
 
 void memfmt::loader::setContextError(memfmt_context_t *Ctx,
                                      std::string Message) {
   if (Ctx)
-    Ctx->lastError = std::move(Message);
+    memfmt_context_set_error(Ctx, Message.c_str());
 }

@@ -164,10 +164,23 @@ SyntheticInit syntheticInit(const Manifest &M, size_t Index) {
     return heNormal(P.Shape[1] * P.Shape[2] * P.Shape[3]);
   if (Suffix == "weight" && Rank == 2)
     return linearUniform(P.Shape[1], "linear");
-  if (Suffix == "weight" && Rank == 1)
-    return uniform(0.5, 1.5,
-                   sibling(M, Prefix, "running_var") ? "bn-scale-uniform"
-                                                     : "scale-uniform");
+  if (Suffix == "weight" && Rank == 1) {
+    if (!sibling(M, Prefix, "running_var"))
+      return uniform(0.5, 1.5, "scale-uniform");
+    // The last batch norm of a residual branch (bn2 of a basic block, bn3 of
+    // a bottleneck: "<block>.bnK" with a "<block>.conv1" and no
+    // "<block>.bn<K+1>") gets a small scale, as in trained ResNets (and
+    // torchvision's zero_init_residual), so that activations stay O(1)
+    // through deep residual stacks instead of doubling per block.
+    auto [Block, Layer] = splitName(Prefix);
+    if (!Block.empty() && Layer.size() > 2 && Layer.compare(0, 2, "bn") == 0 &&
+        sibling(M, Block, "conv1.weight")) {
+      std::string Next = "bn" + std::to_string(std::atoi(Layer.c_str() + 2) + 1);
+      if (!sibling(M, Block, (Next + ".weight").c_str()))
+        return uniform(0.1, 0.3, "residual-bn-scale-uniform");
+    }
+    return uniform(0.5, 1.5, "bn-scale-uniform");
+  }
   if (Suffix == "running_var")
     return uniform(0.5, 1.5, "running-var-uniform");
   if (Suffix == "running_mean")

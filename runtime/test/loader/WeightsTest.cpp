@@ -231,6 +231,35 @@ TEST(Synthetic, Rules) {
   EXPECT_EQ(Rule(9), "he-normal(fan_in=12)");
 }
 
+// The last batch norm of a residual branch gets a small scale; the others,
+// the stem's and the shortcut's keep [0.5, 1.5].
+TEST(Synthetic, ResidualBranchScale) {
+  Manifest M;
+  for (const char *Name :
+       {"bn1", "conv1", "layer1.0.conv1", "layer1.0.bn1", "layer1.0.bn2",
+        "layer1.0.bn3", "layer1.0.downsample.1", "layer2.0.conv1",
+        "layer2.0.bn1", "layer2.0.bn2"}) {
+    std::string Prefix(Name);
+    bool IsConv = Prefix.find("conv") != std::string::npos;
+    addParameter(M, Prefix + ".weight",
+                 IsConv ? std::vector<int64_t>{8, 8, 1, 1}
+                        : std::vector<int64_t>{8});
+    if (!IsConv)
+      addParameter(M, Prefix + ".running_var", {8});
+  }
+  auto RuleOf = [&](const std::string &Name) {
+    for (size_t I = 0; I < M.Parameters.size(); ++I)
+      if (M.Parameters[I].Name == Name)
+        return syntheticInit(M, I).Rule;
+    return std::string("missing");
+  };
+  EXPECT_EQ(RuleOf("bn1.weight"), "bn-scale-uniform");
+  EXPECT_EQ(RuleOf("layer1.0.bn2.weight"), "bn-scale-uniform");
+  EXPECT_EQ(RuleOf("layer1.0.bn3.weight"), "residual-bn-scale-uniform");
+  EXPECT_EQ(RuleOf("layer1.0.downsample.1.weight"), "bn-scale-uniform");
+  EXPECT_EQ(RuleOf("layer2.0.bn2.weight"), "residual-bn-scale-uniform");
+}
+
 // Statistics on big tensors: He std within 10% (in fact much closer), the
 // uniform ranges respected and filled.
 TEST(Synthetic, Statistics) {
