@@ -10,6 +10,8 @@ set -euo pipefail
 PACKAGES=(
   # Compiler toolchain and MLIR/LLVM 22 (lit and FileCheck live in LLVM's bin/).
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
+  # clang-22's sanitizer and libFuzzer runtimes (scripts/sanitize.sh, test/fuzz).
+  libclang-rt-22-dev
   cmake ninja-build ccache pkg-config
   # Test framework, importers and CPU kernels.
   libgtest-dev libgmock-dev libonnx-dev libprotobuf-dev protobuf-compiler

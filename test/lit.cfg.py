@@ -35,6 +35,9 @@ for t in tools:
 # GPU tests need a CUDA device; they are marked `REQUIRES: cuda`.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda")
+# The runtime was built with the CUDA backend (the toolkit was found).
+if config.memfmt_have_cuda.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("memfmt-cuda")
 
 # Tests that compare with PyTorch need Debian's torch for /usr/bin/python3.
 import subprocess

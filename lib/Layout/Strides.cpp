@@ -35,6 +35,19 @@ using namespace memfmt::layout;
 
 namespace {
 
+/// a * b (or a + b) wrapping around in two's complement instead of
+/// overflowing: a shape whose element count does not fit an int64 is refused
+/// by the tools, but verifiers ask about it first, and must get a
+/// (meaningless) answer, not undefined behaviour.
+int64_t mulWrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+int64_t addWrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+
 /// The channels-last order of the dims of a rank-4 (NCHW) or rank-5 (NCDHW)
 /// shape, innermost (smallest stride) first: C, W, H, N or C, W, H, D, N.
 /// Only the first `rank` entries of the result are meaningful.
@@ -75,7 +88,7 @@ bool isDenseInOrder(IntSpan sizes, IntSpan strides, const Order &order) {
       continue;
     if (strides[dim] != expected)
       return false;
-    expected *= sizes[dim];
+    expected = mulWrap(expected, sizes[dim]);
   }
   return true;
 }
@@ -88,7 +101,7 @@ std::vector<int64_t> denseStridesInOrder(IntSpan sizes, const Order &order) {
   int64_t running = 1;
   for (size_t dim : order) {
     strides[dim] = running;
-    running *= std::max<int64_t>(sizes[dim], 1);
+    running = mulWrap(running, std::max<int64_t>(sizes[dim], 1));
   }
   return strides;
 }
@@ -113,7 +126,9 @@ std::string_view memfmt::layout::toString(MemoryFormat format) {
 
 int64_t memfmt::layout::numElements(IntSpan sizes) {
   return std::accumulate(sizes.begin(), sizes.end(), int64_t{1},
-                         [](int64_t acc, int64_t size) { return acc * size; });
+                         [](int64_t acc, int64_t size) {
+                           return mulWrap(acc, size);
+                         });
 }
 
 bool memfmt::layout::hasChannelsLastFormat(size_t rank) {
@@ -160,7 +175,7 @@ bool memfmt::layout::isContiguous(IntSpan sizes, IntSpan strides) {
       continue;
     if (strides[i] != expected)
       return false;
-    expected *= sizes[i];
+    expected = mulWrap(expected, sizes[i]);
   }
   return true;
 }
@@ -248,7 +263,7 @@ bool memfmt::layout::isNonOverlappingAndDense(IntSpan sizes, IntSpan strides) {
   for (size_t dim : order) {
     if (strides[dim] != expected)
       return false;
-    expected *= sizes[dim];
+    expected = mulWrap(expected, sizes[dim]);
   }
   return true;
 }
@@ -285,6 +300,6 @@ bool memfmt::layout::formatsShareBytes(IntSpan sizes) {
 int64_t memfmt::layout::offsetOf(IntSpan index, IntSpan strides) {
   int64_t offset = 0;
   for (size_t i = 0, e = index.size(); i != e; ++i)
-    offset += index[i] * strides[i];
+    offset = addWrap(offset, mulWrap(index[i], strides[i]));
   return offset;
 }

@@ -31,7 +31,8 @@
 using namespace mlir;
 
 LogicalResult mlir::memfmt::emitObjectFile(ModuleOp module,
-                                           StringRef objectPath) {
+                                           StringRef objectPath,
+                                           StringRef cpu) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -53,7 +54,8 @@ LogicalResult mlir::memfmt::emitObjectFile(ModuleOp module,
     return module.emitError() << "no LLVM target for " << triple.str() << ": "
                               << error;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", llvm::TargetOptions(),
+      triple, cpu.empty() ? llvm::sys::getHostCPUName() : cpu, "",
+      llvm::TargetOptions(),
       llvm::Reloc::PIC_));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());

@@ -130,3 +130,26 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
               });
   return "contiguous";
 }
+
+void cpu::foldBatchNormReference(const args::fold_batch_norm &a) {
+  auto at = [](const TensorView &t, int64_t c) {
+    return static_cast<double>(t.as<float>()[c * t.strides[0]]);
+  };
+  const TensorView &w = a.weight, &out = a.out_weight;
+  for (int64_t o = 0; o < w.sizes[0]; ++o) {
+    double scale = at(a.gamma, o) / std::sqrt(at(a.running_var, o) + a.eps);
+    double bias = a.has_bias ? at(a.bias, o) : 0.0;
+    a.out_bias.as<float>()[o * a.out_bias.strides[0]] = static_cast<float>(
+        (bias - at(a.running_mean, o)) * scale + at(a.beta, o));
+    for (int64_t i = 0; i < w.sizes[1]; ++i)
+      for (int64_t kh = 0; kh < w.sizes[2]; ++kh)
+        for (int64_t kw = 0; kw < w.sizes[3]; ++kw) {
+          int64_t src = o * w.strides[0] + i * w.strides[1] +
+                        kh * w.strides[2] + kw * w.strides[3];
+          int64_t dst = o * out.strides[0] + i * out.strides[1] +
+                        kh * out.strides[2] + kw * out.strides[3];
+          out.as<float>()[dst] =
+              static_cast<float>(w.as<float>()[src] * scale);
+        }
+  }
+}

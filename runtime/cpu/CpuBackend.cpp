@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The CPU implementation of Backend. For every kernel it checks the element
-// type (f32 today; f16 and bf16 are UNSUPPORTED with a message), skips calls
-// whose output is empty, and picks an implementation:
+// The CPU implementation of Backend. For every kernel it skips calls whose
+// output is empty and picks an implementation:
+//  * f16 and bf16 calls: the f32 reference on widened copies (Precision.cpp),
+//    in both kernel families ("reference_widened");
 //  * MEMFMT_KERNELS_REFERENCE: always the reference kernel;
 //  * MEMFMT_KERNELS_FAST: oneDNN for conv2d and linear when the build has it
 //    and the call's layouts suit it, the layout-specialised loops for the
@@ -58,10 +59,16 @@ private:
   bool fast() const { return options.kernels == MEMFMT_KERNELS_FAST; }
 
   /// Runs `fastKernel()` in FAST mode, and `reference()` when that is not
-  /// selected or declines; records the implementation on `call`.
+  /// selected or declines; records the implementation on `call`. f32 only.
   template <typename Fast, typename Reference>
   memfmt_status_t dispatch(KernelCall &call, const TensorView &output,
                            Fast fastKernel, Reference reference);
+
+  /// dispatch() for a kernel with a reference(const Args &) overload below:
+  /// f16 and bf16 calls run it on widened copies (Precision.cpp).
+  template <typename Args, typename Fast>
+  memfmt_status_t dispatchTyped(KernelCall &call, const Args &a,
+                                const TensorView &output, Fast fastKernel);
 
   BackendOptions options;
 #ifdef MEMFMT_HAVE_ONEDNN
@@ -70,6 +77,48 @@ private:
   std::unique_ptr<OneDnnLinear> linear;
 #endif
 };
+
+// The reference kernel of each args struct.
+void reference(const args::conv2d &a) { conv2dReference(a); }
+void reference(const args::batch_norm &a) { batchNormReference(a); }
+void reference(const args::relu &a) { reluReference(a); }
+void reference(const args::add &a) { addReference(a); }
+MaxPoolWindow windowOf(const args::max_pool2d &a) {
+  return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
+          a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
+}
+MaxPoolWindow windowOf(const args::max_pool2d_with_indices &a) {
+  return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
+          a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
+}
+void reference(const args::max_pool2d &a) {
+  maxPool2dReference(a.input, a.output, nullptr, windowOf(a));
+}
+void reference(const args::max_pool2d_with_indices &a) {
+  maxPool2dReference(a.input, a.output, &a.indices, windowOf(a));
+}
+void reference(const args::avg_pool2d &a) { avgPool2dReference(a); }
+void reference(const args::adaptive_avg_pool2d &a) {
+  adaptiveAvgPool2dReference(a);
+}
+void reference(const args::linear &a) { linearReference(a); }
+void reference(const args::copy &a) { copyReference(a.input, a.output); }
+void reference(const args::fold_batch_norm &a) { foldBatchNormReference(a); }
+// With f32 on both sides a cast is a copy; the widening does the rest.
+void reference(const args::cast_f32_to &a) {
+  copyReference(a.input, a.output);
+}
+void reference(const args::cast_to_f32_from &a) {
+  copyReference(a.input, a.output);
+}
+void reference(const args::adaptive_avg_pool2d_backward &a) {
+  adaptiveAvgPool2dBackwardReference(a);
+}
+void reference(const args::max_pool2d_with_indices_backward &a) {
+  maxPool2dWithIndicesBackwardReference(a);
+}
+
+} // namespace
 
 template <typename Fast, typename Reference>
 memfmt_status_t CpuBackend::dispatch(KernelCall &call, const TensorView &output,
@@ -94,6 +143,35 @@ memfmt_status_t CpuBackend::dispatch(KernelCall &call, const TensorView &output,
   return MEMFMT_STATUS_OK;
 }
 
+template <typename Args, typename Fast>
+memfmt_status_t CpuBackend::dispatchTyped(KernelCall &call, const Args &a,
+                                          const TensorView &output,
+                                          Fast fastKernel) {
+  if (output.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  if (call.dtype() != DType::f32) {
+    Widener widener(call.dtype());
+    Args wide = widen(widener, a);
+    reference(wide);
+    widener.finish();
+    call.setImpl("reference_widened");
+    return MEMFMT_STATUS_OK;
+  }
+  if (fast()) {
+    if (const char *impl = fastKernel()) {
+      call.setImpl(impl);
+      return MEMFMT_STATUS_OK;
+    }
+  }
+  reference(a);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
+namespace {
+
 /// A fast kernel that never applies.
 const char *none() { return nullptr; }
 
@@ -107,55 +185,48 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::conv2d &a) {
       return status;
   }
 #endif
-  return dispatch(call, a.output, none, [&] { conv2dReference(a); });
+  return dispatchTyped(call, a, a.output, none);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::batch_norm &a) {
-  return dispatch(
-      call, a.output, [&] { return batchNormFast(a); },
-      [&] { batchNormReference(a); });
+  return dispatchTyped(call, a, a.output, [&] { return batchNormFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::fold_batch_norm &a) {
+  // Runs once, at load: the reference is the only implementation.
+  return dispatchTyped(call, a, a.out_weight, none);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::relu &a) {
-  return dispatch(
-      call, a.output, [&] { return reluFast(a); }, [&] { reluReference(a); });
+  return dispatchTyped(call, a, a.output, [&] { return reluFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::add &a) {
-  return dispatch(
-      call, a.output, [&] { return addFast(a); }, [&] { addReference(a); });
+  return dispatchTyped(call, a, a.output, [&] { return addFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {
-  MaxPoolWindow w{a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
-                  a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
-  return dispatch(
-      call, a.output,
-      [&] { return maxPool2dFast(a.input, a.output, nullptr, w); },
-      [&] { maxPool2dReference(a.input, a.output, nullptr, w); });
+  return dispatchTyped(call, a, a.output, [&] {
+    return maxPool2dFast(a.input, a.output, nullptr, windowOf(a));
+  });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::max_pool2d_with_indices &a) {
-  MaxPoolWindow w{a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
-                  a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
-  return dispatch(
-      call, a.output,
-      [&] { return maxPool2dFast(a.input, a.output, &a.indices, w); },
-      [&] { maxPool2dReference(a.input, a.output, &a.indices, w); });
+  return dispatchTyped(call, a, a.output, [&] {
+    return maxPool2dFast(a.input, a.output, &a.indices, windowOf(a));
+  });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::avg_pool2d &a) {
-  return dispatch(
-      call, a.output, [&] { return avgPool2dFast(a); },
-      [&] { avgPool2dReference(a); });
+  return dispatchTyped(call, a, a.output, [&] { return avgPool2dFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::adaptive_avg_pool2d &a) {
-  return dispatch(
-      call, a.output, [&] { return adaptiveAvgPool2dFast(a); },
-      [&] { adaptiveAvgPool2dReference(a); });
+  return dispatchTyped(call, a, a.output,
+                  [&] { return adaptiveAvgPool2dFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::linear &a) {
@@ -166,13 +237,34 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::linear &a) {
       return status;
   }
 #endif
-  return dispatch(call, a.output, none, [&] { linearReference(a); });
+  return dispatchTyped(call, a, a.output, none);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::copy &a) {
-  return dispatch(
-      call, a.output, [&] { return copyFast(a.input, a.output); },
-      [&] { copyReference(a.input, a.output); });
+  return dispatchTyped(call, a, a.output,
+                  [&] { return copyFast(a.input, a.output); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::cast_f32_to &a) {
+  return dispatchTyped(call, a, a.output,
+                  [&] { return copyFast(a.input, a.output); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::cast_to_f32_from &a) {
+  return dispatchTyped(call, a, a.output,
+                  [&] { return copyFast(a.input, a.output); });
+}
+
+memfmt_status_t
+CpuBackend::run(KernelCall &call, const args::adaptive_avg_pool2d_backward &a) {
+  return dispatchTyped(call, a, a.grad_input, none);
+}
+
+memfmt_status_t
+CpuBackend::run(KernelCall &call,
+                const args::max_pool2d_with_indices_backward &a) {
+  return dispatchTyped(call, a, a.grad_input, none);
 }
 
 std::unique_ptr<Backend>

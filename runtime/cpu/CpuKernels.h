@@ -21,6 +21,9 @@
 
 #include "lib/KernelArgs.h"
 
+#include <memory>
+#include <vector>
+
 namespace memfmt::runtime::cpu {
 
 /// The window attributes of a max pool (bottom/right padding is implied by
@@ -36,6 +39,9 @@ void conv2dReference(const args::conv2d &a);
 // BatchNorm.cpp
 void batchNormReference(const args::batch_norm &a);
 const char *batchNormFast(const args::batch_norm &a);
+/// Folds a batch norm into a convolution's weight and bias (load time only,
+/// so there is no fast variant).
+void foldBatchNormReference(const args::fold_batch_norm &a);
 
 // Elementwise.cpp
 void reluReference(const args::relu &a);
@@ -59,6 +65,51 @@ void linearReference(const args::linear &a);
 // Copy.cpp
 void copyReference(const TensorView &input, const TensorView &output);
 const char *copyFast(const TensorView &input, const TensorView &output);
+
+// PoolBackward.cpp
+void adaptiveAvgPool2dBackwardReference(
+    const args::adaptive_avg_pool2d_backward &a);
+void maxPool2dWithIndicesBackwardReference(
+    const args::max_pool2d_with_indices_backward &a);
+
+// Precision.cpp
+
+/// output[i] = input[i] converted from `inputType` to `outputType` (f32,
+/// f16 or bf16; round to nearest even), any strides on both sides.
+void convertElements(const TensorView &input, DType inputType,
+                     const TensorView &output, DType outputType);
+
+/// Runs an f16/bf16 call on the f32 reference kernels: input() replaces a
+/// tensor of the call's element type by a dense f32 copy, output() by a
+/// dense f32 scratch tensor that finish() rounds back into the original.
+class Widener {
+public:
+  explicit Widener(DType type);
+  ~Widener();
+  Widener(const Widener &) = delete;
+  Widener &operator=(const Widener &) = delete;
+
+  void input(TensorView &view);
+  void output(TensorView &view);
+  /// Writes every scratch output back, rounded to the element type.
+  void finish();
+
+private:
+  float *scratch(TensorView &view);
+
+  struct Pending {
+    TensorView scratch, target;
+  };
+  DType type;
+  std::vector<std::unique_ptr<float[]>> buffers;
+  std::vector<Pending> pending;
+};
+
+/// The arguments of a kernel with its element-type tensors widened to f32
+/// (one overload per kernel of Kernels.def).
+#define MEMFMT_KERNEL(NAME, DTYPES, ARGS)                                      \
+  args::NAME widen(Widener &widener, const args::NAME &a);
+#include "memfmt/runtime/Kernels.def"
 
 } // namespace memfmt::runtime::cpu
 

@@ -11,9 +11,12 @@
 // generated from Kernels.def, so a kernel added there is a compile error in
 // every backend until it is implemented.
 //
-// The CPU backend lives in runtime/cpu/. A CUDA backend will live in
-// runtime/cuda/ behind the same interface, created by the context for
-// MEMFMT_BACKEND_CUDA.
+// The CPU backend lives in runtime/cpu/, the CUDA backend in runtime/cuda/
+// (created by the context for MEMFMT_BACKEND_CUDA when the runtime is built
+// with the CUDA toolkit). Besides the kernels, a backend owns its device's
+// memory, copies, ordering, timers and graphs (the device functions of
+// memfmt_runtime.h); the defaults here are the CPU's: host memory,
+// synchronous copies, a steady-clock timer and no graphs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,11 @@ class KernelCall;
 struct BackendOptions {
   /// MEMFMT_KERNELS_FAST or MEMFMT_KERNELS_REFERENCE (never DEFAULT).
   memfmt_kernels_t kernels = MEMFMT_KERNELS_FAST;
+  /// CUDA: the device ordinal, TF32 for f32 convolutions and linear layers,
+  /// and the workspace limit of one convolution in bytes.
+  int device = 0;
+  bool allowTf32 = false;
+  int64_t workspaceLimit = int64_t(1) << 30;
 };
 
 /// Runs kernels on one device family. Not thread-safe (one per context).
@@ -48,11 +56,44 @@ public:
 
   /// Drops per-node caches (primitives, prepacked weights).
   virtual void invalidateCaches() = 0;
+
+  // The device functions of memfmt_runtime.h. Each failure returns a status
+  // and sets `error` (without the C function's name).
+
+  /// A description of the device ("" lets the context describe the CPU).
+  virtual std::string description() { return ""; }
+  /// `bytes` of zeroed memory aligned to at least 256 bytes.
+  virtual memfmt_status_t allocate(int64_t bytes, void **out,
+                                   std::string &error);
+  virtual memfmt_status_t deallocate(void *ptr, std::string &error);
+  virtual memfmt_status_t copy(void *dst, const void *src, int64_t bytes,
+                               memfmt_copy_kind_t kind, std::string &error);
+  virtual memfmt_status_t synchronize(std::string &error);
+  virtual memfmt_status_t timerStart(std::string &error);
+  virtual memfmt_status_t timerStop(double &milliseconds, std::string &error);
+  virtual memfmt_status_t captureBegin(std::string &error);
+  virtual memfmt_status_t captureEnd(void **graph, std::string &error);
+  virtual memfmt_status_t launchGraph(void *graph, std::string &error);
+  virtual void destroyGraph(void *graph);
+  /// Called after each kernel call while profiling, before its time is
+  /// taken (the CUDA backend waits for the kernel there).
+  virtual void finishProfiledCall() {}
+
+private:
+  double timerStartSeconds = 0;
 };
 
 /// Creates the CPU backend. Returns null and sets `error` on failure.
 std::unique_ptr<Backend> createCpuBackend(const BackendOptions &options,
                                           std::string &error);
+
+/// Creates the CUDA backend (defined only in runtimes built with the CUDA
+/// toolkit). Returns null and sets `error` and `status` on failure:
+/// NO_DEVICE without a usable device or driver, INVALID_ARGUMENT for a
+/// device ordinal out of range, BACKEND_ERROR when a library fails to start.
+std::unique_ptr<Backend> createCudaBackend(const BackendOptions &options,
+                                           std::string &error,
+                                           memfmt_status_t &status);
 
 } // namespace memfmt::runtime
 

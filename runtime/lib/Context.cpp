@@ -6,8 +6,10 @@
 //
 // The context half of memfmt_runtime.h: option defaults and their
 // environment variables (MEMFMT_KERNELS, MEMFMT_NUM_THREADS,
-// OMP_NUM_THREADS), backend creation, error messages and the per-node
-// profile. The kernels' entry points are in EntryPoints.cpp.
+// OMP_NUM_THREADS, and for CUDA MEMFMT_CUDA_DEVICE, MEMFMT_ALLOW_TF32,
+// MEMFMT_CUDA_GRAPH, MEMFMT_CUDNN_WORKSPACE_MB), backend creation, error
+// messages and the per-node profile. The kernels' entry points are in
+// EntryPoints.cpp, the device functions in Device.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +108,72 @@ bool resolveThreads(memfmt_context_options_t &options, std::string &error) {
   return true;
 }
 
+/// Resolves a memfmt_switch_t from environment variable `name`. Returns
+/// false and sets `error` for a value that is neither on nor off.
+bool resolveSwitch(memfmt_switch_t &value, const char *name,
+                   std::string &error) {
+  if (value == MEMFMT_SWITCH_ON || value == MEMFMT_SWITCH_OFF)
+    return true;
+  if (value != MEMFMT_SWITCH_DEFAULT) {
+    error = std::string("unknown value ") +
+            std::to_string(static_cast<int>(value)) + " for the option of " +
+            name;
+    return false;
+  }
+  value = MEMFMT_SWITCH_OFF;
+  const char *text = getEnv(name);
+  if (!text)
+    return true;
+  for (const char *on : {"1", "on", "true", "yes"})
+    if (std::strcmp(text, on) == 0) {
+      value = MEMFMT_SWITCH_ON;
+      return true;
+    }
+  for (const char *off : {"0", "off", "false", "no"})
+    if (std::strcmp(text, off) == 0)
+      return true;
+  error = std::string(name) + " is '" + text + "'; expected 1 or 0";
+  return false;
+}
+
+/// Resolves the CUDA options (device, TF32, graphs, workspace limit).
+bool resolveCudaOptions(memfmt_context_options_t &options, std::string &error) {
+  if (options.device < 0) {
+    error = "device is " + std::to_string(options.device) +
+            "; expected a device ordinal >= 0";
+    return false;
+  }
+  if (options.device == 0)
+    if (const char *value = getEnv("MEMFMT_CUDA_DEVICE")) {
+      if (std::strcmp(value, "0") != 0 &&
+          (options.device = parsePositive(value, '\0')) <= 0) {
+        error = std::string("MEMFMT_CUDA_DEVICE is '") + value +
+                "'; expected a device ordinal";
+        return false;
+      }
+    }
+  if (options.workspace_limit < 0) {
+    error = "workspace_limit is " + std::to_string(options.workspace_limit) +
+            "; expected 0 (default) or a byte count";
+    return false;
+  }
+  if (options.workspace_limit == 0) {
+    options.workspace_limit = int64_t(1) << 30;
+    if (const char *value = getEnv("MEMFMT_CUDNN_WORKSPACE_MB")) {
+      int megabytes = std::strcmp(value, "0") == 0 ? 0
+                                                   : parsePositive(value, '\0');
+      if (megabytes <= 0 && std::strcmp(value, "0") != 0) {
+        error = std::string("MEMFMT_CUDNN_WORKSPACE_MB is '") + value +
+                "'; expected a number of MiB";
+        return false;
+      }
+      options.workspace_limit = int64_t(megabytes) << 20;
+    }
+  }
+  return resolveSwitch(options.allow_tf32, "MEMFMT_ALLOW_TF32", error) &&
+         resolveSwitch(options.cuda_graph, "MEMFMT_CUDA_GRAPH", error);
+}
+
 memfmt_status_t failCreate(memfmt_status_t status, const std::string &message,
                            memfmt_context_t **outCtx) {
   if (outCtx)
@@ -155,6 +223,10 @@ void memfmt_context_options_init(memfmt_context_options_t *opts) {
   opts->backend = MEMFMT_BACKEND_CPU;
   opts->kernels = MEMFMT_KERNELS_DEFAULT;
   opts->num_threads = 0;
+  opts->device = 0;
+  opts->allow_tf32 = MEMFMT_SWITCH_DEFAULT;
+  opts->cuda_graph = MEMFMT_SWITCH_DEFAULT;
+  opts->workspace_limit = 0;
 }
 
 memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
@@ -181,11 +253,15 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
                           "; expected 0 (default) or a positive count",
                       out_ctx);
   std::string error;
-  if (!resolveKernels(options, error) || !resolveThreads(options, error))
+  if (!resolveKernels(options, error) || !resolveThreads(options, error) ||
+      !resolveCudaOptions(options, error))
     return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, error, out_ctx);
 
   BackendOptions backendOptions;
   backendOptions.kernels = options.kernels;
+  backendOptions.device = options.device;
+  backendOptions.allowTf32 = options.allow_tf32 == MEMFMT_SWITCH_ON;
+  backendOptions.workspaceLimit = options.workspace_limit;
   try {
     auto ctx = std::make_unique<memfmt_context>();
     ctx->options = options;
@@ -196,17 +272,32 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
         return failCreate(MEMFMT_STATUS_BACKEND_ERROR,
                           "the CPU backend failed to start: " + error, out_ctx);
       break;
-    case MEMFMT_BACKEND_CUDA:
-      // The CUDA backend (runtime/cuda/) plugs in here when it is built.
+    case MEMFMT_BACKEND_CUDA: {
+#ifdef MEMFMT_HAVE_CUDA
+      memfmt_status_t status = MEMFMT_STATUS_BACKEND_ERROR;
+      ctx->backend = createCudaBackend(backendOptions, error, status);
+      if (!ctx->backend)
+        return failCreate(status, "the CUDA backend failed to start: " + error,
+                          out_ctx);
+      break;
+#else
       return failCreate(MEMFMT_STATUS_UNSUPPORTED,
-                        "this runtime was built without the CUDA backend",
+                        "this runtime was built without the CUDA backend "
+                        "(no CUDA toolkit at build time)",
                         out_ctx);
+#endif
+    }
     default:
       return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT,
                         "unknown backend " +
                             std::to_string(static_cast<int>(options.backend)),
                         out_ctx);
     }
+    ctx->description = ctx->backend->description();
+    if (ctx->description.empty())
+      ctx->description = "CPU (" + std::to_string(options.num_threads) +
+                         " threads" +
+                         (memfmt_runtime_has_onednn() ? ", oneDNN" : "") + ")";
     *out_ctx = ctx.release();
     return MEMFMT_STATUS_OK;
   } catch (const std::bad_alloc &) {

@@ -27,6 +27,8 @@ struct memfmt_context {
   /// Options with the environment applied and the thread count resolved.
   memfmt_context_options_t options{};
   std::unique_ptr<memfmt::runtime::Backend> backend;
+  /// memfmt_context_device_description's text.
+  std::string description;
   std::string lastError;
 
   bool profiling = false;

@@ -31,6 +31,12 @@ using namespace memfmt::runtime;
 #define MEMFMT_RT_DECODE_OUT(N) memfmtCall.decode(memfmtArgs.N, N, #N, dtype);
 #define MEMFMT_RT_DECODE_OUT_I64(N)                                            \
   memfmtCall.decode(memfmtArgs.N, N, #N, DType::i64);
+#define MEMFMT_RT_DECODE_IN_I64(N)                                             \
+  memfmtCall.decode(memfmtArgs.N, N, #N, DType::i64);
+#define MEMFMT_RT_DECODE_IN_F32(N)                                             \
+  memfmtCall.decode(memfmtArgs.N, N, #N, DType::f32);
+#define MEMFMT_RT_DECODE_OUT_F32(N)                                            \
+  memfmtCall.decode(memfmtArgs.N, N, #N, DType::f32);
 #define MEMFMT_RT_DECODE_I64(N) memfmtArgs.N = N;
 #define MEMFMT_RT_DECODE_F64(N) memfmtArgs.N = N;
 
@@ -48,6 +54,9 @@ using namespace memfmt::runtime;
 #define MEMFMT_IN(N) MEMFMT_ABI_IN(N)
 #define MEMFMT_OUT(N) MEMFMT_ABI_OUT(N)
 #define MEMFMT_OUT_I64(N) MEMFMT_ABI_OUT_I64(N)
+#define MEMFMT_IN_I64(N) MEMFMT_ABI_IN_I64(N)
+#define MEMFMT_IN_F32(N) MEMFMT_ABI_IN_F32(N)
+#define MEMFMT_OUT_F32(N) MEMFMT_ABI_OUT_F32(N)
 #define MEMFMT_I64(N) MEMFMT_ABI_I64(N)
 #define MEMFMT_F64(N) MEMFMT_ABI_F64(N)
 #define MEMFMT_KERNEL(NAME, DTYPES, ARGS)                                      \

@@ -35,6 +35,9 @@
 #define MEMFMT_RT_FIELD_IN(N) ::memfmt::runtime::TensorView N;
 #define MEMFMT_RT_FIELD_OUT(N) ::memfmt::runtime::TensorView N;
 #define MEMFMT_RT_FIELD_OUT_I64(N) ::memfmt::runtime::TensorView N;
+#define MEMFMT_RT_FIELD_IN_I64(N) ::memfmt::runtime::TensorView N;
+#define MEMFMT_RT_FIELD_IN_F32(N) ::memfmt::runtime::TensorView N;
+#define MEMFMT_RT_FIELD_OUT_F32(N) ::memfmt::runtime::TensorView N;
 #define MEMFMT_RT_FIELD_I64(N) int64_t N = 0;
 #define MEMFMT_RT_FIELD_F64(N) double N = 0;
 
@@ -44,6 +47,9 @@ namespace memfmt::runtime::args {
 #define MEMFMT_IN(N) MEMFMT_ABI_IN(N)
 #define MEMFMT_OUT(N) MEMFMT_ABI_OUT(N)
 #define MEMFMT_OUT_I64(N) MEMFMT_ABI_OUT_I64(N)
+#define MEMFMT_IN_I64(N) MEMFMT_ABI_IN_I64(N)
+#define MEMFMT_IN_F32(N) MEMFMT_ABI_IN_F32(N)
+#define MEMFMT_OUT_F32(N) MEMFMT_ABI_OUT_F32(N)
 #define MEMFMT_I64(N) MEMFMT_ABI_I64(N)
 #define MEMFMT_F64(N) MEMFMT_ABI_F64(N)
 #define MEMFMT_KERNEL(NAME, DTYPES, ARGS)                                      \
@@ -55,6 +61,9 @@ namespace memfmt::runtime::args {
 #undef MEMFMT_IN
 #undef MEMFMT_OUT
 #undef MEMFMT_OUT_I64
+#undef MEMFMT_IN_I64
+#undef MEMFMT_IN_F32
+#undef MEMFMT_OUT_F32
 #undef MEMFMT_I64
 #undef MEMFMT_F64
 

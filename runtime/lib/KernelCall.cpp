@@ -57,6 +57,7 @@ void KernelCall::decode(TensorView &view, const memfmt_memref_t *memref,
 void KernelCall::finish() {
   if (!ctx || !profiling)
     return;
+  ctx->backend->finishProfiledCall();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

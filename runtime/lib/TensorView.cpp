@@ -134,7 +134,10 @@ memfmt_status_t memfmt::runtime::decodeMemref(const memfmt_memref_t *memref,
   if (count == 0)
     return MEMFMT_STATUS_OK; // No element is ever addressed.
   for (int64_t d = 0; d < view.rank; ++d) {
-    int64_t stride = view.strides[d] < 0 ? -view.strides[d] : view.strides[d];
+    // INT64_MIN has no magnitude in int64: reject it before negating.
+    int64_t stride = view.strides[d] == INT64_MIN ? 0
+                     : view.strides[d] < 0        ? -view.strides[d]
+                                                  : view.strides[d];
     int64_t span = 0;
     if (view.strides[d] == INT64_MIN ||
         __builtin_mul_overflow(view.sizes[d] - 1, stride, &span) ||

@@ -14,7 +14,11 @@
 //    pooling without count_include_pad) or one padded position (average
 //    pooling with count_include_pad), and an average pool's output size must
 //    be its floor- or ceil-mode size;
-//  * add: NumPy broadcasting of size-1 dims, ranks aligned to the right.
+//  * add: NumPy broadcasting of size-1 dims, ranks aligned to the right;
+//  * casts: the output has the input's shape (in place only f32 to f32);
+//  * pooling gradients: grad_output and grad_input share N and C, indices
+//    have grad_output's shape, and the forward window attributes obey the
+//    max pool's rules.
 // Attributes are bounded (kMaxAttribute) so that no shape arithmetic can
 // overflow, outputs must not have overlapping elements, and an output may
 // share its buffer with an input only where the kernel allows it (the
@@ -401,12 +405,14 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   const char *dimName[2] = {"height", "width"};
   for (int d = 0; d < 2; ++d) {
     int64_t room = padded[d] - kernel[d];
-    if (room < 0)
+    // A kernel larger than the padded input still gives one (clipped)
+    // window in ceil mode when the stride reaches past it, as in ATen.
+    if (room + stride[d] - 1 < 0)
       return invalid(call, std::string("the kernel ") + dimName[d] + " " +
                                std::to_string(kernel[d]) +
                                " is larger than the padded input " +
                                dimName[d] + " " + std::to_string(padded[d]));
-    int64_t floorSize = room / stride[d] + 1;
+    int64_t floorSize = room >= 0 ? room / stride[d] + 1 : -1;
     int64_t ceilSize = (room + stride[d] - 1) / stride[d] + 1;
     if (out[2 + d] != floorSize && out[2 + d] != ceilSize)
       return invalid(call, std::string("output ") + dimName[d] + " is " +
@@ -466,4 +472,115 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   return checkInPlace(call, a.input, "input", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::fold_batch_norm &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 4));
+  if (!std::isfinite(a.eps) || a.eps < 0)
+    return invalid(call, "eps is " + std::to_string(a.eps) +
+                             ", expected a finite value >= 0");
+  TensorView channels = shapeOf({a.weight.sizes[0]});
+  std::string why =
+      " (one per output channel of weight " + formatShape(a.weight) + ")";
+  if (a.has_bias)
+    MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.gamma, "gamma", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.beta, "beta", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.running_var, "running_var", channels, why));
+  MEMFMT_CHECK(checkShape(call, a.out_weight, "out_weight", a.weight,
+                          " (the weight's shape)"));
+  MEMFMT_CHECK(checkShape(call, a.out_bias, "out_bias", channels, why));
+  MEMFMT_CHECK(checkDistinct(call, a.out_weight, "out_weight"));
+  MEMFMT_CHECK(checkDistinct(call, a.out_bias, "out_bias"));
+  MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.out_bias,
+                               "out_bias"));
+  return checkNotAliased(call, a.out_weight, "out_weight", a.out_bias,
+                         "out_bias");
+}
+
+namespace {
+
+/// cast_f32_to / cast_to_f32_from: an elementwise copy between element
+/// types. In place only when both sides are f32 (it is then a copy).
+memfmt_status_t checkCast(KernelCall &call, const TensorView &input,
+                          const TensorView &output) {
+  MEMFMT_CHECK(
+      checkShape(call, output, "output", input, " (the input's shape)"));
+  MEMFMT_CHECK(checkDistinct(call, output, "output"));
+  if (call.dtype() == DType::f32)
+    return checkInPlace(call, input, "input", output, "output");
+  return checkNotAliased(call, input, "input", output, "output");
+}
+
+/// The 4-D shapes of a pooling backward: grad_output [N, C, OH, OW] and
+/// grad_input [N, C, H, W].
+memfmt_status_t checkPoolBackwardShapes(KernelCall &call,
+                                        const TensorView &gradOutput,
+                                        const TensorView &gradInput) {
+  MEMFMT_CHECK(checkRank(call, gradOutput, "grad_output", 4));
+  MEMFMT_CHECK(checkRank(call, gradInput, "grad_input", 4));
+  if (gradOutput.sizes[0] != gradInput.sizes[0] ||
+      gradOutput.sizes[1] != gradInput.sizes[1])
+    return invalid(call, "grad_output has shape " + formatShape(gradOutput) +
+                             ", but its batch and channel dims must be "
+                             "grad_input's " +
+                             formatShape(gradInput));
+  for (int64_t d = 2; d < 4; ++d)
+    if (gradOutput.sizes[d] > kMaxAttribute ||
+        gradInput.sizes[d] > kMaxAttribute)
+      return invalid(call, "spatial sizes above " +
+                               std::to_string(kMaxAttribute) +
+                               " are not supported");
+  MEMFMT_CHECK(checkDistinct(call, gradInput, "grad_input"));
+  return checkNotAliased(call, gradOutput, "grad_output", gradInput,
+                         "grad_input");
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::cast_f32_to &a) {
+  return checkCast(call, a.input, a.output);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::cast_to_f32_from &a) {
+  return checkCast(call, a.input, a.output);
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::adaptive_avg_pool2d_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  if (a.grad_output.numElements() > 0 &&
+      (a.grad_input.sizes[2] < 1 || a.grad_input.sizes[3] < 1))
+    return invalid(call, "grad_input " + formatShape(a.grad_input) +
+                             " has an empty plane; every output window "
+                             "needs an element");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::max_pool2d_with_indices_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  MEMFMT_CHECK(checkShape(call, a.indices, "indices", a.grad_output,
+                          " (grad_output's shape)"));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_h, "kernel_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_w, "kernel_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_h, "dilation_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_w, "dilation_w", 1));
+  MEMFMT_CHECK(
+      checkNotAliased(call, a.indices, "indices", a.grad_input, "grad_input"));
+  return checkPoolWindows(call, a.grad_input, a.grad_output, a.kernel_h,
+                          a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+                          a.pad_left, a.dilation_h, a.dilation_w, 0, 0,
+                          /*paddingCounts=*/false);
 }

@@ -601,7 +601,8 @@ io::Result<Manifest> parseManifest(std::string_view Text,
 
   if (!R.tensors(M, "parameters", /*IsParameter=*/true, /*NonEmpty=*/false,
                  Out.Parameters) ||
-      !R.tensors(M, "inputs", false, /*NonEmpty=*/true, Out.Inputs) ||
+      // A model may have no inputs (an ONNX graph of constants).
+      !R.tensors(M, "inputs", false, /*NonEmpty=*/false, Out.Inputs) ||
       !R.tensors(M, "outputs", false, /*NonEmpty=*/true, Out.Outputs))
     return Failure{R.error()};
   if (Out.Inputs.size() + Out.Outputs.size() > MaxModelTensors)

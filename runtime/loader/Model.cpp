@@ -13,6 +13,17 @@
 // callers, one per argument count, since the entry takes one pointer per
 // input and output.
 //
+// A model loaded into a device context (CUDA) keeps the arena, the weights
+// blob and one staging buffer per input and output in device memory
+// (memfmt_device_alloc, once): the weights are built and re-laid on the host
+// and uploaded once; memfmt_model_run copies inputs in and outputs out around
+// the entry call, memfmt_model_run_device passes device buffers through.
+// Loading ends with one warm-up run on zeroed inputs, which chooses every
+// convolution algorithm and sizes every workspace, so no run allocates. With
+// the context's cuda_graph option the forward pass is then captured as one
+// CUDA graph and every run replays it (captured again only when the buffers
+// passed to memfmt_model_run_device change).
+//
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/runtime/model.h"
@@ -143,10 +154,34 @@ struct memfmt_model {
   std::vector<memfmt_model_tensor_info_t> InputInfo;
   std::vector<memfmt_model_tensor_info_t> OutputInfo;
 
+  /// Device models: buffers from memfmt_device_alloc (freed with the model).
+  bool OnDevice = false;
+  void *DeviceArena = nullptr;
+  void *DeviceWeights = nullptr;
+  std::vector<void *> DeviceInputs;
+  std::vector<void *> DeviceOutputs;
+  /// The CUDA graph of the forward pass and the tensor pointers it was
+  /// captured with.
+  bool UseGraph = false;
+  memfmt_graph_t *Graph = nullptr;
+  std::vector<void *> GraphPointers;
+
   ~memfmt_model() {
+    if (Graph)
+      memfmt_graph_destroy(Ctx, Graph);
+    for (void *P : DeviceInputs)
+      memfmt_device_free(Ctx, P);
+    for (void *P : DeviceOutputs)
+      memfmt_device_free(Ctx, P);
+    memfmt_device_free(Ctx, DeviceArena);
+    memfmt_device_free(Ctx, DeviceWeights);
     if (Library)
       ::dlclose(Library);
   }
+
+  /// The arena and weights the entry point gets (device or host memory).
+  void *arenaBase() { return OnDevice ? DeviceArena : Arena.get(); }
+  void *weightsBase() { return OnDevice ? DeviceWeights : Weights.get(); }
 
   /// Records "<function> (<model>): <message>" in the context.
   memfmt_status_t fail(memfmt_status_t Status, const char *Function,
@@ -156,9 +191,19 @@ struct memfmt_model {
     return Status;
   }
 
-  /// Calls the entry point on the given buffers (checked by the caller).
+  /// Calls the entry point on the given buffers (checked by the caller):
+  /// host buffers, or buffers in the context's device memory when
+  /// `DeviceBuffers` (the same thing on the CPU).
   memfmt_status_t call(const void *const *Inputs, void *const *Outputs,
-                       const char *Function);
+                       const char *Function, bool DeviceBuffers = false);
+
+  /// Runs the entry point on the descriptors as they are (replaying or
+  /// capturing the graph when UseGraph).
+  memfmt_status_t invoke(const char *Function);
+
+  /// Calls the entry point once, turning its result into a status and
+  /// message.
+  memfmt_status_t invokeEntry(const char *Function);
 };
 
 namespace {
@@ -170,7 +215,7 @@ memfmt_status_t failLoad(memfmt_context_t *Ctx, memfmt_status_t Status,
 }
 
 memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
-                          const char *WeightsOverride,
+                          const char *WeightsOverride, bool AnyTarget,
                           memfmt_model_t **OutModel) {
   auto Model = std::make_unique<memfmt_model>();
   Model->Ctx = Ctx;
@@ -198,7 +243,9 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
     return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT,
                     "cannot read the context's options");
   const char *Backend = Options.backend == MEMFMT_BACKEND_CUDA ? "cuda" : "cpu";
-  if (Man.Target != Backend)
+  Model->OnDevice = Options.backend != MEMFMT_BACKEND_CPU;
+  Model->UseGraph = Model->OnDevice && Options.cuda_graph == MEMFMT_SWITCH_ON;
+  if (Man.Target != Backend && !AnyTarget)
     return failLoad(Ctx, MEMFMT_STATUS_UNSUPPORTED,
                     Man.Path + ": the model was compiled for target '" +
                         Man.Target + "' but the context runs on '" + Backend +
@@ -253,7 +300,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
              "cannot allocate " + std::to_string(Bytes) + " bytes for " + What);
     return false;
   };
-  if (!Allocate(Model->Arena, Man.ArenaBytes, "the arena") ||
+  if (!Allocate(Model->Arena, Model->OnDevice ? 0 : Man.ArenaBytes,
+                "the arena") ||
       !Allocate(Model->Weights, Man.WeightsBytes, "the weights"))
     return MEMFMT_STATUS_OUT_OF_MEMORY;
   Model->InputStage.resize(Man.Inputs.size());
@@ -272,13 +320,78 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   if (!Filled)
     return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT, Filled.error());
 
+  // Device models: the arena, the weights (uploaded once) and the staging
+  // buffers of memfmt_model_run, all allocated now.
+  if (Model->OnDevice) {
+    auto DeviceAlloc = [&](void **P, int64_t Bytes, const char *What) {
+      if (memfmt_device_alloc(Ctx, Bytes, P) == MEMFMT_STATUS_OK)
+        return MEMFMT_STATUS_OK;
+      return failLoad(Ctx, MEMFMT_STATUS_OUT_OF_MEMORY,
+                      "cannot allocate " + std::to_string(Bytes) +
+                          " bytes of device memory for " + What + ": " +
+                          memfmt_context_last_error(Ctx));
+    };
+    if (memfmt_status_t S =
+            DeviceAlloc(&Model->DeviceArena, Man.ArenaBytes, "the arena"))
+      return S;
+    if (memfmt_status_t S = DeviceAlloc(&Model->DeviceWeights,
+                                        Man.WeightsBytes, "the weights"))
+      return S;
+    Model->DeviceInputs.assign(Man.Inputs.size(), nullptr);
+    Model->DeviceOutputs.assign(Man.Outputs.size(), nullptr);
+    for (size_t I = 0; I < Man.Inputs.size(); ++I)
+      if (memfmt_status_t S =
+              DeviceAlloc(&Model->DeviceInputs[I], Man.Inputs[I].extentBytes(),
+                          "an input buffer"))
+        return S;
+    for (size_t I = 0; I < Man.Outputs.size(); ++I)
+      if (memfmt_status_t S = DeviceAlloc(&Model->DeviceOutputs[I],
+                                          Man.Outputs[I].extentBytes(),
+                                          "an output buffer"))
+        return S;
+    if (memfmt_device_copy(Ctx, Model->DeviceWeights, Model->Weights.get(),
+                           Man.WeightsBytes, MEMFMT_COPY_HOST_TO_DEVICE) !=
+            MEMFMT_STATUS_OK ||
+        memfmt_context_synchronize(Ctx) != MEMFMT_STATUS_OK)
+      return failLoad(Ctx, MEMFMT_STATUS_BACKEND_ERROR,
+                      std::string("uploading the weights failed: ") +
+                          memfmt_context_last_error(Ctx));
+  }
+
+  // Load-time work the compiler left (e.g. batch norm folded into conv
+  // weights): once, now, never per run. Models without it have no symbol.
+  using PrepareFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *);
+  if (void *Prepare = ::dlsym(Model->Library, "_mlir_ciface_memfmt_prepare")) {
+    memfmt_byte_memref_t WeightsDesc = {Model->weightsBase(),
+                                        Model->weightsBase(), 0,
+                                        Man.WeightsBytes, 1};
+    memfmt_context_clear_error(Ctx);
+    int32_t Prepared =
+        reinterpret_cast<PrepareFn>(Prepare)(Ctx, &WeightsDesc);
+    if (Prepared != MEMFMT_STATUS_OK)
+      return failLoad(Ctx,
+                      Prepared > 0 && Prepared <= MEMFMT_STATUS_INTERNAL
+                          ? static_cast<memfmt_status_t>(Prepared)
+                          : MEMFMT_STATUS_INTERNAL,
+                      "memfmt_prepare failed: " +
+                          std::string(memfmt_context_last_error(Ctx)));
+    // Keep the host copy (memfmt_model_weights) equal to the device blob.
+    if (Model->OnDevice &&
+        memfmt_device_copy(Ctx, Model->Weights.get(), Model->DeviceWeights,
+                           Man.WeightsBytes,
+                           MEMFMT_COPY_DEVICE_TO_HOST) != MEMFMT_STATUS_OK)
+      return failLoad(Ctx, MEMFMT_STATUS_BACKEND_ERROR,
+                      std::string("memfmt_prepare failed: ") +
+                          memfmt_context_last_error(Ctx));
+  }
+
   // The entry's arguments: arena and weights are fixed, the tensors' are
   // filled per run.
   size_t NumArgs = 2 + Man.Inputs.size() + Man.Outputs.size();
   Model->Descriptors.assign(NumArgs, memfmt_byte_memref_t{});
-  Model->Descriptors[0] = {Model->Arena.get(), Model->Arena.get(), 0,
+  Model->Descriptors[0] = {Model->arenaBase(), Model->arenaBase(), 0,
                            Man.ArenaBytes, 1};
-  Model->Descriptors[1] = {Model->Weights.get(), Model->Weights.get(), 0,
+  Model->Descriptors[1] = {Model->weightsBase(), Model->weightsBase(), 0,
                            Man.WeightsBytes, 1};
   for (memfmt_byte_memref_t &D : Model->Descriptors)
     Model->Args.push_back(&D);
@@ -288,6 +401,30 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   for (const TensorSpec &T : Man.Outputs)
     Model->OutputInfo.push_back(tensorInfo(T));
 
+  // Device models: one warm-up run on the zeroed staging buffers chooses
+  // the algorithms and sizes the workspaces (and captures the graph).
+  if (Model->OnDevice) {
+    std::vector<const void *> In(Model->DeviceInputs.begin(),
+                                 Model->DeviceInputs.end());
+    const char *WarmUp = "memfmt_model_load (warm-up run)";
+    // Eagerly first (nothing may be chosen or allocated during a capture),
+    // then, with graphs, once more to capture and replay.
+    bool Graph = Model->UseGraph;
+    Model->UseGraph = false;
+    memfmt_status_t S = Model->call(In.data(), Model->DeviceOutputs.data(),
+                                    WarmUp, /*DeviceBuffers=*/true);
+    Model->UseGraph = Graph;
+    if (S == MEMFMT_STATUS_OK && Graph)
+      S = Model->call(In.data(), Model->DeviceOutputs.data(), WarmUp,
+                      /*DeviceBuffers=*/true);
+    if (S == MEMFMT_STATUS_OK && memfmt_context_synchronize(Ctx))
+      S = Model->fail(MEMFMT_STATUS_BACKEND_ERROR,
+                      "memfmt_model_load (warm-up run)",
+                      memfmt_context_last_error(Ctx));
+    if (S != MEMFMT_STATUS_OK)
+      return S;
+  }
+
   *OutModel = Model.release();
   return MEMFMT_STATUS_OK;
 }
@@ -295,15 +432,77 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
 } // namespace
 
 memfmt_status_t memfmt_model::call(const void *const *Inputs,
-                                   void *const *Outputs, const char *Function) {
+                                   void *const *Outputs, const char *Function,
+                                   bool DeviceBuffers) {
   size_t NumInputs = M.Inputs.size();
+  bool Stage = OnDevice && !DeviceBuffers;
   for (size_t I = 0; I < NumInputs; ++I) {
     void *Data = const_cast<void *>(Inputs[I]);
+    if (Stage) {
+      if (memfmt_device_copy(Ctx, DeviceInputs[I], Data,
+                             InputInfo[I].buffer_bytes,
+                             MEMFMT_COPY_HOST_TO_DEVICE) != MEMFMT_STATUS_OK)
+        return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                    memfmt_context_last_error(Ctx));
+      Data = DeviceInputs[I];
+    }
     Descriptors[2 + I] = {Data, Data, 0, InputInfo[I].buffer_bytes, 1};
   }
-  for (size_t I = 0; I < M.Outputs.size(); ++I)
-    Descriptors[2 + NumInputs + I] = {Outputs[I], Outputs[I], 0,
+  for (size_t I = 0; I < M.Outputs.size(); ++I) {
+    void *Data = Stage ? DeviceOutputs[I] : Outputs[I];
+    Descriptors[2 + NumInputs + I] = {Data, Data, 0,
                                       OutputInfo[I].buffer_bytes, 1};
+  }
+  if (memfmt_status_t S = invoke(Function))
+    return S;
+  if (Stage)
+    for (size_t I = 0; I < M.Outputs.size(); ++I)
+      if (memfmt_device_copy(Ctx, Outputs[I], DeviceOutputs[I],
+                             OutputInfo[I].buffer_bytes,
+                             MEMFMT_COPY_DEVICE_TO_HOST) != MEMFMT_STATUS_OK)
+        return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                    memfmt_context_last_error(Ctx));
+  if (Stage && M.Outputs.empty() && memfmt_context_synchronize(Ctx))
+    return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                memfmt_context_last_error(Ctx));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model::invoke(const char *Function) {
+  if (!UseGraph)
+    return invokeEntry(Function);
+  std::vector<void *> Pointers;
+  for (size_t I = 2; I < Descriptors.size(); ++I)
+    Pointers.push_back(Descriptors[I].aligned);
+  if (!Graph || Pointers != GraphPointers) {
+    // (Re)capture: the graph holds the buffers' addresses.
+    if (Graph)
+      memfmt_graph_destroy(Ctx, Graph);
+    Graph = nullptr;
+    if (memfmt_graph_capture_begin(Ctx) != MEMFMT_STATUS_OK)
+      return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                  memfmt_context_last_error(Ctx));
+    memfmt_status_t Captured = invokeEntry(Function);
+    std::string Message = memfmt_context_last_error(Ctx);
+    memfmt_status_t Ended = memfmt_graph_capture_end(Ctx, &Graph);
+    if (Captured != MEMFMT_STATUS_OK) {
+      if (Graph)
+        memfmt_graph_destroy(Ctx, Graph);
+      Graph = nullptr;
+      return fail(Captured, Function,
+                  "while capturing the CUDA graph: " + Message);
+    }
+    if (Ended != MEMFMT_STATUS_OK)
+      return fail(Ended, Function, memfmt_context_last_error(Ctx));
+    GraphPointers = Pointers;
+  }
+  if (memfmt_graph_launch(Ctx, Graph) != MEMFMT_STATUS_OK)
+    return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                memfmt_context_last_error(Ctx));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_model::invokeEntry(const char *Function) {
   memfmt_context_clear_error(Ctx);
   int32_t Result = Callers[Args.size()](Entry, Ctx, Args.data());
   if (Result == MEMFMT_STATUS_OK)
@@ -320,6 +519,41 @@ memfmt_status_t memfmt_model::call(const void *const *Inputs,
               memfmt_status_string(Status) + " without a message";
   }
   return fail(Status, Function, Message);
+}
+
+static memfmt_status_t runModel(memfmt_model_t *model,
+                                const void *const *inputs,
+                                void *const *outputs, const char *Function,
+                                bool DeviceBuffers) {
+  if (!model)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  // `inputs` may be null for a model without inputs.
+  if ((!inputs && !model->M.Inputs.empty()) || !outputs)
+    return model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                       outputs ? "inputs is null" : "outputs is null");
+  auto Check = [&](const void *P, const TensorSpec &T, const char *Kind,
+                   size_t I) {
+    if (!P && T.extentBytes() > 0) {
+      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                  describeTensor(Kind, I, T) + " is null");
+      return false;
+    }
+    if (reinterpret_cast<uintptr_t>(P) % elementSize(T.Type) != 0) {
+      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
+                  describeTensor(Kind, I, T) +
+                      " is not aligned to its element size " +
+                      std::to_string(elementSize(T.Type)));
+      return false;
+    }
+    return true;
+  };
+  for (size_t I = 0; I < model->M.Inputs.size(); ++I)
+    if (!Check(inputs[I], model->M.Inputs[I], "input", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+  for (size_t I = 0; I < model->M.Outputs.size(); ++I)
+    if (!Check(outputs[I], model->M.Outputs[I], "output", I))
+      return MEMFMT_STATUS_INVALID_ARGUMENT;
+  return model->call(inputs, outputs, Function, DeviceBuffers);
 }
 
 //===----------------------------------------------------------------------===//
@@ -342,7 +576,33 @@ memfmt_status_t memfmt_model_load(memfmt_context_t *ctx, const char *dir,
                     "the model directory is null or empty");
   memfmt_context_clear_error(ctx);
   try {
-    return loadModel(ctx, dir, weights_override, out_model);
+    return loadModel(ctx, dir, weights_override, /*AnyTarget=*/false,
+                     out_model);
+  } catch (const std::bad_alloc &) {
+    return failLoad(ctx, MEMFMT_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &E) {
+    return failLoad(ctx, MEMFMT_STATUS_INTERNAL,
+                    std::string("internal error: ") + E.what());
+  }
+}
+
+memfmt_status_t memfmt_model_load_any_target(memfmt_context_t *ctx,
+                                             const char *dir,
+                                             const char *weights_override,
+                                             memfmt_model_t **out_model) {
+  if (out_model)
+    *out_model = nullptr;
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (!out_model)
+    return failLoad(ctx, MEMFMT_STATUS_INVALID_ARGUMENT, "out_model is null");
+  if (!dir || !*dir)
+    return failLoad(ctx, MEMFMT_STATUS_INVALID_ARGUMENT,
+                    "the model directory is null or empty");
+  memfmt_context_clear_error(ctx);
+  try {
+    return loadModel(ctx, dir, weights_override, /*AnyTarget=*/true,
+                     out_model);
   } catch (const std::bad_alloc &) {
     return failLoad(ctx, MEMFMT_STATUS_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception &E) {
@@ -427,35 +687,15 @@ memfmt_status_t memfmt_model_weights(const memfmt_model_t *model,
 memfmt_status_t memfmt_model_run(memfmt_model_t *model,
                                  const void *const *inputs,
                                  void *const *outputs) {
-  static const char *const Function = "memfmt_model_run";
-  if (!model)
-    return MEMFMT_STATUS_INVALID_ARGUMENT;
-  if (!inputs || !outputs)
-    return model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
-                       inputs ? "outputs is null" : "inputs is null");
-  auto Check = [&](const void *P, const TensorSpec &T, const char *Kind,
-                   size_t I) {
-    if (!P && T.extentBytes() > 0) {
-      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
-                  describeTensor(Kind, I, T) + " is null");
-      return false;
-    }
-    if (reinterpret_cast<uintptr_t>(P) % elementSize(T.Type) != 0) {
-      model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
-                  describeTensor(Kind, I, T) +
-                      " is not aligned to its element size " +
-                      std::to_string(elementSize(T.Type)));
-      return false;
-    }
-    return true;
-  };
-  for (size_t I = 0; I < model->M.Inputs.size(); ++I)
-    if (!Check(inputs[I], model->M.Inputs[I], "input", I))
-      return MEMFMT_STATUS_INVALID_ARGUMENT;
-  for (size_t I = 0; I < model->M.Outputs.size(); ++I)
-    if (!Check(outputs[I], model->M.Outputs[I], "output", I))
-      return MEMFMT_STATUS_INVALID_ARGUMENT;
-  return model->call(inputs, outputs, Function);
+  return runModel(model, inputs, outputs, "memfmt_model_run",
+                  /*DeviceBuffers=*/false);
+}
+
+memfmt_status_t memfmt_model_run_device(memfmt_model_t *model,
+                                        const void *const *inputs,
+                                        void *const *outputs) {
+  return runModel(model, inputs, outputs, "memfmt_model_run_device",
+                  /*DeviceBuffers=*/true);
 }
 
 memfmt_status_t memfmt_model_run_logical(memfmt_model_t *model,
@@ -466,9 +706,10 @@ memfmt_status_t memfmt_model_run_logical(memfmt_model_t *model,
   static const char *const Function = "memfmt_model_run_logical";
   if (!model)
     return MEMFMT_STATUS_INVALID_ARGUMENT;
-  if (!inputs || !outputs)
+  // `inputs` may be null for a model without inputs.
+  if ((!inputs && !model->M.Inputs.empty()) || !outputs)
     return model->fail(MEMFMT_STATUS_INVALID_ARGUMENT, Function,
-                       inputs ? "outputs is null" : "inputs is null");
+                       outputs ? "inputs is null" : "outputs is null");
   auto Check = [&](const void *P, const int64_t *Elements, const TensorSpec &T,
                    const char *Kind, size_t I) {
     if (Elements && Elements[I] != T.numElements()) {

@@ -308,21 +308,6 @@ TEST_P(ErrorTest, LinearShapes) {
               MEMFMT_STATUS_INVALID_ARGUMENT, {"input has rank 3"});
 }
 
-TEST_P(ErrorTest, HalfPrecisionIsUnsupportedForNow) {
-  TestContext ctx(GetParam());
-  std::vector<uint16_t> data(24, 0);
-  int64_t descriptor[] = {0, 0, 0, 24, 1};
-  uint16_t *base = data.data();
-  std::memcpy(&descriptor[0], &base, sizeof(base));
-  std::memcpy(&descriptor[1], &base, sizeof(base));
-  memfmt_memref_t ref{1, descriptor};
-  expectError(ctx, _mlir_ciface_memfmt_relu_f16(ctx, 11, &ref, &ref),
-              MEMFMT_STATUS_UNSUPPORTED,
-              {"memfmt_relu_f16 (node 11)", "element type f16"});
-  expectError(ctx, _mlir_ciface_memfmt_copy_bf16(ctx, 12, &ref, &ref),
-              MEMFMT_STATUS_UNSUPPORTED, {"element type bf16"});
-}
-
 /// A failed call still counts in the profile.
 TEST_P(ErrorTest, FailedCallsAreProfiled) {
   TestContext ctx(GetParam());

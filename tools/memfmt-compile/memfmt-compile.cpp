@@ -35,6 +35,9 @@
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Conversions.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#ifdef MEMFMT_HAVE_ONNX
+#include "memfmt/Import/ONNX.h"
+#endif
 #include "memfmt/Models/ResNet.h"
 #include "memfmt/Target/SharedLibrary.h"
 
@@ -138,6 +141,13 @@ cl::opt<std::string>
                            "torchvision state_dict keys, or seeded "
                            "synthetic values (default synthetic:0)"),
                   cl::cat(toolCategory));
+
+cl::opt<bool> fusion("fusion", cl::init(true),
+                     cl::desc("Fold batch norms into convolutions and fuse "
+                              "residual adds and relus into them "
+                              "(memfmt-fuse-conv; default on, "
+                              "--fusion=false to turn off)"),
+                     cl::cat(toolCategory));
 
 cl::opt<std::string> outputDir("o", cl::Required, cl::value_desc("DIR"),
                                cl::desc("Output directory"),
@@ -262,7 +272,10 @@ private:
   Status load();
   Status buildZooModel();
   Status parseModelFile();
+  Status importONNXModel();
+  Status writeONNXWeights();
   Status checkForwardFunction();
+  Status checkModelLimits();
   Status createOutput();
   Status checkWeights();
   Status applyLayout();
@@ -281,6 +294,12 @@ private:
   WeightSource weights;
   CompileSettings settings;
   ModelManifest manifest;
+  /// ONNX input: the parameters the import produced, and whether they are
+  /// the weights (no --weights given): then the compiler writes them to
+  /// DIR/weights.safetensors.
+  std::vector<mlir::memfmt::ImportedParameter> onnxParameters;
+  bool isONNX = false;
+  bool weightsFromModel = false;
 };
 
 /// Rejects what no target can serve yet, before any work is done.
@@ -290,19 +309,23 @@ Status Compiler::checkOptions() {
     return userError(Twine(hasFile ? "give either FILE or --model, not both"
                                    : "no model given") +
                      "\n" + kUsage);
-  if (target == TargetOption::Cuda)
-    return userError("--target cuda: the CUDA backend is not available yet; "
-                     "use --target cpu");
-  if (precision != PrecisionOption::F32)
+  // --target cuda: the same lowering (the runtime dispatches to its CUDA
+  // backend); f16/bf16 run on the GPU only, for now.
+  if (precision != PrecisionOption::F32 && target != TargetOption::Cuda)
     return userError("--precision " + precisionName(precision) +
                      " is not available on the cpu target yet; use "
-                     "--precision f32");
+                     "--precision f32, or --target cuda");
   if (hasFile) {
     StringRef extension = llvm::sys::path::extension(inputFile);
-    if (extension == ".onnx")
-      return userError(inputFile + ": ONNX import is not available yet; "
-                                   "give a .mlir file or --model NAME");
-    if (extension != ".mlir" && extension != ".mlirbc")
+    isONNX = extension == ".onnx";
+#ifndef MEMFMT_HAVE_ONNX
+    if (isONNX)
+      return userError(inputFile + ": this memfmt-compile was built without "
+                                   "the ONNX importer (install libonnx-dev "
+                                   "and rebuild); give a .mlir file or "
+                                   "--model NAME");
+#endif
+    if (!isONNX && extension != ".mlir" && extension != ".mlirbc")
       return userError(inputFile + ": unknown input type '" + extension +
                        "'; expected FILE.mlir or FILE.onnx");
     for (cl::opt<int64_t> *shapeOption : {&batchSize, &height, &width})
@@ -319,11 +342,15 @@ Status Compiler::checkOptions() {
 
   settings.model =
       hasModel ? modelName.getValue() : llvm::sys::path::stem(inputFile).str();
-  settings.target = "cpu";
+  settings.target = target == TargetOption::Cuda ? "cuda" : "cpu";
   settings.precision = precisionName(precision).str();
   settings.memoryFormat = formatName(memoryFormat).str();
   settings.inputFormat = formatName(inputFormat).str();
   settings.weightsSource = weights.manifestString();
+  // An ONNX model brings its weights: unless --weights says otherwise they
+  // go to DIR/weights.safetensors (the manifest's source is set once the
+  // file is written).
+  weightsFromModel = isONNX && !weightsOption.getNumOccurrences();
   return kContinue;
 }
 
@@ -338,7 +365,7 @@ Status Compiler::buildZooModel() {
   llvm::raw_string_ostream os(message);
   FailureOr<OwningOpRef<ModuleOp>> built =
       buildResNet(&context, modelName, batchSize, height, width,
-                  precisionType(context, precision), os);
+                  Builder(&context).getF32Type(), os);
   if (failed(built))
     return userError(message);
   module = std::move(*built);
@@ -380,24 +407,107 @@ Status Compiler::checkForwardFunction() {
     return {kUserError};
   }
   forward = candidates.front();
+  // An f32 model is converted to --precision (memfmt-convert-precision);
+  // a model already in the precision is taken as it is.
   Type expected = precisionType(context, precision);
   for (Type type : llvm::concat<const Type>(forward.getArgumentTypes(),
                                             forward.getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (tensor && isa<FloatType>(tensor.getElementType()) &&
-        tensor.getElementType() != expected) {
+        tensor.getElementType() != expected &&
+        !tensor.getElementType().isF32()) {
       forward.emitError() << "the model's tensors are "
                           << tensor.getElementType() << " but --precision is "
                           << expected
-                          << "; converting precision is not available yet";
+                          << "; converting precision is not available yet "
+                             "from "
+                          << tensor.getElementType()
+                          << " (f32 models are converted to --precision)";
       return {kUserError};
     }
   }
+  return checkModelLimits();
+}
+
+/// What the runtime cannot load although the IR is valid: a model without
+/// outputs, a tensor whose byte size the memory plan cannot hold, one
+/// parameter name with two shapes. (A model without inputs is valid: an
+/// ONNX graph of constants.)
+Status Compiler::checkModelLimits() {
+  if (forward.getNumResults() == 0) {
+    forward.emitError() << "the model's forward function @"
+                        << forward.getName()
+                        << " has no results; a model needs at least one "
+                           "output tensor";
+    return {kUserError};
+  }
+  constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+  auto checkSize = [&](Type type, Location loc) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return success();
+    int64_t bytes = std::max<int64_t>(
+        1, llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
+    for (int64_t size : tensor.getShape())
+      if (llvm::MulOverflow(bytes, size, bytes) || bytes > kMaxTensorBytes)
+        return emitError(loc) << tensor << " is too large: a tensor of a "
+                              << "model may take at most 1 TiB";
+    return success();
+  };
+  for (BlockArgument arg : forward.getArguments())
+    if (failed(checkSize(arg.getType(), arg.getLoc())))
+      return {kUserError};
+  llvm::StringMap<WeightOp> parameters;
+  WalkResult walk = module->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(checkSize(type, op->getLoc())))
+        return WalkResult::interrupt();
+    auto weight = dyn_cast<WeightOp>(op);
+    if (!weight)
+      return WalkResult::advance();
+    auto [it, inserted] = parameters.try_emplace(weight.getName(), weight);
+    RankedTensorType first = it->second.getType(), type = weight.getType();
+    if (!inserted && (first.getShape() != type.getShape() ||
+                      first.getElementType() != type.getElementType())) {
+      InFlightDiagnostic diag =
+          weight.emitError()
+          << "parameter '" << weight.getName() << "' is declared as " << type
+          << " but also as " << first
+          << "; one name is one tensor of the weights";
+      diag.attachNote(it->second.getLoc()) << "first declared here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted() ? Status{kUserError} : kContinue;
+}
+
+/// Imports the ONNX file (in f32); the parameters are kept for
+/// DIR/weights.safetensors.
+Status Compiler::importONNXModel() {
+#ifdef MEMFMT_HAVE_ONNX
+  progress(1, "importing " + inputFile);
+  mlir::memfmt::ONNXImportOptions options;
+  // Imported in f32; --precision converts after the layout passes.
+  options.elementType = Builder(&context).getF32Type();
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  FailureOr<mlir::memfmt::ONNXModel> model =
+      mlir::memfmt::importONNXFile(&context, inputFile, options, os);
+  if (failed(model))
+    return userError(message);
+  module = std::move(model->module);
+  onnxParameters = std::move(model->parameters);
   return kContinue;
+#else
+  return internalError("built without the ONNX importer");
+#endif
 }
 
 Status Compiler::load() {
-  Status status = modelName.empty() ? parseModelFile() : buildZooModel();
+  Status status = !modelName.empty() ? buildZooModel()
+                  : isONNX           ? importONNXModel()
+                                     : parseModelFile();
   if (status.failed())
     return status;
   return checkForwardFunction();
@@ -436,6 +546,11 @@ Status Compiler::writeModule(StringRef fileName) {
 Status Compiler::checkWeights() {
   size_t count = 0;
   module->walk([&](WeightOp) { ++count; });
+  if (weightsFromModel) {
+    progress(2, "weights: the ONNX model's (" + Twine(count) +
+                    " parameters, written to weights.safetensors)");
+    return kContinue;
+  }
   if (weights.seed) {
     progress(2, "weights: synthetic, seed " + Twine(*weights.seed) + " (" +
                     Twine(count) + " parameters)");
@@ -488,6 +603,8 @@ Status Compiler::applyLayout() {
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
                   formatName(inputFormat) + " input");
   PassManager pm(&context);
+  if (fusion)
+    pm.nest<func::FuncOp>().addPass(createFuseConv());
   if (memoryFormat == FormatOption::ChannelsLast) {
     ChannelsLastPipelineOptions options;
     options.inputs =
@@ -495,8 +612,17 @@ Status Compiler::applyLayout() {
     options.weights = "channels-last";
     options.outputs = "keep";
     buildChannelsLastPipeline(pm, options);
-  } else if (inputFormat == FormatOption::ChannelsLast) {
-    declareChannelsLastInputs(forward);
+  } else {
+    if (inputFormat == FormatOption::ChannelsLast)
+      declareChannelsLastInputs(forward);
+    // The NCHW build adds no channels-last, but what the model declares
+    // channels-last (a parameter, an argument) still makes the results of
+    // its users channels-last (L5), which their declared types may not say.
+    PropagateChannelsLastOptions declared;
+    declared.inputs = "keep";
+    declared.weights = "keep";
+    declared.outputs = "keep";
+    pm.nest<func::FuncOp>().addPass(createPropagateChannelsLast(declared));
   }
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createMaterializeContiguous());
@@ -505,6 +631,14 @@ Status Compiler::applyLayout() {
   pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
   pm.addPass(createReport(ReportOptions{"text", output->file("report.txt")}));
   pm.addPass(createReport(ReportOptions{"json", output->file("report.json")}));
+  // --precision f16/bf16: compute in it behind an f32 signature (after the
+  // report, which lists layout conversions).
+  if (precision != PrecisionOption::F32) {
+    ConvertPrecisionOptions precisionOptions;
+    precisionOptions.precision = precisionName(precision).str();
+    pm.addNestedPass<func::FuncOp>(createConvertPrecision(precisionOptions));
+    pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
+  }
   if (failed(pm.run(*module)))
     return internalError("the layout passes failed (see the errors above)");
   return writeModule("model.mlir");
@@ -536,7 +670,10 @@ Status Compiler::emitLibrary() {
     return internalError("memfmt-compile was built without the memfmt "
                          "runtime library (target MemFmtRuntime)");
   std::string object = output->file("model.o");
-  if (failed(emitObjectFile(*module, object)))
+  // A CUDA model runs on another machine (a GPU server): its host code is
+  // compiled for any x86-64-v2 CPU rather than for this one.
+  StringRef cpu = target == TargetOption::Cuda ? "x86-64-v2" : "";
+  if (failed(emitObjectFile(*module, object, cpu)))
     return internalError("emitting the object file failed");
   if (failed(linkSharedLibrary(module->getLoc(), object,
                                output->file(settings.library), runtimeLibrary)))
@@ -546,7 +683,43 @@ Status Compiler::emitLibrary() {
   return kContinue;
 }
 
+/// Writes the parameters the lowered model reads, from the ONNX model, to
+/// DIR/weights.safetensors, and points the manifest at the file's final
+/// path (DIR is renamed into place by the commit).
+Status Compiler::writeONNXWeights() {
+#ifdef MEMFMT_HAVE_ONNX
+  std::vector<const mlir::memfmt::ImportedParameter *> parameters;
+  for (const TensorPlacement &placement : manifest.parameters) {
+    const mlir::memfmt::ImportedParameter *found = nullptr;
+    for (const mlir::memfmt::ImportedParameter &parameter : onnxParameters)
+      if (parameter.name == placement.name)
+        found = &parameter;
+    if (!found || ArrayRef<int64_t>(found->shape) !=
+                      ArrayRef<int64_t>(placement.shape))
+      return internalError("parameter '" + placement.name +
+                           "' of the lowered model is not a parameter of "
+                           "the imported ONNX model");
+    if (!llvm::is_contained(parameters, found))
+      parameters.push_back(found);
+  }
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (failed(mlir::memfmt::writeSafeTensors(
+          output->file("weights.safetensors"), parameters, os)))
+    return userError(message);
+  llvm::SmallString<256> finalFile(output->finalPath());
+  llvm::sys::path::append(finalFile, "weights.safetensors");
+  settings.weightsSource = ("safetensors:" + finalFile).str();
+  return kContinue;
+#else
+  return internalError("built without the ONNX importer");
+#endif
+}
+
 Status Compiler::writeManifestAndCommit() {
+  if (weightsFromModel)
+    if (Status status = writeONNXWeights(); status.failed())
+      return status;
   progress(6, "writing manifest.json");
   std::string message;
   llvm::raw_string_ostream os(message);

@@ -8,22 +8,33 @@
 //
 //   memfmt-run DIR [--input FILE.npy | --input random[:SEED]]
 //              [--output FILE.npy] [--check] [--bench N] [--profile] [--json]
-//              [--weights SOURCE] [--threads N]
+//              [--weights SOURCE] [--threads N] [--cuda-graph] [--tf32]
 //
-// It loads the compiled model directory DIR into a CPU context, runs it once
+// It loads the compiled model directory DIR into a context of the model's
+// target (the CPU, or a CUDA GPU for memfmt-compile --target cuda), runs it once
 // on the input (logical NCHW f32, from a .npy file or seeded normal noise;
 // the loader re-lays it into the model's input strides) and prints a
 // summary: the model, each output's shape and range and, for a 2-D [N,
 // classes] output, the top-5 classes of the first image. Options add:
 //
-//   --check    a second context with the reference kernels runs the same
+//   --check    a second context with the CPU reference kernels runs the same
 //              model, weights and input; the maximum absolute error and the
 //              relative error max|a - b| / max|b| over each output (b = the
-//              reference) are compared with 1e-4 for f32 (1e-2 f16, 4e-2
-//              bf16); exit status 1 on FAIL.
+//              reference) are compared with 1e-4 for f32 (1e-3 for f32 on
+//              a GPU, where cuDNN may use Winograd or FFT algorithms; 1e-2
+//              with --tf32; 1e-2 f16, 4e-2 bf16); exit status 1 on FAIL.
 //   --bench N  3 warm-up runs, then N timed runs of memfmt_model_run on
-//              inputs already in the model's layout: median, p10 and p90 ms
-//              per batch and images per second (batch = dim 0 of input 0).
+//              inputs already in the model's layout (on a GPU: inputs in
+//              device memory, memfmt_model_run_device, each run timed with
+//              CUDA events): median, p10 and p90 ms per batch and images per
+//              second (batch = dim 0 of input 0).
+//   --cuda-graph  (CUDA) capture the forward pass once as a CUDA graph and
+//              replay it (MEMFMT_CUDA_GRAPH=1 does the same).
+//   --tf32     (CUDA) let f32 convolutions and linear layers use TF32 tensor
+//              cores (MEMFMT_ALLOW_TF32=1 does the same).
+//   --cpu      run a model of any target on the CPU (the compiled code is the
+//              same for every target; the runtime dispatches), e.g. a CUDA
+//              model on a machine without a GPU.
 //   --profile  the context's per-node profile over the bench's N runs (10
 //              without --bench), sorted by total time.
 //   --json     everything as one JSON object on stdout instead of text.
@@ -88,10 +99,11 @@ options:
   --input random[:SEED] seeded normal(0, 1) noise (the default, seed 0)
   --output FILE.npy     write the output (logical, f32); with several
                         outputs, FILE.<name>.npy for each
-  --check               run again with the reference kernels and compare:
+  --check               run again with the CPU reference kernels and compare:
                         max abs error, max rel error = max|a-b| / max|b| over
                         each output (b = reference); FAIL (exit 1) above 1e-4
-                        for f32 (1e-2 for f16, 4e-2 for bf16)
+                        for f32 (1e-3 on a GPU, 1e-2 with --tf32; 1e-2 for
+                        f16, 4e-2 for bf16)
   --bench N             3 warm-ups then N timed runs: median, p10, p90 ms per
                         batch and images/s
   --profile             per-node kernel times (over the bench runs, or 10)
@@ -100,6 +112,12 @@ options:
                         safetensors:PATH or a .safetensors file
   --threads N           threads for the runtime (default: MEMFMT_NUM_THREADS,
                         OMP_NUM_THREADS or all hardware threads)
+  --cuda-graph          CUDA models: capture the forward pass as one CUDA
+                        graph and replay it (or MEMFMT_CUDA_GRAPH=1)
+  --tf32                CUDA models: allow TF32 for f32 convolutions and
+                        linear layers (or MEMFMT_ALLOW_TF32=1); --check then
+                        allows 1e-2
+  --cpu                 run a model of any target (a CUDA model) on the CPU
   -h, --help            print this help
 
 exit status: 0 success, 1 check failure or run-time error, 2 bad usage
@@ -126,6 +144,9 @@ struct Options {
   bool Json = false;
   std::optional<std::string> Weights;
   int32_t Threads = 0;
+  bool CudaGraph = false;
+  bool Tf32 = false;
+  bool Cpu = false;
 };
 
 /// Parses a decimal integer in [Min, Max] for option \p Name.
@@ -224,6 +245,15 @@ Options parseArgs(int Argc, char **Argv) {
     } else if (Name == "--weights") {
       Once();
       Opts.Weights = TakeValue();
+    } else if (Name == "--cuda-graph") {
+      NoValue();
+      Opts.CudaGraph = true;
+    } else if (Name == "--tf32") {
+      NoValue();
+      Opts.Tf32 = true;
+    } else if (Name == "--cpu") {
+      NoValue();
+      Opts.Cpu = true;
     } else if (Name == "--threads") {
       Once();
       Opts.Threads =
@@ -254,21 +284,45 @@ struct ModelDeleter {
 using ContextPtr = std::unique_ptr<memfmt_context_t, ContextDeleter>;
 using ModelPtr = std::unique_ptr<memfmt_model_t, ModelDeleter>;
 
-ContextPtr createContext(memfmt_kernels_t Kernels, int32_t Threads) {
+/// The context a model of `Target` runs in ("cuda": a GPU; else the CPU).
+ContextPtr createContext(memfmt_kernels_t Kernels, const Options &Opts,
+                         const std::string &Target = "cpu") {
   memfmt_context_options_t Options;
   memfmt_context_options_init(&Options);
   Options.kernels = Kernels;
-  Options.num_threads = Threads;
+  Options.num_threads = Opts.Threads;
+  if (Target == "cuda") {
+    Options.backend = MEMFMT_BACKEND_CUDA;
+    if (Opts.CudaGraph)
+      Options.cuda_graph = MEMFMT_SWITCH_ON;
+    if (Opts.Tf32)
+      Options.allow_tf32 = MEMFMT_SWITCH_ON;
+  }
   memfmt_context_t *Ctx = nullptr;
   if (memfmt_context_create(&Options, &Ctx) != MEMFMT_STATUS_OK)
-    fail(memfmt_context_last_error(nullptr));
+    fail(Target == "cuda"
+             ? Opts.Dir + " is a CUDA model (target cuda), but no CUDA "
+                          "context can be created: " +
+                   memfmt_context_last_error(nullptr)
+             : std::string(memfmt_context_last_error(nullptr)));
   return ContextPtr(Ctx);
 }
 
+/// The target in DIR/manifest.json; "cpu" when it cannot be read (loading
+/// then reports why).
+std::string targetOf(const std::string &Dir) {
+  io::Result<loader::Manifest> M = loader::readManifest(Dir);
+  return M ? M->Target : std::string("cpu");
+}
+
 ModelPtr loadModel(memfmt_context_t *Ctx, const std::string &Dir,
-                   const char *Weights) {
+                   const char *Weights, bool AnyTarget = false) {
   memfmt_model_t *Model = nullptr;
-  if (memfmt_model_load(Ctx, Dir.c_str(), Weights, &Model) != MEMFMT_STATUS_OK)
+  memfmt_status_t S =
+      AnyTarget
+          ? memfmt_model_load_any_target(Ctx, Dir.c_str(), Weights, &Model)
+          : memfmt_model_load(Ctx, Dir.c_str(), Weights, &Model);
+  if (S != MEMFMT_STATUS_OK)
     fail(memfmt_context_last_error(Ctx));
   return ModelPtr(Model);
 }
@@ -475,12 +529,14 @@ CheckResult compare(const std::string &Name, const std::vector<float> &A,
   return R;
 }
 
-double toleranceFor(const std::string &Precision) {
+double toleranceFor(const std::string &Precision, bool OnDevice, bool Tf32) {
   if (Precision == "f16")
     return 1e-2;
   if (Precision == "bf16")
     return 4e-2;
-  return 1e-4;
+  if (!OnDevice)
+    return 1e-4;
+  return Tf32 ? 1e-2 : 1e-3;
 }
 
 struct BenchResult {
@@ -498,7 +554,9 @@ double quantile(const std::vector<double> &V, double Q) {
   return V[Lo] + (V[Hi] - V[Lo]) * (Pos - static_cast<double>(Lo));
 }
 
-/// Buffers in the model's layouts, for memfmt_model_run.
+/// Buffers in the model's layouts, for memfmt_model_run (host memory), and
+/// for a device model their copies in device memory, for
+/// memfmt_model_run_device.
 struct ModelBuffers {
   struct Free {
     void operator()(void *P) const { std::free(P); }
@@ -506,6 +564,28 @@ struct ModelBuffers {
   std::vector<std::unique_ptr<void, Free>> Storage;
   std::vector<const void *> Inputs;
   std::vector<void *> Outputs;
+  memfmt_context_t *DeviceCtx = nullptr;
+  std::vector<void *> DeviceStorage;
+  std::vector<const void *> DeviceInputs;
+  std::vector<void *> DeviceOutputs;
+
+  ModelBuffers() = default;
+  ModelBuffers(ModelBuffers &&) = default;
+  ~ModelBuffers() {
+    for (void *P : DeviceStorage)
+      memfmt_device_free(DeviceCtx, P);
+  }
+
+  /// Device memory holding a copy of `Bytes` at `Host`.
+  void *toDevice(const void *Host, int64_t Bytes) {
+    void *P = nullptr;
+    if (memfmt_device_alloc(DeviceCtx, Bytes, &P) != MEMFMT_STATUS_OK ||
+        memfmt_device_copy(DeviceCtx, P, Host, Bytes,
+                           MEMFMT_COPY_HOST_TO_DEVICE) != MEMFMT_STATUS_OK)
+      fail(memfmt_context_last_error(DeviceCtx));
+    DeviceStorage.push_back(P);
+    return P;
+  }
 
   void *allocate(int64_t Bytes) {
     size_t Size =
@@ -519,23 +599,44 @@ struct ModelBuffers {
   }
 };
 
+/// Inputs in the model's layouts; for a model on a device (`DeviceCtx` not
+/// null) also copied to device memory.
 ModelBuffers stageInputs(const Tensors &T,
-                         const std::vector<std::vector<float>> &Logical) {
+                         const std::vector<std::vector<float>> &Logical,
+                         memfmt_context_t *DeviceCtx) {
   ModelBuffers B;
+  B.DeviceCtx = DeviceCtx;
   for (size_t I = 0; I < T.Inputs.size(); ++I) {
     void *P = B.allocate(T.Inputs[I].buffer_bytes);
     loader::scatterFromRowMajor(Logical[I].data(), specOf(T.Inputs[I]), P);
     B.Inputs.push_back(P);
+    if (DeviceCtx)
+      B.DeviceInputs.push_back(B.toDevice(P, T.Inputs[I].buffer_bytes));
   }
-  for (const memfmt_model_tensor_info_t &Out : T.Outputs)
-    B.Outputs.push_back(B.allocate(Out.buffer_bytes));
+  for (const memfmt_model_tensor_info_t &Out : T.Outputs) {
+    void *P = B.allocate(Out.buffer_bytes);
+    B.Outputs.push_back(P);
+    if (DeviceCtx)
+      B.DeviceOutputs.push_back(B.toDevice(P, Out.buffer_bytes));
+  }
   return B;
 }
 
+/// One run: on host buffers (CPU), or on device buffers without waiting for
+/// the device (CUDA).
 void runRaw(memfmt_model_t *Model, const ModelBuffers &B) {
-  if (memfmt_model_run(Model, B.Inputs.data(), B.Outputs.data()) !=
-      MEMFMT_STATUS_OK)
+  memfmt_status_t S =
+      B.DeviceCtx ? memfmt_model_run_device(Model, B.DeviceInputs.data(),
+                                            B.DeviceOutputs.data())
+                  : memfmt_model_run(Model, B.Inputs.data(), B.Outputs.data());
+  if (S != MEMFMT_STATUS_OK)
     fail(memfmt_context_last_error(memfmt_model_context(Model)));
+}
+
+void synchronize(memfmt_model_t *Model) {
+  memfmt_context_t *Ctx = memfmt_model_context(Model);
+  if (memfmt_context_synchronize(Ctx) != MEMFMT_STATUS_OK)
+    fail(memfmt_context_last_error(Ctx));
 }
 
 BenchResult bench(memfmt_model_t *Model, const Tensors &T,
@@ -543,16 +644,32 @@ BenchResult bench(memfmt_model_t *Model, const Tensors &T,
   for (int I = 0; I < 3; ++I)
     runRaw(Model, B);
   std::vector<double> Ms;
-  for (int64_t I = 0; I < Runs; ++I) {
-    auto Start = std::chrono::steady_clock::now();
-    runRaw(Model, B);
-    auto End = std::chrono::steady_clock::now();
-    Ms.push_back(
-        std::chrono::duration<double, std::milli>(End - Start).count());
+  if (B.DeviceCtx) {
+    // The device's own clock: CUDA events around each run.
+    memfmt_context_t *Ctx = B.DeviceCtx;
+    synchronize(Model);
+    for (int64_t I = 0; I < Runs; ++I) {
+      double Elapsed = 0;
+      if (memfmt_context_timer_start(Ctx) != MEMFMT_STATUS_OK)
+        fail(memfmt_context_last_error(Ctx));
+      runRaw(Model, B);
+      if (memfmt_context_timer_stop(Ctx, &Elapsed) != MEMFMT_STATUS_OK)
+        fail(memfmt_context_last_error(Ctx));
+      Ms.push_back(Elapsed);
+    }
+  } else {
+    for (int64_t I = 0; I < Runs; ++I) {
+      auto Start = std::chrono::steady_clock::now();
+      runRaw(Model, B);
+      auto End = std::chrono::steady_clock::now();
+      Ms.push_back(
+          std::chrono::duration<double, std::milli>(End - Start).count());
+    }
   }
   BenchResult R;
   R.Runs = Runs;
-  R.Batch = T.Inputs[0].rank > 0 ? T.Inputs[0].shape[0] : 1;
+  R.Batch = !T.Inputs.empty() && T.Inputs[0].rank > 0 ? T.Inputs[0].shape[0]
+                                                       : 1;
   R.MeanMs = std::accumulate(Ms.begin(), Ms.end(), 0.0) /
              static_cast<double>(Ms.size());
   std::sort(Ms.begin(), Ms.end());
@@ -585,6 +702,8 @@ ProfileResult profile(memfmt_model_t *Model, const ModelBuffers &B,
   auto Start = std::chrono::steady_clock::now();
   for (int64_t I = 0; I < Runs; ++I)
     runRaw(Model, B);
+  if (B.DeviceCtx)
+    synchronize(Model);
   auto End = std::chrono::steady_clock::now();
   memfmt_context_set_profiling(Ctx, 0);
 
@@ -748,6 +867,9 @@ struct Report {
   bool CheckPassed = true;
   std::optional<BenchResult> Bench;
   std::optional<ProfileResult> Profile;
+  /// CUDA models: the device and whether graphs and TF32 are on.
+  std::string Device;
+  bool CudaGraph = false, Tf32 = false;
 };
 
 const char *const RelDefinition =
@@ -770,6 +892,9 @@ void printText(const Report &R) {
   std::printf(
       "context    %s kernels%s, %d threads\n", kernelsName(R.Context.kernels),
       memfmt_runtime_has_onednn() ? " (oneDNN)" : "", R.Context.num_threads);
+  if (!R.Device.empty())
+    std::printf("device     %s; CUDA graph %s, TF32 %s\n", R.Device.c_str(),
+                R.CudaGraph ? "on" : "off", R.Tf32 ? "on" : "off");
   for (size_t K = 0; K < R.T.Inputs.size(); ++K) {
     const memfmt_model_tensor_info_t &In = R.T.Inputs[K];
     std::printf("input      %s %s %s strides %s <- %s\n", In.name,
@@ -848,6 +973,11 @@ void printJson(const Report &R) {
   J.field("kernels", kernelsName(R.Context.kernels));
   J.field("onednn", memfmt_runtime_has_onednn() != 0);
   J.field("threads", static_cast<int64_t>(R.Context.num_threads));
+  if (!R.Device.empty()) {
+    J.field("device", R.Device);
+    J.field("cuda_graph", R.CudaGraph);
+    J.field("tf32", R.Tf32);
+  }
   J.key("inputs");
   J.beginArray();
   for (size_t K = 0; K < R.T.Inputs.size(); ++K) {
@@ -965,10 +1095,18 @@ void printJson(const Report &R) {
 int run(const Options &Opts) {
   Report R;
   R.Dir = Opts.Dir;
-  ContextPtr Ctx = createContext(MEMFMT_KERNELS_DEFAULT, Opts.Threads);
+  std::string Target = Opts.Cpu ? "cpu" : targetOf(Opts.Dir);
+  ContextPtr Ctx = createContext(MEMFMT_KERNELS_DEFAULT, Opts, Target);
   memfmt_context_get_options(Ctx.get(), &R.Context);
+  bool OnDevice = R.Context.backend != MEMFMT_BACKEND_CPU;
+  if (OnDevice) {
+    R.Device = memfmt_context_device_description(Ctx.get());
+    R.CudaGraph = R.Context.cuda_graph == MEMFMT_SWITCH_ON;
+    R.Tf32 = R.Context.allow_tf32 == MEMFMT_SWITCH_ON;
+  }
   ModelPtr Model = loadModel(Ctx.get(), Opts.Dir,
-                             Opts.Weights ? Opts.Weights->c_str() : nullptr);
+                             Opts.Weights ? Opts.Weights->c_str() : nullptr,
+                             /*AnyTarget=*/Opts.Cpu);
   memfmt_model_get_info(Model.get(), &R.Info);
   R.T = tensorsOf(Model.get(), R.Info);
 
@@ -1011,12 +1149,14 @@ int run(const Options &Opts) {
 
   // The check against the reference kernels, with the same weights.
   if (Opts.Check) {
-    ContextPtr RefCtx = createContext(MEMFMT_KERNELS_REFERENCE, Opts.Threads);
-    ModelPtr RefModel =
-        loadModel(RefCtx.get(), Opts.Dir, R.Info.weights_source);
+    // The CPU reference kernels, whatever the model's target.
+    ContextPtr RefCtx = createContext(MEMFMT_KERNELS_REFERENCE, Opts);
+    ModelPtr RefModel = loadModel(RefCtx.get(), Opts.Dir,
+                                  R.Info.weights_source, /*AnyTarget=*/true);
     std::vector<std::vector<float>> RefOutputs;
     runLogical(RefModel.get(), R.T, Inputs, RefOutputs);
-    R.Tolerance = toleranceFor(R.Info.precision);
+    R.Tolerance = toleranceFor(R.Info.precision, OnDevice,
+                               R.Context.allow_tf32 == MEMFMT_SWITCH_ON);
     R.Check.emplace();
     for (size_t I = 0; I < Outputs.size(); ++I) {
       R.Check->push_back(
@@ -1028,7 +1168,8 @@ int run(const Options &Opts) {
 
   // Timing and profile, on inputs already in the model's layout.
   if (Opts.Bench || Opts.Profile) {
-    ModelBuffers Buffers = stageInputs(R.T, Inputs);
+    ModelBuffers Buffers =
+        stageInputs(R.T, Inputs, OnDevice ? Ctx.get() : nullptr);
     if (Opts.Bench)
       R.Bench = bench(Model.get(), R.T, Buffers, *Opts.Bench);
     if (Opts.Profile)

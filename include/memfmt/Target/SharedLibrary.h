@@ -20,8 +20,10 @@
 
 namespace mlir::memfmt {
 
-/// Emits `objectPath` for `module` (LLVM dialect) for the host CPU.
-LogicalResult emitObjectFile(ModuleOp module, StringRef objectPath);
+/// Emits `objectPath` for `module` (LLVM dialect) for `cpu` (an LLVM CPU
+/// name such as "x86-64-v2"), or for the host CPU when `cpu` is empty.
+LogicalResult emitObjectFile(ModuleOp module, StringRef objectPath,
+                             StringRef cpu = "");
 
 /// Links `objectPath` into the shared library `libraryPath`, which records a
 /// dependency on the runtime library `runtimeLibrary` (its directory becomes

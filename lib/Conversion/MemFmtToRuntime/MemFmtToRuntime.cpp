@@ -10,8 +10,9 @@
 //
 //  1. Placement. Each tensor value gets a home: a caller input buffer
 //     (arguments), the weights blob (memfmt.weight, packed in op order,
-//     64-byte aligned, laid out with the strides of their type), or the
-//     activation arena. Ops that move no bytes alias their operand instead:
+//     64-byte aligned, laid out with the strides of their type; then the
+//     results of load-time ops, i.e. side-effect-free ops on weights only,
+//     such as memfmt.fold_batch_norm), or the activation arena. Ops that move no bytes alias their operand instead:
 //     conversions where source and result give every element the same
 //     offset (L3), and reshape/flatten of a contiguous tensor.
 //  2. Memory plan. Arena values are live from their definition to their
@@ -23,8 +24,10 @@
 //     (memref.view + memref.reinterpret_cast with the value's strides), cast
 //     to an unranked memref, and each op becomes one call of the matching
 //     kernel declared from runtime/include/memfmt/runtime/Kernels.def. A
-//     non-zero status returns at once. Results are copied into the caller's
-//     output buffers.
+//     non-zero status returns at once. Load-time ops go to
+//     `memfmt_prepare`, which the loader runs once after filling the weights
+//     blob; everything else to `memfmt_forward`. Results are copied into the
+//     caller's output buffers.
 //
 // Nothing is allocated, re-laid or decided per run.
 //
@@ -49,6 +52,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -62,7 +67,7 @@ namespace {
 // The kernel ABI, from Kernels.def
 //===----------------------------------------------------------------------===//
 
-enum class ArgKind { In, Out, OutI64, I64, F64 };
+enum class ArgKind { In, Out, OutI64, InI64, InF32, OutF32, I64, F64 };
 
 struct KernelInfo {
   const char *name;
@@ -75,6 +80,9 @@ const std::vector<KernelInfo> &kernelTable() {
 #define MEMFMT_IN(N) ArgKind::In,
 #define MEMFMT_OUT(N) ArgKind::Out,
 #define MEMFMT_OUT_I64(N) ArgKind::OutI64,
+#define MEMFMT_IN_I64(N) ArgKind::InI64,
+#define MEMFMT_IN_F32(N) ArgKind::InF32,
+#define MEMFMT_OUT_F32(N) ArgKind::OutF32,
 #define MEMFMT_I64(N) ArgKind::I64,
 #define MEMFMT_F64(N) ArgKind::F64,
 #define MEMFMT_KERNEL(NAME, DTYPES, ARGS) {#NAME, {ARGS}},
@@ -83,6 +91,9 @@ const std::vector<KernelInfo> &kernelTable() {
 #undef MEMFMT_IN
 #undef MEMFMT_OUT
 #undef MEMFMT_OUT_I64
+#undef MEMFMT_IN_I64
+#undef MEMFMT_IN_F32
+#undef MEMFMT_OUT_F32
 #undef MEMFMT_I64
 #undef MEMFMT_F64
   };
@@ -158,7 +169,13 @@ public:
 private:
   LogicalResult place();
   void planArena();
-  LogicalResult emit();
+  LogicalResult emitPrepare();
+  LogicalResult emitForward();
+  /// Starts function `name` with `numBuffers` byte-buffer arguments after the
+  /// context and sets up its failure block.
+  Block *beginFunction(StringRef name, unsigned numBuffers);
+  /// Returns 0 and puts the failure block last.
+  void endFunction();
 
   /// True if `op` only re-describes the bytes of operand 0.
   bool isAlias(Operation *op);
@@ -183,8 +200,11 @@ private:
   llvm::DenseMap<Value, int64_t> lastUse; // root -> op index
   llvm::DenseMap<Operation *, int64_t> opIndex;
 
-  // The new function.
-  func::FuncOp forward;
+  /// Ops computed once at load (memfmt_prepare), in program order.
+  llvm::SmallPtrSet<Operation *, 16> loadTimeOps;
+
+  // The function being emitted.
+  func::FuncOp current;
   Value ctx, arenaBuf, weightsBuf;
   SmallVector<Value> inputBufs, outputBufs;
   Block *failBlock = nullptr;
@@ -235,6 +255,19 @@ LogicalResult Lowering::place() {
       places[op.getResult(0)] = places.lookup(op.getOperand(0));
       continue;
     }
+    // Side-effect-free ops on weights only run once, at load; their results
+    // live in the weights blob after the parameters.
+    if (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
+        isMemoryEffectFree(&op) &&
+        llvm::all_of(op.getOperands(), [&](Value v) {
+          auto it = places.find(v);
+          return it != places.end() && it->second.home == Home::Weights;
+        })) {
+      loadTimeOps.insert(&op);
+      for (Value result : op.getResults())
+        places[result] = {Home::Weights, Value(), -1}; // offset set below
+      continue;
+    }
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
@@ -242,6 +275,28 @@ LogicalResult Lowering::place() {
       places[result] = {Home::Arena, result, 0};
       arenaRoots.push_back(result);
       lastUse[result] = opIndex[&op];
+    }
+  }
+  // Results of load-time ops follow the parameters in the weights blob; a
+  // folded weight overwrites the weight it replaces when nothing else reads
+  // that weight (the fold is elementwise), so folding costs no memory.
+  for (Operation &op : func.getBody().front()) {
+    if (!loadTimeOps.contains(&op))
+      continue;
+    if (auto fold = dyn_cast<FoldBatchNormOp>(op);
+        fold && fold.getWeight().hasOneUse() &&
+        fold.getWeight().getType() == fold.getNewWeight().getType()) {
+      places[fold.getNewWeight()] = places.lookup(fold.getWeight());
+      Value bias = fold.getNewBias();
+      places[bias] = {Home::Weights, Value(), weightsOffset};
+      weightsOffset = alignTo(
+          weightsOffset + spanBytes(cast<RankedTensorType>(bias.getType())));
+      continue;
+    }
+    for (Value result : op.getResults()) {
+      places[result] = {Home::Weights, Value(), weightsOffset};
+      weightsOffset = alignTo(
+          weightsOffset + spanBytes(cast<RankedTensorType>(result.getType())));
     }
   }
   manifest.weightsBytes = weightsOffset;
@@ -384,7 +439,12 @@ LogicalResult Lowering::call(Operation *op, StringRef kernel, Type elementType,
         types.push_back(UnrankedMemRefType::get(elementType, 0));
         break;
       case ArgKind::OutI64:
+      case ArgKind::InI64:
         types.push_back(UnrankedMemRefType::get(builder.getI64Type(), 0));
+        break;
+      case ArgKind::InF32:
+      case ArgKind::OutF32:
+        types.push_back(UnrankedMemRefType::get(builder.getF32Type(), 0));
         break;
       case ArgKind::I64:
         types.push_back(builder.getI64Type());
@@ -395,7 +455,7 @@ LogicalResult Lowering::call(Operation *op, StringRef kernel, Type elementType,
       }
     }
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(forward);
+    builder.setInsertionPoint(current);
     callee = func::FuncOp::create(
         builder, func.getLoc(), symbol,
         builder.getFunctionType(types, builder.getI32Type()));
@@ -429,6 +489,30 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   };
   if (isa<WeightOp>(op) || isAlias(op) || isa<EmptyLikeOp>(op))
     return success(); // Placed, aliased or uninitialised: no work.
+  if (auto conv = dyn_cast<FusedConv2dOp>(op)) {
+    Padding2d pad = Padding2d::fromList(conv.getPadding());
+    Value out = view(conv.getOutput());
+    Value bias = conv.getBias() ? view(conv.getBias()) : out;
+    Value residual = conv.getResidual() ? view(conv.getResidual()) : out;
+    return call(op, "conv2d", elem(conv.getInput()),
+                {view(conv.getInput()), view(conv.getWeight()), bias, residual,
+                 out, i64(conv.getStride()[0]), i64(conv.getStride()[1]),
+                 i64(pad.top), i64(pad.left), i64(pad.bottom), i64(pad.right),
+                 i64(conv.getDilation()[0]), i64(conv.getDilation()[1]),
+                 i64(conv.getGroups()), i64(conv.getBias() ? 1 : 0),
+                 i64(conv.getResidual() ? 1 : 0), i64(conv.getRelu() ? 1 : 0)});
+  }
+  if (auto fold = dyn_cast<FoldBatchNormOp>(op)) {
+    Value newBias = view(fold.getNewBias());
+    return call(op, "fold_batch_norm", elem(fold.getWeight()),
+                {view(fold.getWeight()),
+                 fold.getBias() ? view(fold.getBias()) : newBias,
+                 view(fold.getGamma()), view(fold.getBeta()),
+                 view(fold.getRunningMean()), view(fold.getRunningVar()),
+                 view(fold.getNewWeight()), newBias,
+                 f64(fold.getEps().convertToDouble()),
+                 i64(fold.getBias() ? 1 : 0)});
+  }
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     Padding2d pad = Padding2d::fromList(conv.getPadding());
     Value out = view(conv.getOutput());
@@ -508,11 +592,19 @@ LogicalResult Lowering::lowerOp(Operation *op) {
                 {view(op->getOperand(0)), view(op->getResult(0))});
   }
   if (auto to = dyn_cast<ToOp>(op)) {
-    if (elem(to.getInput()) != elem(to.getOutput()))
-      return op->emitError() << "memfmt.to with a dtype change is not lowered "
-                                "yet";
-    return call(op, "copy", elem(to.getInput()),
-                {view(to.getInput()), view(to.getOutput())});
+    // A dtype change converts through f32 (cast_f32_to / cast_to_f32_from,
+    // which also change the layout); other pairs need two memfmt.to ops.
+    Type from = elem(to.getInput()), into = elem(to.getOutput());
+    SmallVector<Value> operands = {view(to.getInput()), view(to.getOutput())};
+    if (from == into)
+      return call(op, "copy", from, operands);
+    if (from.isF32())
+      return call(op, "cast_f32_to", into, operands);
+    if (into.isF32())
+      return call(op, "cast_to_f32_from", from, operands);
+    return op->emitError() << "memfmt.to from " << from << " to " << into
+                           << " is not lowered; convert through f32 (two "
+                              "memfmt.to ops)";
   }
   if (auto cat = dyn_cast<CatOp>(op)) {
     // Copy each input into its slice of the output.
@@ -572,46 +664,72 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   return op->emitError() << "cannot lower this op to runtime calls";
 }
 
-LogicalResult Lowering::emit() {
+Block *Lowering::beginFunction(StringRef name, unsigned numBuffers) {
   MLIRContext *context = builder.getContext();
   Location loc = func.getLoc();
   auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
-  SmallVector<Type> argTypes = {LLVM::LLVMPointerType::get(context), bytes,
-                                bytes};
-  for (Type t : func.getArgumentTypes()) {
-    (void)t;
-    argTypes.push_back(bytes);
-  }
-  for (Type t : func.getResultTypes()) {
-    (void)t;
-    argTypes.push_back(bytes);
-  }
+  SmallVector<Type> argTypes = {LLVM::LLVMPointerType::get(context)};
+  argTypes.append(numBuffers, bytes);
   builder.setInsertionPoint(func);
-  forward = func::FuncOp::create(
-      builder, loc, kForwardFunctionName,
+  current = func::FuncOp::create(
+      builder, loc, name,
       builder.getFunctionType(argTypes, builder.getI32Type()));
-  forward->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+  current->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    builder.getUnitAttr());
-  Block *entry = forward.addEntryBlock();
+  Block *entry = current.addEntryBlock();
   ctx = entry->getArgument(0);
-  arenaBuf = entry->getArgument(1);
-  weightsBuf = entry->getArgument(2);
-  unsigned numInputs = func.getNumArguments();
-  for (unsigned i = 0; i < numInputs; ++i)
-    inputBufs.push_back(entry->getArgument(3 + i));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    outputBufs.push_back(entry->getArgument(3 + numInputs + i));
+  views.clear();
 
   failBlock = new Block();
-  forward.getBody().push_back(failBlock);
+  current.getBody().push_back(failBlock);
   Value failStatus = failBlock->addArgument(builder.getI32Type(), loc);
   builder.setInsertionPointToStart(failBlock);
   func::ReturnOp::create(builder, loc, failStatus);
-
   builder.setInsertionPointToStart(entry);
+  return entry;
+}
+
+void Lowering::endFunction() {
+  Location loc = func.getLoc();
+  func::ReturnOp::create(
+      builder, loc,
+      ValueRange{arith::ConstantIntOp::create(builder, loc, 0, 32)});
+  if (failBlock->hasNoPredecessors())
+    failBlock->erase(); // No kernel call: nothing can fail.
+  else
+    failBlock->moveBefore(&current.getBody(), current.getBody().end());
+}
+
+LogicalResult Lowering::emitPrepare() {
+  Block *entry = beginFunction(kPrepareFunctionName, 1);
+  weightsBuf = entry->getArgument(1);
+  arenaBuf = Value();
+  inputBufs.clear();
+  outputBufs.clear();
+  for (Operation &op : func.getBody().front())
+    if (loadTimeOps.contains(&op) && failed(lowerOp(&op)))
+      return failure();
+  endFunction();
+  return success();
+}
+
+LogicalResult Lowering::emitForward() {
+  unsigned numInputs = func.getNumArguments();
+  unsigned numOutputs = func.getNumResults();
+  Block *entry =
+      beginFunction(kForwardFunctionName, 2 + numInputs + numOutputs);
+  arenaBuf = entry->getArgument(1);
+  weightsBuf = entry->getArgument(2);
+  inputBufs.clear();
+  outputBufs.clear();
+  for (unsigned i = 0; i < numInputs; ++i)
+    inputBufs.push_back(entry->getArgument(3 + i));
+  for (unsigned i = 0; i < numOutputs; ++i)
+    outputBufs.push_back(entry->getArgument(3 + numInputs + i));
+
   Block &body = func.getBody().front();
   for (Operation &op : body.without_terminator())
-    if (failed(lowerOp(&op)))
+    if (!loadTimeOps.contains(&op) && failed(lowerOp(&op)))
       return failure();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
@@ -620,11 +738,7 @@ LogicalResult Lowering::emit() {
     if (failed(call(ret, "copy", type.getElementType(), {view(value), dst})))
       return failure();
   }
-  func::ReturnOp::create(
-      builder, loc,
-      ValueRange{arith::ConstantIntOp::create(builder, loc, 0, 32)});
-  // The fail block goes last.
-  failBlock->moveBefore(&forward.getBody(), forward.getBody().end());
+  endFunction();
   return success();
 }
 
@@ -664,7 +778,7 @@ LogicalResult Lowering::run() {
   if (failed(place()))
     return failure();
   planArena();
-  if (failed(emit()))
+  if (failed(emitPrepare()) || failed(emitForward()))
     return failure();
   manifest.numKernelCalls = nextNode;
   func.erase();

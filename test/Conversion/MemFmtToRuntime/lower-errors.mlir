@@ -22,9 +22,9 @@ module {
 
 // -----
 
-// A dtype change is not lowered yet.
-func.func @to_f16(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf16> {
-  // expected-error @+1 {{memfmt.to with a dtype change is not lowered yet}}
-  %0 = memfmt.to %x {dtype = f16} : tensor<1x2x3x3xf32>
-  return %0 : tensor<1x2x3x3xf16>
+// A dtype change between two reduced precisions goes through f32.
+func.func @to_bf16(%x: tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xbf16> {
+  // expected-error @+1 {{memfmt.to from 'f16' to 'bf16' is not lowered; convert through f32 (two memfmt.to ops)}}
+  %0 = memfmt.to %x {dtype = bf16} : tensor<1x2x3x3xf16>
+  return %0 : tensor<1x2x3x3xbf16>
 }

@@ -42,3 +42,20 @@ func.func @reuse(%x: tensor<1x1024xf32>) -> tensor<1x4xf32> {
   return %6 : tensor<1x4xf32>
 }
 
+// -----
+
+// A dtype change is a cast kernel of the non-f32 type, in either direction,
+// and may change the layout at the same time (NCHW f32 -> NHWC bf16).
+// CHECK-LABEL: module attributes
+// CHECK: func.func private @memfmt_cast_f32_to_bf16(!llvm.ptr, i64, memref<*xf32>, memref<*xbf16>) -> i32 attributes {llvm.emit_c_interface}
+// CHECK: func.func private @memfmt_cast_to_f32_from_bf16(!llvm.ptr, i64, memref<*xbf16>, memref<*xf32>) -> i32 attributes {llvm.emit_c_interface}
+// CHECK: call @memfmt_cast_f32_to_bf16
+// CHECK: call @memfmt_relu_bf16
+// CHECK: call @memfmt_cast_to_f32_from_bf16
+// CHECK: call @memfmt_copy_f32
+func.func @casts(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = memfmt.to %x {dtype = bf16, memory_format = #memfmt.memory_format<channels_last>} : tensor<1x2x3x3xf32>
+  %1 = memfmt.relu %0 : tensor<1x2x3x3xbf16, #memfmt.strides<[18, 1, 6, 2]>> -> tensor<1x2x3x3xbf16, #memfmt.strides<[18, 1, 6, 2]>>
+  %2 = memfmt.to %1 {dtype = f32, memory_format = #memfmt.memory_format<contiguous>} : tensor<1x2x3x3xbf16, #memfmt.strides<[18, 1, 6, 2]>>
+  return %2 : tensor<1x2x3x3xf32>
+}

@@ -753,3 +753,48 @@ func.func @pool_padding_too_large(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x4x4xf32
   %0 = memfmt.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 2>} : tensor<1x2x5x5xf32> -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// fused_conv2d: the residual has the result's shape.
+func.func @fused_conv_residual_shape(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %r: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  // expected-error @+1 {{expected residual shape [1, 3, 4, 4], got [1, 2, 4, 4]}}
+  %0 = memfmt.fused_conv2d %x, %w residual %r {relu = true} : tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32> residual tensor<1x2x4x4xf32> -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// fused_conv2d shares conv2d's checks.
+func.func @fused_conv_groups(%x: tensor<1x3x4x4xf32>, %w: tensor<4x1x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{input channels (3) must be divisible by groups (2)}}
+  %0 = memfmt.fused_conv2d %x, %w {groups = 2 : i64} : tensor<1x3x4x4xf32>, tensor<4x1x1x1xf32> -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// fold_batch_norm: statistics have one value per output channel.
+func.func @fold_bn_gamma(%w: tensor<4x2x3x3xf32>, %p: tensor<4xf32>, %q: tensor<3xf32>) -> tensor<4x2x3x3xf32> {
+  // expected-error @+1 {{expected gamma shape [4], got [3]}}
+  %0, %1 = memfmt.fold_batch_norm %w, %q, %p, %p, %p : tensor<4x2x3x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x3x3xf32>, tensor<4xf32>
+  return %0 : tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// fold_batch_norm: the folded weight keeps the weight's shape.
+func.func @fold_bn_result(%w: tensor<4x2x3x3xf32>, %p: tensor<4xf32>) -> tensor<4x2x1x1xf32> {
+  // expected-error @+1 {{expected new_weight shape [4, 2, 3, 3], got [4, 2, 1, 1]}}
+  %0, %1 = memfmt.fold_batch_norm %w, %p, %p, %p, %p : tensor<4x2x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x1x1xf32>, tensor<4xf32>
+  return %0 : tensor<4x2x1x1xf32>
+}
+
+// -----
+
+// fold_batch_norm: a negative eps is rejected.
+func.func @fold_bn_eps(%w: tensor<4x2x3x3xf32>, %p: tensor<4xf32>) -> tensor<4x2x3x3xf32> {
+  // expected-error @+1 {{expects 'eps' >= 0}}
+  %0, %1 = memfmt.fold_batch_norm %w, %p, %p, %p, %p {eps = -1.0 : f64} : tensor<4x2x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x3x3xf32>, tensor<4xf32>
+  return %0 : tensor<4x2x3x3xf32>
+}

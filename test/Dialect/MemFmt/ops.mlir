@@ -398,3 +398,19 @@ func.func @strides_rank0() -> tensor<f32> {
 func.func @attributes() attributes {s = #memfmt.strides<[60, 1, 15, 3]>, fmt = #memfmt.memory_format<channels_last>, pre = #memfmt.memory_format<preserve>} {
   return
 }
+
+// The fusion ops: a conv with bias, residual and relu epilogues, and a batch
+// norm folded into a conv's parameters.
+// CHECK-LABEL: func.func @fusion_ops(
+// CHECK: %[[W:.+]], %[[B:.+]] = memfmt.fold_batch_norm %{{.+}} bias %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eps = 1.000000e-03 : f64} : tensor<4x2x3x3xf32>, bias tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x3x3xf32>, tensor<4xf32>
+// CHECK: memfmt.fused_conv2d %{{.+}}, %[[W]] bias %[[B]] residual %{{.+}} {padding = array<i64: 1, 1>, relu = true} : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32> bias tensor<4xf32> residual tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+// CHECK: memfmt.fused_conv2d %{{.+}}, %{{.+}} : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32> -> tensor<1x4x3x3xf32>
+// GENERIC-LABEL: "func.func"() <{function_type = {{.*}}, sym_name = "fusion_ops"}>
+// GENERIC: "memfmt.fold_batch_norm"({{.*}}) <{eps = 1.000000e-03 : f64}>
+// GENERIC: "memfmt.fused_conv2d"({{.*}}) <{dilation = array<i64: 1, 1>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1>, padding = array<i64: 1, 1>, relu = true, stride = array<i64: 1, 1>}>
+func.func @fusion_ops(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>, %p: tensor<4xf32>, %r: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>) {
+  %w2, %b2 = memfmt.fold_batch_norm %w bias %p, %p, %p, %p, %p {eps = 1.0e-3 : f64} : tensor<4x2x3x3xf32>, bias tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x3x3xf32>, tensor<4xf32>
+  %0 = memfmt.fused_conv2d %x, %w2 bias %b2 residual %r {padding = array<i64: 1, 1>, relu = true} : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32> bias tensor<4xf32> residual tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %1 = memfmt.fused_conv2d %x, %w : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32> -> tensor<1x4x3x3xf32>
+  return %0, %1 : tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>
+}

@@ -20,7 +20,10 @@
 // Every memref is passed as a pointer to MLIR's 1-D descriptor {allocated,
 // aligned, offset, size, stride}. Inputs are read in the layout their
 // ModelManifest entry gives; outputs are written contiguously. The return
-// value is 0 or the first failing kernel's memfmt_status_t.
+// value is 0 or the first failing kernel's memfmt_status_t. A second entry
+// point, `_mlir_ciface_memfmt_prepare(ctx, weights)`, computes the results of
+// load-time ops into the weights blob; the loader calls it once, after
+// filling the parameters and before the first run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,11 @@ namespace mlir::memfmt {
 /// Name of the entry point a compiled model exports (before MLIR's
 /// `_mlir_ciface_` prefix).
 inline constexpr llvm::StringLiteral kForwardFunctionName = "memfmt_forward";
+/// Name of the function the loader runs once after filling the weights blob
+/// (`int32_t memfmt_prepare(memfmt_context_t *ctx, memref<?xi8> weights)`):
+/// it computes the load-time ops (e.g. batch norm folded into convolution
+/// weights) into the blob.
+inline constexpr llvm::StringLiteral kPrepareFunctionName = "memfmt_prepare";
 
 /// Where a tensor of the model lives and how it is laid out.
 struct TensorPlacement {

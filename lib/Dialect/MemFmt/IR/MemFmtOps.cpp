@@ -141,47 +141,102 @@ static FailureOr<int64_t> normalizeDim(Operation *op, StringRef name,
 // Conv2dOp
 //===----------------------------------------------------------------------===//
 
+/// The checks of conv2d and fused_conv2d: attribute lists, channels and
+/// groups, bias, and the result shape.
+static LogicalResult verifyConv2d(Operation *op, RankedTensorType inputType,
+                                  RankedTensorType weightType, Value bias,
+                                  RankedTensorType outputType,
+                                  ArrayRef<int64_t> stride,
+                                  ArrayRef<int64_t> padding,
+                                  ArrayRef<int64_t> dilation, int64_t groups) {
+  if (failed(verifyCommon(op)))
+    return failure();
+  if (failed(verifyList(op, "stride", stride, 2, 1)) ||
+      failed(verifyList(op, "padding", padding, 2, 0, 4)) ||
+      failed(verifyList(op, "dilation", dilation, 2, 1)))
+    return failure();
+  ArrayRef<int64_t> in = inputType.getShape();
+  ArrayRef<int64_t> w = weightType.getShape();
+  if (groups < 1)
+    return op->emitOpError() << "expects 'groups' >= 1, got " << groups;
+  if (in[1] % groups != 0)
+    return op->emitOpError() << "input channels (" << in[1]
+                             << ") must be divisible by groups (" << groups
+                             << ")";
+  if (w[0] % groups != 0)
+    return op->emitOpError() << "output channels (" << w[0]
+                             << ") must be divisible by groups (" << groups
+                             << ")";
+  if (w[1] != in[1] / groups)
+    return op->emitOpError()
+           << "weight " << formatList(w) << " expects " << w[1]
+           << " input channels per group, but the input has " << in[1]
+           << " channels in " << groups << " group(s)";
+  if (bias && failed(verifyShape(op, tensorType(bias), {w[0]}, "bias")))
+    return failure();
+  Padding2d pad = Padding2d::fromList(padding);
+  int64_t oh =
+      convOutputSize(in[2], w[2], stride[0], pad.top, pad.bottom, dilation[0]);
+  int64_t ow =
+      convOutputSize(in[3], w[3], stride[1], pad.left, pad.right, dilation[1]);
+  if (oh < 1 || ow < 1)
+    return op->emitOpError()
+           << "kernel " << formatList(w.drop_front(2))
+           << " (dilated, with padding) does not fit the input "
+           << formatList(in.drop_front(2));
+  if (failed(verifyShape(op, outputType, {in[0], w[0], oh, ow}, "result")))
+    return failure();
+  return verifyResultFormats(op);
+}
+
 LogicalResult Conv2dOp::verify() {
+  return verifyConv2d(*this, getInput().getType(), getWeight().getType(),
+                      getBias(), getOutput().getType(), getStride(),
+                      getPadding(), getDilation(), getGroups());
+}
+
+bool Conv2dOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// FusedConv2dOp, FoldBatchNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedConv2dOp::verify() {
+  if (failed(verifyConv2d(*this, getInput().getType(), getWeight().getType(),
+                          getBias(), getOutput().getType(), getStride(),
+                          getPadding(), getDilation(), getGroups())))
+    return failure();
+  if (getResidual() &&
+      failed(verifyShape(*this, getResidual().getType(),
+                         getOutput().getType().getShape(), "residual")))
+    return failure();
+  return success();
+}
+
+bool FusedConv2dOp::propagatesChannelsLast() { return true; }
+
+LogicalResult FoldBatchNormOp::verify() {
   if (failed(verifyCommon(*this)))
     return failure();
-  if (failed(verifyList(*this, "stride", getStride(), 2, 1)) ||
-      failed(verifyList(*this, "padding", getPadding(), 2, 0, 4)) ||
-      failed(verifyList(*this, "dilation", getDilation(), 2, 1)))
-    return failure();
-  ArrayRef<int64_t> in = getInput().getType().getShape();
   ArrayRef<int64_t> w = getWeight().getType().getShape();
-  int64_t groups = getGroups();
-  if (groups < 1)
-    return emitOpError() << "expects 'groups' >= 1, got " << groups;
-  if (in[1] % groups != 0)
-    return emitOpError() << "input channels (" << in[1]
-                         << ") must be divisible by groups (" << groups << ")";
-  if (w[0] % groups != 0)
-    return emitOpError() << "output channels (" << w[0]
-                         << ") must be divisible by groups (" << groups << ")";
-  if (w[1] != in[1] / groups)
-    return emitOpError() << "weight " << formatList(w) << " expects " << w[1]
-                         << " input channels per group, but the input has "
-                         << in[1] << " channels in " << groups << " group(s)";
+  for (auto [value, name] :
+       {std::pair{getGamma(), "gamma"}, std::pair{getBeta(), "beta"},
+        std::pair{getRunningMean(), "running_mean"},
+        std::pair{getRunningVar(), "running_var"}})
+    if (failed(verifyShape(*this, tensorType(value), {w[0]}, name)))
+      return failure();
   if (getBias() &&
       failed(verifyShape(*this, getBias().getType(), {w[0]}, "bias")))
     return failure();
-  Padding2d pad = Padding2d::fromList(getPadding());
-  int64_t oh = convOutputSize(in[2], w[2], getStride()[0], pad.top,
-                              pad.bottom, getDilation()[0]);
-  int64_t ow = convOutputSize(in[3], w[3], getStride()[1], pad.left,
-                              pad.right, getDilation()[1]);
-  if (oh < 1 || ow < 1)
-    return emitOpError() << "kernel " << formatList(w.drop_front(2))
-                         << " (dilated, with padding) does not fit the input "
-                         << formatList(in.drop_front(2));
-  if (failed(verifyShape(*this, getOutput().getType(), {in[0], w[0], oh, ow},
-                         "result")))
+  if (getEps().convertToDouble() < 0)
+    return emitOpError() << "expects 'eps' >= 0";
+  if (failed(verifyShape(*this, getNewWeight().getType(), w, "new_weight")) ||
+      failed(verifyShape(*this, getNewBias().getType(), {w[0]}, "new_bias")))
     return failure();
   return verifyResultFormats(*this);
 }
 
-bool Conv2dOp::propagatesChannelsLast() { return true; }
+bool FoldBatchNormOp::propagatesChannelsLast() { return true; }
 
 //===----------------------------------------------------------------------===//
 // BatchNormOp
@@ -288,6 +343,25 @@ static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
            << "window " << formatList(kernel)
            << " (dilated, with padding) does not fit the input "
            << formatList(in.drop_front(2));
+  // With dilation a window can also fall between input elements (taps at
+  // -1 and 1 of a 1-high input): check every window's taps, as the runtime
+  // does.
+  int64_t outSizes[2] = {oh, ow}, padBegin[2] = {pad.top, pad.left};
+  for (int d = 0; d < 2; ++d)
+    for (int64_t o = 0; o < outSizes[d]; ++o) {
+      bool covered = false;
+      for (int64_t k = 0; k < kernel[d] && !covered; ++k) {
+        int64_t i = o * stride[d] - padBegin[d] + k * dilation[d];
+        covered = i >= 0 && i < in[2 + d];
+      }
+      if (!covered)
+        return op->emitOpError()
+               << "the window of output " << (d == 0 ? "row " : "column ")
+               << o << " sees no input element (kernel "
+               << formatList(kernel) << ", dilation " << formatList(dilation)
+               << ", padding " << formatList(padding) << ", input "
+               << formatList(in.drop_front(2)) << ")";
+    }
   for (Value result : op->getResults())
     if (failed(verifyShape(op, tensorType(result), {in[0], in[1], oh, ow},
                            "result")))

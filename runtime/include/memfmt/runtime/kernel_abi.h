@@ -11,7 +11,8 @@
  *   int32_t _mlir_ciface_memfmt_<NAME>_<T>(memfmt_context_t *ctx,
  *                                          int64_t node, <ARGS>);
  *
- * where MEMFMT_IN/MEMFMT_OUT/MEMFMT_OUT_I64 become `const memfmt_memref_t *`,
+ * where MEMFMT_IN/MEMFMT_OUT/MEMFMT_OUT_I64/MEMFMT_IN_I64/MEMFMT_IN_F32/
+ * MEMFMT_OUT_F32 become `const memfmt_memref_t *`,
  * MEMFMT_I64 `int64_t` and MEMFMT_F64 `double`, in Kernels.def's order. The
  * result is a memfmt_status_t.
  *
@@ -73,6 +74,9 @@ typedef struct memfmt_memref {
 #define MEMFMT_ABI_IN(N) (IN, N)
 #define MEMFMT_ABI_OUT(N) (OUT, N)
 #define MEMFMT_ABI_OUT_I64(N) (OUT_I64, N)
+#define MEMFMT_ABI_IN_I64(N) (IN_I64, N)
+#define MEMFMT_ABI_IN_F32(N) (IN_F32, N)
+#define MEMFMT_ABI_OUT_F32(N) (OUT_F32, N)
 #define MEMFMT_ABI_I64(N) (I64, N)
 #define MEMFMT_ABI_F64(N) (F64, N)
 
@@ -127,6 +131,12 @@ typedef struct memfmt_memref {
   MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() const memfmt_memref_t *N
 #define MEMFMT_ABI_PARAM_OUT_I64(N)                                            \
   MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() const memfmt_memref_t *N
+#define MEMFMT_ABI_PARAM_IN_I64(N)                                             \
+  MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() const memfmt_memref_t *N
+#define MEMFMT_ABI_PARAM_IN_F32(N)                                             \
+  MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() const memfmt_memref_t *N
+#define MEMFMT_ABI_PARAM_OUT_F32(N)                                            \
+  MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() const memfmt_memref_t *N
 #define MEMFMT_ABI_PARAM_I64(N) MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() int64_t N
 #define MEMFMT_ABI_PARAM_F64(N) MEMFMT_ABI_COMMA MEMFMT_ABI_EMPTY()() double N
 
@@ -145,6 +155,9 @@ typedef struct memfmt_memref {
 #define MEMFMT_IN(N) MEMFMT_ABI_IN(N)
 #define MEMFMT_OUT(N) MEMFMT_ABI_OUT(N)
 #define MEMFMT_OUT_I64(N) MEMFMT_ABI_OUT_I64(N)
+#define MEMFMT_IN_I64(N) MEMFMT_ABI_IN_I64(N)
+#define MEMFMT_IN_F32(N) MEMFMT_ABI_IN_F32(N)
+#define MEMFMT_OUT_F32(N) MEMFMT_ABI_OUT_F32(N)
 #define MEMFMT_I64(N) MEMFMT_ABI_I64(N)
 #define MEMFMT_F64(N) MEMFMT_ABI_F64(N)
 #define MEMFMT_KERNEL(NAME, DTYPES, ARGS)                                      \
@@ -154,6 +167,9 @@ typedef struct memfmt_memref {
 #undef MEMFMT_IN
 #undef MEMFMT_OUT
 #undef MEMFMT_OUT_I64
+#undef MEMFMT_IN_I64
+#undef MEMFMT_IN_F32
+#undef MEMFMT_OUT_F32
 #undef MEMFMT_I64
 #undef MEMFMT_F64
 

@@ -9,12 +9,18 @@
  * returns and `out_` parameters, and has no LLVM/MLIR dependency.
  *
  * A model runs inside a context (memfmt_context_t). The context selects the
- * backend (the CPU today; CUDA is reserved), the kernel family (oneDNN and
- * layout-specialised loops, or the plain reference kernels) and the thread
- * count; it keeps per-node caches (oneDNN primitives, prepacked weights), the
- * message of the last error and, when enabled, a per-node profile. The
- * kernels themselves are declared in kernel_abi.h, generated from
- * Kernels.def.
+ * backend (the CPU, or a CUDA GPU when the runtime is built with the CUDA
+ * toolkit), the kernel family (oneDNN and layout-specialised loops, or the
+ * plain reference kernels) and the thread count; it keeps per-node caches
+ * (oneDNN primitives, prepacked weights, cuDNN algorithms), the message of
+ * the last error and, when enabled, a per-node profile. The kernels
+ * themselves are declared in kernel_abi.h, generated from Kernels.def.
+ *
+ * On the CUDA backend every tensor a kernel gets is in device memory, and
+ * kernels run asynchronously on the context's CUDA stream, in call order.
+ * The device functions below (memory, copies, synchronisation, timers and
+ * CUDA graphs) are the backend-neutral way to drive that: on the CPU backend
+ * "device memory" is host memory and everything is synchronous.
  *
  * Threading: a context may be used by one thread at a time. Different
  * contexts may be used concurrently from different threads.
@@ -82,8 +88,9 @@ typedef struct memfmt_context memfmt_context_t;
 typedef enum memfmt_backend {
   /// The host CPU: reference kernels, layout-specialised loops and oneDNN.
   MEMFMT_BACKEND_CPU = 0,
-  /// Reserved for the CUDA backend (own kernels, cuDNN, cuBLAS). A runtime
-  /// built without it answers MEMFMT_STATUS_UNSUPPORTED.
+  /// An NVIDIA GPU: own kernels, cuDNN and cuBLAS. A runtime built without
+  /// the CUDA toolkit answers MEMFMT_STATUS_UNSUPPORTED; a machine without a
+  /// usable GPU or driver MEMFMT_STATUS_NO_DEVICE.
   MEMFMT_BACKEND_CUDA = 1,
   /// Not a backend (makes the type 32 bits wide, as for memfmt_status_t).
   MEMFMT_BACKEND_MAX_ENUM = 0x7FFFFFFF,
@@ -104,6 +111,17 @@ typedef enum memfmt_kernels {
   MEMFMT_KERNELS_MAX_ENUM = 0x7FFFFFFF,
 } memfmt_kernels_t;
 
+/// A yes/no option whose default comes from an environment variable.
+typedef enum memfmt_switch {
+  /// Read the option's environment variable ("1"/"on"/"true" or
+  /// "0"/"off"/"false"); OFF when it is unset or empty.
+  MEMFMT_SWITCH_DEFAULT = 0,
+  MEMFMT_SWITCH_ON = 1,
+  MEMFMT_SWITCH_OFF = 2,
+  /// Not a value (makes the type 32 bits wide).
+  MEMFMT_SWITCH_MAX_ENUM = 0x7FFFFFFF,
+} memfmt_switch_t;
+
 /// Options of memfmt_context_create. Initialise with
 /// memfmt_context_options_init so that fields added later get defaults.
 typedef struct memfmt_context_options {
@@ -115,6 +133,20 @@ typedef struct memfmt_context_options {
   /// MEMFMT_NUM_THREADS, else OMP_NUM_THREADS (its first value), else the
   /// number of hardware threads. Negative values are invalid.
   int32_t num_threads;
+  /// CUDA: the device ordinal (default 0; MEMFMT_CUDA_DEVICE when 0 and set).
+  /// Ignored by the CPU backend. Negative values are invalid.
+  int32_t device;
+  /// CUDA: let f32 convolutions and linear layers use TF32 tensor cores
+  /// (PyTorch's allow_tf32). Default: MEMFMT_ALLOW_TF32, else off.
+  memfmt_switch_t allow_tf32;
+  /// CUDA: a loaded model captures its whole forward pass in one CUDA graph
+  /// and replays it on every run (see model.h). Default: MEMFMT_CUDA_GRAPH,
+  /// else off. The CPU backend ignores it.
+  memfmt_switch_t cuda_graph;
+  /// CUDA: the most bytes of workspace one cuDNN convolution may use (its
+  /// algorithm is chosen within it). 0 (the default) takes
+  /// MEMFMT_CUDNN_WORKSPACE_MB, else 1 GiB. Negative values are invalid.
+  int64_t workspace_limit;
 } memfmt_context_options_t;
 
 /// Fills `opts` with the defaults (CPU, kernels from the environment, default
@@ -167,6 +199,86 @@ MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_context_invalidate_caches(memfmt_context_t *ctx);
 
 /*===----------------------------------------------------------------------===*
+ * Device memory, copies, streams and graphs
+ *===----------------------------------------------------------------------===*/
+
+/// The direction of memfmt_device_copy.
+typedef enum memfmt_copy_kind {
+  MEMFMT_COPY_HOST_TO_DEVICE = 0,
+  MEMFMT_COPY_DEVICE_TO_HOST = 1,
+  MEMFMT_COPY_DEVICE_TO_DEVICE = 2,
+  /// Not a value (makes the type 32 bits wide).
+  MEMFMT_COPY_MAX_ENUM = 0x7FFFFFFF,
+} memfmt_copy_kind_t;
+
+/// A human-readable description of the context's device, e.g. "NVIDIA H200
+/// (sm_90, 132 SMs, 139.8 GiB; driver 13.0, runtime 13.0, cuDNN 91900,
+/// cuBLAS 130100)" or "CPU (16 threads, oneDNN)". Valid while the context
+/// lives.
+MEMFMT_RUNTIME_EXPORT const char *
+memfmt_context_device_description(const memfmt_context_t *ctx);
+
+/// Allocates `bytes` (>= 0) of zeroed device memory, aligned to at least 256
+/// bytes, and stores it in `*out_ptr` (host memory on the CPU backend).
+/// OUT_OF_MEMORY when the device has too little.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_device_alloc(
+    memfmt_context_t *ctx, int64_t bytes, void **out_ptr);
+
+/// Frees memory from memfmt_device_alloc of the same context. Null is a
+/// no-op. Waits for the context's pending work first.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_device_free(memfmt_context_t *ctx,
+                                                         void *ptr);
+
+/// Copies `bytes` from `src` to `dst`, ordered after the kernels already
+/// called on the context. A copy to the host returns when the data is there;
+/// the others may return before they finish (the host source of a
+/// host-to-device copy must stay unchanged until the next
+/// memfmt_context_synchronize).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_device_copy(memfmt_context_t *ctx, void *dst, const void *src,
+                   int64_t bytes, memfmt_copy_kind_t kind);
+
+/// Waits until every kernel and copy called on the context has finished, and
+/// reports an asynchronous failure of any of them.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_synchronize(memfmt_context_t *ctx);
+
+/// Starts timing the context's work: on CUDA, records an event on its stream.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_timer_start(memfmt_context_t *ctx);
+
+/// Stops the timer started last, waits for the work between, and stores the
+/// elapsed milliseconds in `*out_ms` (CUDA events on the CUDA backend, a
+/// steady clock on the CPU).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_timer_stop(memfmt_context_t *ctx, double *out_ms);
+
+/// A captured sequence of kernel calls that replays as one CUDA graph
+/// (opaque).
+typedef struct memfmt_graph memfmt_graph_t;
+
+/// Starts capturing the kernels called on the context (CUDA only; the CPU
+/// backend answers UNSUPPORTED). Until memfmt_graph_capture_end, kernels
+/// are recorded, not run; they must not allocate, so call each kernel once
+/// outside a capture first (that is when algorithms are chosen and
+/// workspaces sized).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_graph_capture_begin(memfmt_context_t *ctx);
+
+/// Ends the capture and instantiates the graph into `*out_graph` (null on
+/// failure; the capture is over either way).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_graph_capture_end(memfmt_context_t *ctx, memfmt_graph_t **out_graph);
+
+/// Replays `graph` on the context's stream (asynchronously).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_graph_launch(memfmt_context_t *ctx, memfmt_graph_t *graph);
+
+/// Destroys a graph of this context. Null is a no-op.
+MEMFMT_RUNTIME_EXPORT void memfmt_graph_destroy(memfmt_context_t *ctx,
+                                                memfmt_graph_t *graph);
+
+/*===----------------------------------------------------------------------===*
  * Profiling
  *===----------------------------------------------------------------------===*/
 
@@ -212,6 +324,10 @@ memfmt_context_profile_entry(const memfmt_context_t *ctx, int64_t index,
 /// Non-zero when this runtime was built with oneDNN (the CPU fast path for
 /// convolutions and linear layers).
 MEMFMT_RUNTIME_EXPORT int memfmt_runtime_has_onednn(void);
+
+/// Non-zero when this runtime was built with the CUDA backend (whether or
+/// not this machine has a GPU).
+MEMFMT_RUNTIME_EXPORT int memfmt_runtime_has_cuda(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

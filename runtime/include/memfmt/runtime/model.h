@@ -18,6 +18,16 @@
  * them at the strides the compiler chose, so the re-layout happens once.
  * Running allocates nothing.
  *
+ * A model compiled for target "cuda" loads into a CUDA context
+ * (MEMFMT_BACKEND_CUDA): the arena, the weights blob (uploaded once) and one
+ * staging buffer per input and output live in device memory, allocated at
+ * load; loading ends with a warm-up run that chooses the cuDNN algorithms.
+ * memfmt_model_run and memfmt_model_run_logical take host buffers and copy
+ * them in and out; memfmt_model_run_device takes device buffers
+ * (memfmt_device_alloc) and copies nothing. With the context's cuda_graph
+ * option (MEMFMT_CUDA_GRAPH=1), the forward pass is captured once as a CUDA
+ * graph and replayed by every run.
+ *
  * A model is bound to the context it was loaded into; it may be used by one
  * thread at a time (as the context). Every failure returns a status and
  * leaves its message in memfmt_context_last_error(ctx): missing files,
@@ -100,7 +110,8 @@ typedef struct memfmt_model_info {
   int64_t weights_bytes;
 } memfmt_model_info_t;
 
-/// Loads the compiled model in directory `dir` into `ctx`.
+/// Loads the compiled model in directory `dir` into `ctx`; the model's
+/// target must be the context's backend ("cpu" or "cuda").
 /// `weights_override` may be null (use the manifest's "weights_source"),
 /// "synthetic" / "synthetic:SEED", "safetensors:PATH" or a path ending in
 /// ".safetensors" (relative paths are relative to the current directory).
@@ -112,6 +123,15 @@ typedef struct memfmt_model_info {
 MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_model_load(memfmt_context_t *ctx, const char *dir,
                   const char *weights_override, memfmt_model_t **out_model);
+
+/// Like memfmt_model_load, but accepts a model compiled for any target: the
+/// compiled code is the same for every target (the runtime dispatches), so a
+/// CUDA model can run in a CPU context, e.g. on the reference kernels as the
+/// oracle of memfmt-run --check.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_model_load_any_target(memfmt_context_t *ctx, const char *dir,
+                             const char *weights_override,
+                             memfmt_model_t **out_model);
 
 /// Destroys a model (frees its buffers, closes its library). Null is a
 /// no-op. The context must still be alive.
@@ -145,15 +165,26 @@ MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_node_name(
 
 /// Stores a read-only view of the weights blob (parameters at the
 /// manifest's offsets and strides) in `*out_data` and its size in
-/// `*out_bytes`.
+/// `*out_bytes`. For a device model it is the host copy of the blob, equal
+/// to the device's after loading.
 MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_weights(
     const memfmt_model_t *model, const void **out_data, int64_t *out_bytes);
 
 /// Runs the model once. `inputs[i]` holds input i in the model's layout
 /// (its info's strides and dtype, `buffer_bytes` bytes, aligned to the
 /// element size); the model only reads it. `outputs[i]` receives output i
-/// in its info's layout. Allocates nothing.
+/// in its info's layout. Allocates nothing. `inputs` may be null for a model
+/// without inputs (num_inputs 0, e.g. an ONNX graph of constants).
 MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_run(
+    memfmt_model_t *model, const void *const *inputs, void *const *outputs);
+
+/// memfmt_model_run on buffers in the context's device memory (from
+/// memfmt_device_alloc; host memory on the CPU, where it is
+/// memfmt_model_run). On CUDA it only enqueues the work on the context's
+/// stream: call memfmt_context_synchronize before reading the outputs (or
+/// time it with memfmt_context_timer_start/stop). With CUDA graphs, passing
+/// other buffers than last time captures the graph again.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_run_device(
     memfmt_model_t *model, const void *const *inputs, void *const *outputs);
 
 /// Runs the model on logical data: `inputs[i]` is input i as a row-major

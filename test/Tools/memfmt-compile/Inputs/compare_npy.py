@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks that .npy files of f32 logits agree (L8), without numpy.
 
-Usage: compare_npy.py FILE.npy FILE.npy... ; prints "N outputs of shape S
-agree" or the largest difference, relative to the largest magnitude of the
-first file, and exits 1 above 1e-4.
+Usage: compare_npy.py [--tolerance T] FILE.npy FILE.npy... ; prints "N
+outputs of shape S agree" or the largest difference, relative to the largest
+magnitude of the first file, and exits 1 above T (default 1e-4).
 """
 import ast
 import struct
@@ -28,6 +28,10 @@ def load(path):
 
 
 def main():
+    tolerance = 1e-4
+    if len(sys.argv) > 2 and sys.argv[1] == "--tolerance":
+        tolerance = float(sys.argv[2])
+        del sys.argv[1:3]
     shape, reference = load(sys.argv[1])
     scale = max(abs(v) for v in reference) or 1.0
     worst = 0.0
@@ -37,7 +41,7 @@ def main():
             print("%s: shape %s, expected %s" % (path, other_shape, shape))
             return 1
         worst = max(worst, max(abs(a - b) for a, b in zip(reference, values)))
-    if worst / scale > 1e-4:
+    if worst / scale > tolerance:
         print("outputs differ: max abs difference %g (max |value| %g)"
               % (worst, scale))
         return 1

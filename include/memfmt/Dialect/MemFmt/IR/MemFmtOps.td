@@ -80,6 +80,71 @@ def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5]> {
   let hasVerifier = 1;
 }
 
+def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
+                                                     AttrSizedOperandSegments]> {
+  let summary = "convolution with fused bias, residual add and relu";
+  let description = [{
+    `output = act(conv2d(input, weight) + bias + residual)`, where `act` is
+    relu when `relu` is set and the identity otherwise. Produced by
+    `memfmt-fuse-conv` from conv2d / add / relu chains (oneDNN post-ops and
+    cuDNN's fused convolution serve it); attributes as for `memfmt.conv2d`.
+
+    ```mlir
+    %y = memfmt.fused_conv2d %x, %w, %b, %r {relu = true}
+        : tensor<1x64x56x56xf32>, tensor<64x64x1x1xf32> bias tensor<64xf32>
+          residual tensor<1x64x56x56xf32> -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$input, MemFmt_Tensor4D:$weight,
+                       Optional<MemFmt_Tensor1D>:$bias,
+                       Optional<MemFmt_Tensor4D>:$residual,
+                       MemFmt_I64Pair1:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       MemFmt_I64Pair1:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<BoolAttr, "false">:$relu);
+  let results = (outs MemFmt_Tensor4D:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
+    type($input) `,` type($weight) (`bias` type($bias)^)?
+    (`residual` type($residual)^)? `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_FoldBatchNormOp : MemFmt_Op<"fold_batch_norm", [Pure, PropagatesL5]> {
+  let summary = "a convolution's weight and bias with a batch norm folded in";
+  let description = [{
+    For a convolution weight `[O, I, KH, KW]`, optional bias `[O]` and an
+    inference batch norm over its `O` output channels:
+    `scale = gamma / sqrt(running_var + eps)`,
+    `new_weight = weight * scale` (per output channel) and
+    `new_bias = (bias - running_mean) * scale + beta` (bias 0 when absent).
+    `memfmt-fuse-conv` creates it on parameters only, so the lowering
+    computes it once when the model is loaded, never per run.
+
+    ```mlir
+    %w2, %b2 = memfmt.fold_batch_norm %w, %g, %b, %m, %v {eps = 1.0e-05 : f64}
+        : tensor<64x3x7x7xf32>, tensor<64xf32>, tensor<64xf32>,
+          tensor<64xf32>, tensor<64xf32> -> tensor<64x3x7x7xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$weight,
+                       Optional<MemFmt_Tensor1D>:$bias,
+                       MemFmt_Tensor1D:$gamma, MemFmt_Tensor1D:$beta,
+                       MemFmt_Tensor1D:$running_mean,
+                       MemFmt_Tensor1D:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs MemFmt_Tensor4D:$new_weight, MemFmt_Tensor1D:$new_bias);
+  let assemblyFormat = [{
+    $weight (`bias` $bias^)? `,` $gamma `,` $beta `,` $running_mean `,`
+    $running_var attr-dict `:` type($weight) `,` (`bias` type($bias)^ `,`)?
+    type($gamma) `,` type($beta) `,` type($running_mean) `,`
+    type($running_var) `->` type($new_weight) `,` type($new_bias)
+  }];
+  let hasVerifier = 1;
+}
+
 def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5]> {
   let summary = "batch normalisation (aten::batch_norm)";
   let description = [{

@@ -69,6 +69,52 @@ def FoldConversions : Pass<"memfmt-fold-conversions",
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
 
+def FuseConv : Pass<"memfmt-fuse-conv", "::mlir::func::FuncOp"> {
+  let summary = "Fold batch norm into convolutions and fuse conv epilogues";
+  let description = [{
+    Inference fusion, run before the layout passes:
+
+      * an inference `memfmt.batch_norm` whose input is a convolution used
+        only there, with parameters only (weights, biases, batch-norm
+        statistics), becomes `memfmt.fold_batch_norm` on those parameters
+        and a convolution with the folded weight and bias: the arithmetic
+        happens once, when the model is loaded;
+      * `add(conv, r)` / `add(r, conv)` of equal shapes becomes a
+        `memfmt.fused_conv2d` with residual `r`, and `relu(conv)` a
+        `memfmt.fused_conv2d` with `relu` set, where the convolution has no
+        other use (oneDNN post-ops, cuDNN's fused convolution).
+
+    Values never change (L8) beyond floating-point rounding of the folded
+    weights.
+  }];
+  let options = [
+    Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
+           "Fold inference batch norms into the convolutions before them">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Fuse residual adds and relus into convolutions">,
+  ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def ConvertPrecision : Pass<"memfmt-convert-precision",
+                            "::mlir::func::FuncOp"> {
+  let summary = "Compute in f16 or bf16 behind an f32 signature";
+  let description = [{
+    Retypes every f32 tensor inside the function (activations and
+    parameters, encodings kept) to `precision`, converts f32 arguments at
+    entry and results at exit with `memfmt.to` (folding a layout conversion
+    at entry or exit into that `memfmt.to`), so callers keep passing and
+    receiving f32 (memfmt-compile --precision, AMP-style). Kernels keep f32
+    arithmetic and accumulation. `precision=f32` does nothing; the pass is
+    idempotent.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "Element type to compute in: 'f16', 'bf16' or 'f32' (no change)">,
+  ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
 def VerifyLayouts : Pass<"memfmt-verify-layouts", "::mlir::ModuleOp"> {
   let summary = "Check the layout invariants the layout passes establish";
   let description = [{

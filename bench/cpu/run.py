@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""memfmt against PyTorch (and optional peers) on the CPU, side by side.
+
+One run measures, interleaved round by round so that a noisy machine hurts
+every configuration alike:
+  * memfmt channels-last and NCHW (memfmt-compile + memfmt-run --bench), with
+    the same seeded torchvision weights as the peers (written to safetensors);
+  * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW, eager channels-last,
+    and torch.jit.trace + torch.jit.freeze in channels-last;
+  * with --peers: ONNX Runtime and OpenVINO on the same model exported to
+    ONNX, installed into bench/.venv from PyPI (never needed by the build or
+    the tests).
+It prints images/s (median over rounds of per-round medians), the ratio of
+each memfmt build to the best peer, and the share of the fp32 peak, checks
+that memfmt's outputs match PyTorch's, and appends a dated table to
+bench/RESULTS.md.
+
+Share of peak: 2 x multiply-adds of the model per image (ResNet-18 1.82 G,
+ResNet-50 4.11 G at 224x224) x images/s, over --peak-gflops (default 320, the
+nominal fp32 peak of this project's 2-vCPU AVX-512 machines). Fast
+convolution algorithms can do fewer operations than that count.
+
+Usage: bench/cpu/run.py [--models resnet18,resnet50] [--batches 1,8,32]
+                        [--threads 2] [--rounds 3] [--iters 3] [--peers]
+                        [--no-record]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MACS = {"resnet18": 1.82e9, "resnet50": 4.11e9, "resnet34": 3.67e9,
+        "resnet101": 7.83e9}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def write_safetensors(path, state_dict):
+    import numpy as np
+    header, blobs, offset = {}, [], 0
+    for name, tensor in state_dict.items():
+        array = tensor.detach().cpu().contiguous().numpy()
+        dtype = "I64" if array.dtype == np.int64 else "F32"
+        if dtype == "F32":
+            array = array.astype(np.float32)
+        data = array.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def seeded_model(torch, torchvision, name):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0.0, 0.1)
+                m.running_mean.normal_(0.0, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    return model.eval()
+
+
+class TorchRunner:
+    """A PyTorch configuration timed in-process."""
+
+    def __init__(self, torch, fn, x):
+        self.torch, self.fn, self.x = torch, fn, x
+        with torch.no_grad():
+            for _ in range(2):
+                self.out = fn(x)
+
+    def measure(self, iters):
+        times = []
+        with self.torch.no_grad():
+            for _ in range(iters):
+                t = time.perf_counter()
+                self.fn(self.x)
+                times.append((time.perf_counter() - t) * 1e3)
+        return times
+
+
+class MemfmtRunner:
+    """A compiled memfmt model timed by memfmt-run --bench."""
+
+    def __init__(self, directory, input_npy, threads):
+        self.directory, self.input, self.threads = directory, input_npy, threads
+
+    def measure(self, iters):
+        out = subprocess.run(
+            [os.path.join(ROOT, "build/bin/memfmt-run"), self.directory,
+             "--input", self.input, "--bench", str(iters), "--json",
+             "--threads", str(self.threads)],
+            check=True, capture_output=True, text=True).stdout
+        bench = json.loads(out)["bench"]
+        return [bench["median_ms"]] * iters  # memfmt-run reports the median
+
+
+class OrtRunner:
+    def __init__(self, onnx_path, x, threads):
+        import onnxruntime as ort
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        self.sess = ort.InferenceSession(onnx_path, opts,
+                                         providers=["CPUExecutionProvider"])
+        self.x = x
+        self.name = self.sess.get_inputs()[0].name
+        for _ in range(2):
+            self.sess.run(None, {self.name: x})
+
+    def measure(self, iters):
+        times = []
+        for _ in range(iters):
+            t = time.perf_counter()
+            self.sess.run(None, {self.name: self.x})
+            times.append((time.perf_counter() - t) * 1e3)
+        return times
+
+
+class OpenVinoRunner:
+    def __init__(self, onnx_path, x, threads):
+        import openvino as ov
+        core = ov.Core()
+        core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads,
+                                  "INFERENCE_PRECISION_HINT": "f32"})
+        self.compiled = core.compile_model(onnx_path, "CPU")
+        self.x = x
+        for _ in range(2):
+            self.compiled([x])
+
+    def measure(self, iters):
+        times = []
+        for _ in range(iters):
+            t = time.perf_counter()
+            self.compiled([self.x])
+            times.append((time.perf_counter() - t) * 1e3)
+        return times
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def run_peer_script(args):
+    """Re-runs this script inside bench/.venv for the PyPI peers."""
+    venv = os.path.join(ROOT, "bench", ".venv")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        log("setting up bench/.venv (onnxruntime, openvino, onnx, numpy)")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "numpy",
+                        "onnx", "onnxruntime", "openvino"], check=True)
+    return python
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="resnet18,resnet50")
+    p.add_argument("--batches", default="1,8,32")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--iters", type=int, default=3)
+    p.add_argument("--peak-gflops", type=float, default=320.0)
+    p.add_argument("--peers", action="store_true",
+                   help="also ONNX Runtime and OpenVINO from bench/.venv")
+    p.add_argument("--no-record", action="store_true")
+    p.add_argument("--peer-worker", help=argparse.SUPPRESS)
+    args = p.parse_args()
+
+    import numpy as np
+    if args.peer_worker:
+        # Inside bench/.venv: time ORT and OpenVINO for one (onnx, npy) job.
+        job = json.loads(args.peer_worker)
+        x = np.load(job["input"])
+        results = {}
+        for name, cls in (("onnxruntime", OrtRunner), ("openvino", OpenVinoRunner)):
+            try:
+                runner = cls(job["onnx"], x, job["threads"])
+                results[name] = [median(runner.measure(job["iters"]))
+                                 for _ in range(job["rounds"])]
+            except Exception as e:  # a peer that cannot run is reported
+                results[name] = f"failed: {e}"
+        print(json.dumps(results))
+        return 0
+
+    import torch
+    import torchvision
+    torch.set_num_threads(args.threads)
+    os.environ["MEMFMT_NUM_THREADS"] = str(args.threads)
+    subprocess.run([os.path.join(ROOT, "scripts/build.sh"), "memfmt-compile",
+                    "memfmt-run"], check=True, stdout=subprocess.DEVNULL)
+    work = tempfile.mkdtemp(prefix="memfmt-bench-")
+    rows = []
+    for model_name in args.models.split(","):
+        model = seeded_model(torch, torchvision, model_name)
+        weights = os.path.join(work, f"{model_name}.safetensors")
+        write_safetensors(weights, model.state_dict())
+        cl_model = seeded_model(torch, torchvision, model_name).to(
+            memory_format=torch.channels_last)
+        for batch in [int(b) for b in args.batches.split(",")]:
+            log(f"== {model_name}, batch {batch}")
+            x = np.random.default_rng(batch).standard_normal(
+                (batch, 3, 224, 224), dtype=np.float32)
+            npy = os.path.join(work, f"{model_name}.{batch}.npy")
+            np.save(npy, x)
+            tx = torch.from_numpy(x)
+            txc = tx.to(memory_format=torch.channels_last)
+            runners = {}
+            for fmt in ("channels-last", "contiguous"):
+                d = os.path.join(work, f"{model_name}.{batch}.{fmt}")
+                subprocess.run([os.path.join(ROOT, "build/bin/memfmt-compile"),
+                                "--model", model_name, "--batch", str(batch),
+                                "--memory-format", fmt, "--weights", weights,
+                                "-o", d], check=True, capture_output=True)
+                out_npy = d + ".out.npy"
+                subprocess.run([os.path.join(ROOT, "build/bin/memfmt-run"), d,
+                                "--input", npy, "--output", out_npy],
+                               check=True, capture_output=True)
+                runners[f"memfmt {fmt}"] = MemfmtRunner(d, npy, args.threads)
+                runners[f"memfmt {fmt}"].out = np.load(out_npy)
+            runners["torch eager NCHW"] = TorchRunner(torch, model, tx)
+            runners["torch eager channels-last"] = TorchRunner(torch, cl_model, txc)
+            with torch.no_grad():
+                frozen = torch.jit.freeze(torch.jit.trace(cl_model, txc))
+            runners["torch jit+freeze channels-last"] = TorchRunner(torch, frozen, txc)
+            reference = runners["torch eager NCHW"].out.numpy()
+            scale = float(np.abs(reference).max())
+            for name in ("memfmt channels-last", "memfmt contiguous"):
+                err = float(np.abs(runners[name].out - reference).max()) / scale
+                if err > 1e-4:
+                    raise SystemExit(f"{name} differs from torch: rel {err:.2e}")
+            medians = {name: [] for name in runners}
+            for r in range(args.rounds):
+                for name, runner in runners.items():
+                    medians[name].append(median(runner.measure(args.iters)))
+            if args.peers:
+                onnx_path = os.path.join(work, f"{model_name}.{batch}.onnx")
+                torch.onnx.export(model, tx, onnx_path, opset_version=13)
+                python = run_peer_script(args)
+                job = json.dumps({"onnx": onnx_path, "input": npy,
+                                  "threads": args.threads, "iters": args.iters,
+                                  "rounds": args.rounds})
+                out = subprocess.run([python, __file__, "--peer-worker", job],
+                                     check=True, capture_output=True,
+                                     text=True).stdout
+                for name, result in json.loads(out).items():
+                    if isinstance(result, list):
+                        medians[name] = result
+                    else:
+                        log(f"{name}: {result}")
+            ips = {name: batch * 1e3 / median(ms) for name, ms in medians.items()}
+            peers = {n: v for n, v in ips.items() if not n.startswith("memfmt")}
+            best_peer = max(peers, key=peers.get)
+            for name, value in ips.items():
+                gflops = value * 2 * MACS.get(model_name, 0) / 1e9
+                rows.append((model_name, batch, name, value,
+                             value / peers[best_peer],
+                             100 * gflops / args.peak_gflops, best_peer))
+    header = (f"| model | batch | configuration | images/s | vs best peer | "
+              f"% of fp32 peak |\n|---|---|---|---|---|---|")
+    lines = [f"| {m} | {b} | {n} | {v:.1f} | {r:.2f}x | {pk:.0f}% |"
+             for m, b, n, v, r, pk, _ in rows]
+    table = header + "\n" + "\n".join(lines)
+    print(table)
+    best = sorted({(m, b, bp) for m, b, _, _, _, _, bp in rows})
+    print("best peer per case: " + ", ".join(f"{m}/{b}: {bp}" for m, b, bp in best))
+    if not args.no_record:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
+                                 "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        cpu = "unknown CPU"
+        try:
+            for line in open("/proc/cpuinfo"):
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        except OSError:
+            pass
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
+            f.write(f"\n## CPU, {datetime.date.today()}, commit {commit}\n\n"
+                    f"Machine: {cpu}, {os.cpu_count()} vCPUs, "
+                    f"{platform.system()}; {args.threads} threads; PyTorch "
+                    f"{torch.__version__} (Debian). Command: `bench/cpu/run.py "
+                    f"{' '.join(sys.argv[1:])}`. Images/s are medians of "
+                    f"{args.rounds} interleaved rounds of {args.iters} "
+                    f"iterations; the peak share counts 2 x multiply-adds "
+                    f"against {args.peak_gflops:.0f} GFLOP/s.\n\n{table}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+//===- CudaBackend.h - The CUDA backend -------------------------*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CUDA implementation of Backend (lib/Backend.h): one device, one
+// non-blocking stream on which every kernel, copy and library call of the
+// context runs in call order, a cuDNN and a cuBLAS handle bound to that
+// stream, CUDA events for timers, and graph capture of that stream.
+//
+// Memory the backend needs beyond the caller's tensors (cuDNN workspaces,
+// packed copies for layouts a library does not take, padded inputs) comes
+// from scratch slots that grow outside graph capture and are never freed
+// while the context lives, so a captured graph never points at freed memory.
+// Convolution algorithms are chosen once per shape (cudnnFind or the
+// heuristics, within the workspace limit) and cached, so the first run of a
+// model (the loader's warm-up run) does all the choosing and sizing and
+// later runs and captures allocate nothing.
+//
+// Kernels are split by library: CudaBackend.cpp (own kernels, device
+// functions), CudaConv.cpp (cuDNN), CudaLinear.cpp (cuBLAS).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_CUDA_CUDABACKEND_H
+#define MEMFMT_RUNTIME_CUDA_CUDABACKEND_H
+
+#include "CudaCheck.h"
+#include "CudaPlan.h"
+
+#include "lib/Backend.h"
+#include "lib/KernelCall.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace memfmt::runtime::cuda {
+
+/// The Elem of a kernel call's element type.
+Elem elemOf(DType type);
+
+/// A chosen convolution: descriptors and algorithm for one shape.
+struct ConvChoice {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t workspace = 0;
+  /// Not empty when cuDNN has no algorithm for this shape (the reason).
+  std::string unsupported;
+  ~ConvChoice();
+};
+
+/// Scratch slots (one per purpose; calls are ordered on the stream, so a
+/// slot is reused by the next call only after the previous one is done).
+enum ScratchSlot : int {
+  kConvWorkspace = 0,
+  kConvInput = 1,
+  kConvWeight = 2,
+  kConvOutput = 3,
+  kLinearInput = 4,
+  kLinearWeight = 5,
+  kLinearOutput = 6,
+  kBatchNormParams = 7,
+  kNumScratchSlots = 8
+};
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const BackendOptions &options, int device);
+  ~CudaBackend() override;
+
+  /// Creates the stream, handles and events. Returns a status and sets
+  /// `error` on failure.
+  memfmt_status_t initialize(std::string &error);
+
+#define MEMFMT_KERNEL(NAME, DTYPES, ARGS)                                      \
+  memfmt_status_t run(KernelCall &call, const args::NAME &a) override;
+#include "memfmt/runtime/Kernels.def"
+
+  void invalidateCaches() override;
+
+  std::string description() override { return deviceDescription; }
+  memfmt_status_t allocate(int64_t bytes, void **out,
+                           std::string &error) override;
+  memfmt_status_t deallocate(void *ptr, std::string &error) override;
+  memfmt_status_t copy(void *dst, const void *src, int64_t bytes,
+                       memfmt_copy_kind_t kind, std::string &error) override;
+  memfmt_status_t synchronize(std::string &error) override;
+  memfmt_status_t timerStart(std::string &error) override;
+  memfmt_status_t timerStop(double &milliseconds, std::string &error) override;
+  memfmt_status_t captureBegin(std::string &error) override;
+  memfmt_status_t captureEnd(void **graph, std::string &error) override;
+  memfmt_status_t launchGraph(void *graph, std::string &error) override;
+  void destroyGraph(void *graph) override;
+  void finishProfiledCall() override;
+
+private:
+  /// Makes the device current for a kernel call.
+  memfmt_status_t enter(KernelCall &call);
+  /// A scratch buffer of at least `bytes` in `slot` (grown outside capture
+  /// only).
+  memfmt_status_t scratch(KernelCall &call, ScratchSlot slot, size_t bytes,
+                          void **out);
+  /// Copies `from` into `to` (same shape, any strides, same dtype) on the
+  /// stream: a memcpy, an NCHW <-> NHWC transpose or the strided kernel.
+  memfmt_status_t copyTensor(KernelCall &call, Elem elem,
+                             const TensorView &from, const TensorView &to,
+                             const char **impl);
+  /// out = act(x + bias[channel dim 1] + residual); x may be out.
+  memfmt_status_t epilogue(KernelCall &call, Elem elem, const TensorView &out,
+                           const TensorView &x, const TensorView *bias,
+                           const TensorView *residual, bool relu);
+  memfmt_status_t runPool(KernelCall &call, PoolArgs &args);
+  memfmt_status_t batchNormCudnn(KernelCall &call, const args::batch_norm &a,
+                                 bool &done);
+  /// Chooses the algorithm of a convolution shape (key layout in
+  /// CudaConv.cpp). UNSUPPORTED when cuDNN has none in that format.
+  memfmt_status_t selectConv(ErrorSink &sink, const std::vector<int64_t> &key,
+                             ConvChoice &choice, Elem elem);
+  /// conv2d in `format`; sets `unsupported` (and `why`) instead of failing
+  /// when cuDNN has no algorithm for it.
+  memfmt_status_t runConv(KernelCall &call, const args::conv2d &a,
+                          ConvFormat format, bool &unsupported,
+                          std::string &why);
+
+  BackendOptions options;
+  int device;
+  std::string deviceDescription;
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  cublasHandle_t cublas = nullptr;
+  void *cublasWorkspace = nullptr;
+  cudaEvent_t timerBegin = nullptr, timerEnd = nullptr;
+  bool capturing = false;
+  /// MEMFMT_CUDNN_ALGO=heuristic: cudnnGetConvolutionForwardAlgorithm_v7
+  /// instead of cudnnFindConvolutionForwardAlgorithm.
+  bool heuristicAlgorithms = false;
+  /// MEMFMT_CUDA_BATCH_NORM=cudnn: cuDNN's inference batch norm for f32
+  /// packed 4-D tensors instead of the own kernel.
+  bool cudnnBatchNorm = false;
+
+  struct Scratch {
+    void *data = nullptr;
+    size_t bytes = 0;
+  };
+  Scratch slots[kNumScratchSlots];
+  /// Outgrown scratch buffers, freed with the backend (a graph captured
+  /// earlier may still use them).
+  std::vector<void *> retired;
+  std::map<std::vector<int64_t>, std::unique_ptr<ConvChoice>> convCache;
+};
+
+} // namespace memfmt::runtime::cuda
+
+#endif // MEMFMT_RUNTIME_CUDA_CUDABACKEND_H

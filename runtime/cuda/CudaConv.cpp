@@ -1,0 +1,385 @@
+//===- CudaConv.cpp - conv2d on cuDNN -------------------------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// conv2d through cuDNN's convolution forward, in NHWC or NCHW:
+//  1. The format follows the output (CudaPlan.h, chooseConvFormat): NHWC for
+//     a channels-last model, NCHW for a contiguous one; where cuDNN has no
+//     algorithm in that format (an element type or channel count its
+//     kernels of that format do not take), the other format. Input, weight
+//     and output must be packed in the format; a tensor that is not (a
+//     strided view, a weight in the other layout) is copied to a packed
+//     scratch tensor, and an asymmetric padding (which cuDNN's descriptor
+//     cannot express) pads the input into scratch memory first.
+//  2. The algorithm is chosen once per shape (the cache key is every
+//     dimension, attribute, the element type, the format and TF32) by
+//     cudnnFindConvolutionForwardAlgorithm (timed trials, the default) or
+//     cudnnGetConvolutionForwardAlgorithm_v7 (MEMFMT_CUDNN_ALGO=heuristic),
+//     keeping the fastest one whose workspace fits the context's limit.
+//     Arithmetic: f32 uses FMA math unless TF32 is allowed (then tensor
+//     cores may run TF32, as PyTorch's allow_tf32); f16 and bf16 use tensor
+//     cores with f32 accumulation.
+//  3. The epilogue: a residual that is the output itself is accumulated by
+//     cuDNN (beta = 1); bias, any other residual, relu and the copy out of
+//     a scratch output run as one per-channel kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+#include "CudaKernels.h"
+
+#include <algorithm>
+#include <climits>
+
+#if defined(__GNUC__) || defined(__clang__)
+// cuDNN 9 marks the filter descriptor API deprecated (in favour of its graph
+// API) but keeps it; the legacy convolution API needs it.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+
+using namespace memfmt::runtime;
+using namespace memfmt::runtime::cuda;
+
+namespace {
+
+cudnnDataType_t cudnnType(Elem elem) {
+  switch (elem) {
+  case Elem::F16:
+    return CUDNN_DATA_HALF;
+  case Elem::BF16:
+    return CUDNN_DATA_BFLOAT16;
+  default:
+    return CUDNN_DATA_FLOAT;
+  }
+}
+
+cudnnTensorFormat_t cudnnFormat(ConvFormat format) {
+  return format == ConvFormat::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+/// A view of `sizes` packed in `format` at `data`.
+TensorView packedView(void *data, const int64_t *sizes, ConvFormat format) {
+  TensorView view;
+  view.data = data;
+  view.rank = 4;
+  for (int d = 0; d < 4; ++d)
+    view.sizes[d] = sizes[d];
+  packedStrides(format, sizes, view.strides);
+  return view;
+}
+
+/// Key layout: [elem, format, tf32, N, C, H, W, K, C/g, R, S, padH, padW,
+/// strideH, strideW, dilationH, dilationW, groups].
+enum KeyIndex { kKeyElem = 0, kKeyFormat = 1, kKeyTf32 = 2 };
+
+} // namespace
+
+memfmt_status_t CudaBackend::selectConv(ErrorSink &call,
+                                        const std::vector<int64_t> &key,
+                                        ConvChoice &choice, Elem elem) {
+  if (capturing)
+    return call.fail(MEMFMT_STATUS_INVALID_ARGUMENT,
+                     "a convolution shape was first seen during a CUDA graph "
+                     "capture; run the model once before capturing it (its "
+                     "algorithm is chosen then)");
+  ConvFormat format = static_cast<ConvFormat>(key[kKeyFormat]);
+  bool tf32 = key[kKeyTf32] != 0;
+  const int64_t *k = key.data() + 3;
+  int n = int(k[0]), c = int(k[1]), h = int(k[2]), w = int(k[3]);
+  int outC = int(k[4]), inPerGroup = int(k[5]), r = int(k[6]), s = int(k[7]);
+  int padH = int(k[8]), padW = int(k[9]), strideH = int(k[10]),
+      strideW = int(k[11]), dilH = int(k[12]), dilW = int(k[13]),
+      groups = int(k[14]);
+  cudnnDataType_t type = cudnnType(elem);
+
+  MEMFMT_CUDNN_TRY(call, cudnnCreateTensorDescriptor(&choice.x));
+  MEMFMT_CUDNN_TRY(call, cudnnCreateTensorDescriptor(&choice.y));
+  MEMFMT_CUDNN_TRY(call, cudnnCreateFilterDescriptor(&choice.w));
+  MEMFMT_CUDNN_TRY(call, cudnnCreateConvolutionDescriptor(&choice.conv));
+  MEMFMT_CUDNN_TRY(call, cudnnSetTensor4dDescriptor(
+                             choice.x, cudnnFormat(format), type, n, c, h, w));
+  MEMFMT_CUDNN_TRY(call, cudnnSetFilter4dDescriptor(choice.w, type,
+                                                    cudnnFormat(format), outC,
+                                                    inPerGroup, r, s));
+  MEMFMT_CUDNN_TRY(call, cudnnSetConvolution2dDescriptor(
+                             choice.conv, padH, padW, strideH, strideW, dilH,
+                             dilW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  MEMFMT_CUDNN_TRY(call, cudnnSetConvolutionGroupCount(choice.conv, groups));
+  // FMA math keeps f32 exact to f32 (no TF32); tensor-op math lets cuDNN use
+  // tensor cores (TF32 for f32 when allowed, f16/bf16 with f32 accumulation).
+  bool exactF32 = elem == Elem::F32 && !tf32;
+  cudnnMathType_t requested = exactF32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  MEMFMT_CUDNN_TRY(call, cudnnSetConvolutionMathType(choice.conv, requested));
+
+  int outN = 0, outCh = 0, outH = 0, outW = 0;
+  MEMFMT_CUDNN_TRY(
+      call, cudnnGetConvolution2dForwardOutputDim(
+                choice.conv, choice.x, choice.w, &outN, &outCh, &outH, &outW));
+  MEMFMT_CUDNN_TRY(call,
+                   cudnnSetTensor4dDescriptor(choice.y, cudnnFormat(format),
+                                              type, outN, outCh, outH, outW));
+
+  int maxCount = 0;
+  MEMFMT_CUDNN_TRY(
+      call, cudnnGetConvolutionForwardAlgorithmMaxCount(cudnn, &maxCount));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(
+      static_cast<size_t>(std::max(maxCount, 1)));
+  int returned = 0;
+  if (heuristicAlgorithms)
+    MEMFMT_CUDNN_TRY(call, cudnnGetConvolutionForwardAlgorithm_v7(
+                               cudnn, choice.x, choice.w, choice.conv, choice.y,
+                               maxCount, &returned, perf.data()));
+  else
+    MEMFMT_CUDNN_TRY(call, cudnnFindConvolutionForwardAlgorithm(
+                               cudnn, choice.x, choice.w, choice.conv, choice.y,
+                               maxCount, &returned, perf.data()));
+  // Results come fastest first; take the first that ran, fits the
+  // workspace limit and respects the math type.
+  std::string tried;
+  for (int i = 0; i < returned; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t &p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS)
+      continue;
+    if (static_cast<int64_t>(p.memory) > options.workspaceLimit) {
+      tried += " algorithm " + std::to_string(int(p.algo)) + " needs " +
+               std::to_string(p.memory) + " bytes;";
+      continue;
+    }
+    if (exactF32 && p.mathType == CUDNN_TENSOR_OP_MATH)
+      continue;
+    cudnnMathType_t math = exactF32 ? CUDNN_FMA_MATH : p.mathType;
+    if (cudnnSetConvolutionMathType(choice.conv, math) != CUDNN_STATUS_SUCCESS)
+      continue;
+    size_t workspace = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(
+            cudnn, choice.x, choice.w, choice.conv, choice.y, p.algo,
+            &workspace) != CUDNN_STATUS_SUCCESS)
+      continue;
+    choice.algo = p.algo;
+    choice.math = math;
+    choice.workspace = std::max(workspace, p.memory);
+    return MEMFMT_STATUS_OK;
+  }
+  return call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                   "cuDNN has no usable forward algorithm for this "
+                   "convolution (" +
+                       std::to_string(returned) + " candidates;" + tried +
+                       " workspace limit " +
+                       std::to_string(options.workspaceLimit) + " bytes)");
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::conv2d &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  if (a.output.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  // The output's format first; where cuDNN has no algorithm for it (an
+  // element type or channel count its kernels of that format do not take),
+  // the other one through packed copies.
+  ConvFormat preferred =
+      chooseConvFormat(a.output.sizes, a.output.strides, a.input.sizes,
+                       a.input.strides, a.weight.sizes, a.weight.strides);
+  ConvFormat other =
+      preferred == ConvFormat::Nhwc ? ConvFormat::Nchw : ConvFormat::Nhwc;
+  std::string why;
+  bool unsupported = false;
+  if (memfmt_status_t s = runConv(call, a, preferred, unsupported, why))
+    return s;
+  if (!unsupported)
+    return MEMFMT_STATUS_OK;
+  std::string first = why;
+  if (memfmt_status_t s = runConv(call, a, other, unsupported, why))
+    return s;
+  if (!unsupported)
+    return MEMFMT_STATUS_OK;
+  return call.fail(
+      MEMFMT_STATUS_UNSUPPORTED,
+      std::string(preferred == ConvFormat::Nhwc ? "NHWC" : "NCHW") + ": " +
+          first + "; " + (other == ConvFormat::Nhwc ? "NHWC" : "NCHW") + ": " +
+          why);
+}
+
+memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
+                                     ConvFormat format, bool &unsupported,
+                                     std::string &why) {
+  unsupported = false;
+  const TensorView &out = a.output;
+  Elem elem = elemOf(call.dtype());
+  size_t esize = elemSize(elem);
+  bool repacked = false;
+
+  // cuDNN takes int dimensions.
+  for (const TensorView *t : {&a.input, &a.weight, &out})
+    for (int d = 0; d < 4; ++d)
+      if (t->sizes[d] > INT_MAX / 2)
+        return call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                         "cuDNN takes dimensions below 2^30; got " +
+                             formatShape(*t));
+
+  // The output, packed: the real one or scratch.
+  TensorView y = out;
+  bool outputPacked = isPacked(format, out.sizes, out.strides);
+  if (!outputPacked) {
+    void *buffer = nullptr;
+    if (memfmt_status_t s =
+            scratch(call, kConvOutput,
+                    static_cast<size_t>(out.numElements()) * esize, &buffer))
+      return s;
+    y = packedView(buffer, out.sizes, format);
+    repacked = true;
+  }
+
+  // A convolution over no input channels is its bias and residual: zeros
+  // in scratch memory (the output may hold the residual), then the
+  // epilogue.
+  if (a.input.sizes[1] == 0 || a.weight.numElements() == 0 ||
+      a.input.numElements() == 0) {
+    size_t bytes = static_cast<size_t>(out.numElements()) * esize;
+    void *buffer = nullptr;
+    if (memfmt_status_t s = scratch(call, kConvOutput, bytes, &buffer))
+      return s;
+    MEMFMT_CUDA_TRY(call, cudaMemsetAsync(buffer, 0, bytes, stream));
+    call.setImpl("zero");
+    return epilogue(call, elem, out, packedView(buffer, out.sizes, format),
+                    a.has_bias ? &a.bias : nullptr,
+                    a.has_residual ? &a.residual : nullptr, a.relu != 0);
+  }
+
+  // An asymmetric padding (which cuDNN's descriptor cannot express) pads
+  // the input into scratch memory, and the convolution runs unpadded.
+  bool asymmetric = a.pad_top != a.pad_bottom || a.pad_left != a.pad_right;
+  int64_t xSizes[4] = {a.input.sizes[0], a.input.sizes[1], a.input.sizes[2],
+                       a.input.sizes[3]};
+  int64_t padH = a.pad_top, padW = a.pad_left;
+  if (asymmetric) {
+    xSizes[2] += a.pad_top + a.pad_bottom;
+    xSizes[3] += a.pad_left + a.pad_right;
+    padH = padW = 0;
+  }
+
+  // The algorithm, once per shape, before any copy is made.
+  const int64_t *w = a.weight.sizes;
+  std::vector<int64_t> key = {int64_t(elem),
+                              int64_t(format),
+                              options.allowTf32 ? 1 : 0,
+                              xSizes[0],
+                              xSizes[1],
+                              xSizes[2],
+                              xSizes[3],
+                              w[0],
+                              w[1],
+                              w[2],
+                              w[3],
+                              padH,
+                              padW,
+                              a.stride_h,
+                              a.stride_w,
+                              a.dilation_h,
+                              a.dilation_w,
+                              a.groups};
+  auto found = convCache.find(key);
+  if (found == convCache.end()) {
+    auto choice = std::make_unique<ConvChoice>();
+    std::string message;
+    ErrorSink sink{message};
+    memfmt_status_t s = selectConv(sink, key, *choice, elem);
+    if (s == MEMFMT_STATUS_UNSUPPORTED)
+      choice->unsupported = message; // The next call tries the other format.
+    else if (s != MEMFMT_STATUS_OK)
+      return call.fail(s, message);
+    found = convCache.emplace(key, std::move(choice)).first;
+  }
+  const ConvChoice &choice = *found->second;
+  if (!choice.unsupported.empty()) {
+    unsupported = true;
+    why = choice.unsupported;
+    return MEMFMT_STATUS_OK;
+  }
+
+  // cuDNN's output size must be ours (Validate.cpp's formula).
+  int outDims[4] = {};
+  MEMFMT_CUDNN_TRY(call, cudnnGetConvolution2dForwardOutputDim(
+                             choice.conv, choice.x, choice.w, &outDims[0],
+                             &outDims[1], &outDims[2], &outDims[3]));
+  for (int d = 0; d < 4; ++d)
+    if (outDims[d] != out.sizes[d])
+      return call.fail(MEMFMT_STATUS_INTERNAL,
+                       "cuDNN computes an output of size " +
+                           std::to_string(outDims[d]) + " in dim " +
+                           std::to_string(d) + ", expected " +
+                           formatShape(out));
+
+  // The input, packed (and padded).
+  TensorView x = a.input;
+  if (asymmetric || !isPacked(format, x.sizes, x.strides)) {
+    size_t bytes =
+        static_cast<size_t>(xSizes[0] * xSizes[1] * xSizes[2] * xSizes[3]) *
+        esize;
+    void *buffer = nullptr;
+    if (memfmt_status_t s = scratch(call, kConvInput, bytes, &buffer))
+      return s;
+    TensorView padded = packedView(buffer, xSizes, format);
+    TensorView interior = padded;
+    if (asymmetric) {
+      MEMFMT_CUDA_TRY(call, cudaMemsetAsync(buffer, 0, bytes, stream));
+      for (int d = 0; d < 4; ++d)
+        interior.sizes[d] = x.sizes[d];
+      interior.data =
+          static_cast<char *>(buffer) +
+          (a.pad_top * padded.strides[2] + a.pad_left * padded.strides[3]) *
+              static_cast<int64_t>(esize);
+    }
+    const char *impl = nullptr;
+    if (memfmt_status_t s = copyTensor(call, elem, x, interior, &impl))
+      return s;
+    x = padded;
+    repacked = true;
+  }
+
+  // The weight, packed.
+  TensorView wt = a.weight;
+  if (!isPacked(format, wt.sizes, wt.strides)) {
+    void *buffer = nullptr;
+    if (memfmt_status_t s =
+            scratch(call, kConvWeight,
+                    static_cast<size_t>(wt.numElements()) * esize, &buffer))
+      return s;
+    TensorView packed = packedView(buffer, wt.sizes, format);
+    const char *impl = nullptr;
+    if (memfmt_status_t s = copyTensor(call, elem, wt, packed, &impl))
+      return s;
+    wt = packed;
+    repacked = true;
+  }
+
+  // A residual that is the output itself is accumulated by cuDNN (beta = 1).
+  bool residualInPlace =
+      a.has_residual && outputPacked && a.residual.sameViewAs(out);
+  void *workspace = nullptr;
+  if (choice.workspace > 0)
+    if (memfmt_status_t s =
+            scratch(call, kConvWorkspace, choice.workspace, &workspace))
+      return s;
+  float alpha = 1.0f, beta = residualInPlace ? 1.0f : 0.0f;
+  MEMFMT_CUDNN_TRY(call, cudnnConvolutionForward(
+                             cudnn, &alpha, choice.x, x.data, choice.w, wt.data,
+                             choice.conv, choice.algo, workspace,
+                             choice.workspace, &beta, choice.y, y.data));
+
+  bool residualLeft = a.has_residual && !residualInPlace;
+  if (!outputPacked || a.has_bias || residualLeft || a.relu) {
+    if (memfmt_status_t s =
+            epilogue(call, elem, out, y, a.has_bias ? &a.bias : nullptr,
+                     residualLeft ? &a.residual : nullptr, a.relu != 0))
+      return s;
+  }
+  static const char *const names[2][2] = {
+      {"cudnn_nchw", "cudnn_nchw_repacked"},
+      {"cudnn_nhwc", "cudnn_nhwc_repacked"}};
+  call.setImpl(names[format == ConvFormat::Nhwc][repacked]);
+  return MEMFMT_STATUS_OK;
+}

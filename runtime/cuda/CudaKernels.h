@@ -1,0 +1,87 @@
+//===- CudaKernels.h - Launchers of the own CUDA kernels --------*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host entry points of the kernels in Elementwise.cu, Transpose.cu,
+// Pool.cu and PoolBackward.cu. Each takes a plan made by CudaPlan.h, launches
+// on `stream` and returns the launch's error (cudaGetLastError), or
+// cudaSuccess when there is no work. All arithmetic is in f32; f16/bf16
+// results are rounded once. Pointers are device pointers to the first
+// element; strides are in elements.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_CUDA_CUDAKERNELS_H
+#define MEMFMT_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include "CudaPlan.h"
+
+#include <cuda_runtime_api.h>
+
+namespace memfmt::runtime::cuda {
+
+/// y = max(x, 0) (NaN stays NaN). Operands: y, x.
+cudaError_t launchRelu(Elem elem, const StridedPlan<2> &plan, void *y,
+                       const void *x, cudaStream_t stream);
+
+/// y = a + b, then max(., 0) when `relu`. Operands: y, a, b (broadcast
+/// operands have zero strides).
+cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
+                      const void *a, const void *b, bool relu,
+                      cudaStream_t stream);
+
+/// y = x converted from `from` to `to` (a plain copy when they are equal).
+/// Operands: y, x.
+cudaError_t launchConvert(Elem from, Elem to, const StridedPlan<2> &plan,
+                          void *y, const void *x, cudaStream_t stream);
+
+/// A per-channel operation on the plan's operands (ChannelOperand order):
+///  * batch norm: y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] +
+///    bias[c]; with `scaleOnly`, y = x * weight[c] / sqrt(var[c] + eps)
+///    (folding a batch norm into convolution weights);
+///  * bias: y = x + bias[c] (bias may be null) + r (when r is not null);
+/// then max(., 0) when `relu`. y may be x (in place). x may be null (read as
+/// 0) with the Generic pattern only.
+struct ChannelArgs {
+  StridedPlan<4> plan;
+  ChannelPattern pattern = ChannelPattern::Generic;
+  /// Elements per thread of the Rows and Planes kernels (1 or the vector
+  /// width).
+  int vec = 1;
+  void *y = nullptr;
+  const void *x = nullptr;
+  const void *r = nullptr;
+  bool batchNorm = false;
+  bool scaleOnly = false;
+  const void *weight = nullptr, *bias = nullptr, *mean = nullptr,
+             *var = nullptr;
+  int64_t weightStride = 0, biasStride = 0, meanStride = 0, varStride = 0;
+  float eps = 0;
+  bool relu = false;
+};
+cudaError_t launchChannelwise(Elem elem, const ChannelArgs &args,
+                              cudaStream_t stream);
+
+/// For b in [0, batches): y[b] = x[b]^T, where x[b] is a dense rows x cols
+/// matrix at x + b * rows * cols and y[b] a dense cols x rows matrix (the
+/// NCHW <-> NHWC conversion: rows = C, cols = H * W or back). Elements of
+/// 2, 4 or 8 bytes.
+cudaError_t launchTranspose(size_t elementBytes, const void *x, void *y,
+                            int64_t batches, int64_t rows, int64_t cols,
+                            cudaStream_t stream);
+
+/// Forward pooling (PoolKind Max, Avg, Adaptive): the NHWC kernel (after
+/// planPoolNhwc) or the generic one (after planPoolGeneric).
+cudaError_t launchPool(Elem elem, const PoolArgs &args, bool nhwc,
+                       cudaStream_t stream);
+
+/// Pooling gradients (PoolKind MaxBackward, AdaptiveBackward): each thread
+/// gathers one grad_input element (no atomics).
+cudaError_t launchPoolBackward(Elem elem, const PoolArgs &args, bool nhwc,
+                               cudaStream_t stream);
+
+} // namespace memfmt::runtime::cuda
+
+#endif // MEMFMT_RUNTIME_CUDA_CUDAKERNELS_H

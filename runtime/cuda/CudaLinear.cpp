@@ -1,0 +1,153 @@
+//===- CudaLinear.cpp - linear on cuBLAS ----------------------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// linear (out = act(input @ weight^T + bias)) as one cublasGemmEx call plus,
+// when there is a bias, a relu or a scratch output, one per-channel epilogue
+// kernel. cuBLAS is column-major; planLinear (CudaPlan.h) maps the three
+// matrices' strides to transposition flags and leading dimensions, so
+// row-major, column-major and row-padded operands go to cuBLAS as they are;
+// an operand with no unit stride is first copied to a dense row-major
+// scratch matrix. Element types and arithmetic: f32 with f32 accumulation
+// (CUBLAS_COMPUTE_32F; CUBLAS_COMPUTE_32F_FAST_TF32 when TF32 is allowed),
+// f16 and bf16 inputs with f32 accumulation on tensor cores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+#include "CudaKernels.h"
+
+#include <climits>
+
+using namespace memfmt::runtime;
+using namespace memfmt::runtime::cuda;
+
+namespace {
+
+cudaDataType_t cublasType(Elem elem) {
+  switch (elem) {
+  case Elem::F16:
+    return CUDA_R_16F;
+  case Elem::BF16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// A dense row-major view of `rows` x `cols` at `data`.
+TensorView rowMajor(void *data, int64_t rows, int64_t cols) {
+  TensorView view;
+  view.data = data;
+  view.rank = 2;
+  view.sizes[0] = rows;
+  view.sizes[1] = cols;
+  view.strides[0] = cols;
+  view.strides[1] = 1;
+  return view;
+}
+
+bool fitsInt(const GemmPlan &p) {
+  for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
+    if (v > INT_MAX)
+      return false;
+  return true;
+}
+
+} // namespace
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const TensorView &out = a.output;
+  if (out.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  Elem elem = elemOf(call.dtype());
+  size_t esize = elemSize(elem);
+  const int64_t n = a.input.sizes[0], k = a.input.sizes[1],
+                m = a.weight.sizes[0];
+  TensorView in = a.input, w = a.weight, y = out;
+  bool repacked = false;
+
+  auto pack = [&](TensorView &t, ScratchSlot slot) -> memfmt_status_t {
+    void *buffer = nullptr;
+    if (memfmt_status_t s = scratch(
+            call, slot, static_cast<size_t>(t.sizes[0] * t.sizes[1]) * esize,
+            &buffer))
+      return s;
+    TensorView dense = rowMajor(buffer, t.sizes[0], t.sizes[1]);
+    const char *impl = nullptr;
+    if (memfmt_status_t s = copyTensor(call, elem, t, dense, &impl))
+      return s;
+    t = dense;
+    repacked = true;
+    return MEMFMT_STATUS_OK;
+  };
+  if (k > 0 && !gemmOperand(n, k, in.strides[0], in.strides[1]).ok)
+    if (memfmt_status_t s = pack(in, kLinearInput))
+      return s;
+  if (k > 0 && !gemmOperand(m, k, w.strides[0], w.strides[1]).ok)
+    if (memfmt_status_t s = pack(w, kLinearWeight))
+      return s;
+  bool outputDirect = gemmOperand(n, m, out.strides[0], out.strides[1]).ok;
+  if (!outputDirect) {
+    void *buffer = nullptr;
+    if (memfmt_status_t s =
+            scratch(call, kLinearOutput,
+                    static_cast<size_t>(out.numElements()) * esize, &buffer))
+      return s;
+    y = rowMajor(buffer, n, m);
+    repacked = true;
+  }
+
+  if (k == 0) {
+    // An empty sum: the product is zero, the output its bias.
+    void *buffer = nullptr;
+    if (memfmt_status_t s =
+            scratch(call, kLinearOutput,
+                    static_cast<size_t>(out.numElements()) * esize, &buffer))
+      return s;
+    MEMFMT_CUDA_TRY(
+        call,
+        cudaMemsetAsync(buffer, 0, static_cast<size_t>(n * m) * esize, stream));
+    call.setImpl("zero");
+    return epilogue(call, elem, out, rowMajor(buffer, n, m),
+                    a.has_bias ? &a.bias : nullptr, nullptr, a.relu != 0);
+  }
+
+  GemmPlan plan = planLinear(n, k, m, in.strides, w.strides, y.strides);
+  if (!plan.ok)
+    return call.fail(MEMFMT_STATUS_INTERNAL,
+                     "no cuBLAS layout for linear with input " + describe(in) +
+                         ", weight " + describe(w) + ", output " + describe(y));
+  if (!fitsInt(plan))
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                     "cuBLAS takes sizes and leading dimensions below 2^31; "
+                     "got input " +
+                         formatShape(in) + " and weight " + formatShape(w));
+  const void *matA = plan.swapped ? w.data : in.data;
+  const void *matB = plan.swapped ? in.data : w.data;
+  cudaDataType_t type = cublasType(elem);
+  cublasComputeType_t compute = elem == Elem::F32 && options.allowTf32
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
+  float alpha = 1.0f, beta = 0.0f;
+  MEMFMT_CUBLAS_TRY(
+      call,
+      cublasGemmEx(cublas, plan.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                   plan.transB ? CUBLAS_OP_T : CUBLAS_OP_N, int(plan.m),
+                   int(plan.n), int(plan.k), &alpha, matA, type, int(plan.lda),
+                   matB, type, int(plan.ldb), &beta, y.data, type,
+                   int(plan.ldc), compute, CUBLAS_GEMM_DEFAULT));
+  if (!outputDirect || a.has_bias || a.relu)
+    if (memfmt_status_t s =
+            epilogue(call, elem, out, y, a.has_bias ? &a.bias : nullptr,
+                     nullptr, a.relu != 0))
+      return s;
+  call.setImpl(repacked ? "cublas_repacked" : "cublas");
+  return MEMFMT_STATUS_OK;
+}

@@ -1,0 +1,202 @@
+//===- CudaPlan.h - Host-side planning of CUDA kernel launches --*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Everything the CUDA backend decides before it launches anything, as plain
+// C++ with no CUDA dependency, so that it is unit-tested on machines without
+// a GPU (runtime/test/cuda/CudaPlanTest.cpp):
+//  * StridedPlan: the index space of an elementwise kernel over K operands
+//    (output first), with size-1 dims dropped, dims ordered by the output's
+//    strides (outermost first) and neighbours merged where every operand
+//    steps over the inner dim exactly; a dense same-layout call becomes one
+//    flat dim, whatever the layout (NCHW, channels-last, L3);
+//  * channel patterns: a per-channel operation (batch norm, a bias epilogue)
+//    on a plan whose last operand is the channel index: "rows" (channels
+//    innermost, NHWC), "planes" (a channel's pixels innermost, NCHW) or the
+//    generic walk;
+//  * pool plans: NHWC-vectorised or the generic walk, with the generic
+//    kernel's dim order taken from the output's strides;
+//  * GEMM operands for cuBLAS (column-major storage, transposed or not, and
+//    the leading dimension) from a matrix's strides;
+//  * the cuDNN convolution's tensor format and whether it needs packed
+//    copies.
+// The structs here are also the kernels' parameters (trivially copyable,
+// compiled by nvcc too).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_CUDA_CUDAPLAN_H
+#define MEMFMT_RUNTIME_CUDA_CUDAPLAN_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memfmt::runtime::cuda {
+
+/// The most dims a plan has (the runtime's kMaxRank).
+constexpr int kMaxDims = 8;
+
+/// Element types of the CUDA kernels.
+enum class Elem : int { F32 = 0, F16 = 1, BF16 = 2 };
+
+inline size_t elemSize(Elem e) { return e == Elem::F32 ? 4 : 2; }
+
+/// Elements per 16-byte vector.
+inline int vectorWidth(Elem e) { return e == Elem::F32 ? 4 : 8; }
+
+/// The walk of an elementwise kernel: `total` elements; dim d (outermost
+/// first) has sizes[d] indices, operand k steps strides[d][k] elements per
+/// index. rank 0 with total 1 is a single element; total 0 is no work.
+template <int K> struct StridedPlan {
+  int rank = 0;
+  int64_t total = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[kMaxDims][K] = {};
+};
+
+/// Builds the plan of a `rank`-D index space `sizes` over K operands with
+/// strides `strides[k]` (each `rank` entries; operand 0 should be the
+/// output: its strides order the dims).
+template <int K>
+StridedPlan<K> planStrided(int rank, const int64_t *sizes,
+                           const int64_t *const (&strides)[K]);
+
+/// True if every operand of `plan` is one dense run (rank <= 1, unit
+/// strides): the flat, vectorisable kernels apply.
+template <int K> bool isFlat(const StridedPlan<K> &plan);
+
+//===----------------------------------------------------------------------===//
+// Per-channel operations
+//===----------------------------------------------------------------------===//
+
+/// Operands of a per-channel plan: output, input, residual (stride 0 when
+/// absent) and the channel index (stride 1 along the channel dim, 0
+/// elsewhere).
+enum ChannelOperand { kChanY = 0, kChanX = 1, kChanR = 2, kChanIndex = 3 };
+
+enum class ChannelPattern : int {
+  /// rank 2 [pixels, C]: channels innermost with unit stride (NHWC).
+  Rows = 0,
+  /// rank 2 [C, inner] or 3 [outer, C, inner]: a channel's elements
+  /// innermost with unit stride (NCHW).
+  Planes = 1,
+  /// Anything else: one element per thread, any strides.
+  Generic = 2,
+};
+
+/// Classifies a per-channel plan (operand order of ChannelOperand).
+ChannelPattern classifyChannelPlan(const StridedPlan<4> &plan,
+                                   bool hasResidual);
+
+/// Elements per thread of a Rows or Planes kernel: `width` when the inner
+/// dim, every other dim's y/x/(residual) strides and the pointers
+/// (`alignedPointers`) allow 16-byte accesses, else 1.
+int channelVectorWidth(const StridedPlan<4> &plan, ChannelPattern pattern,
+                       bool hasResidual, int width, bool alignedPointers);
+
+//===----------------------------------------------------------------------===//
+// GEMM operands (cuBLAS is column-major)
+//===----------------------------------------------------------------------===//
+
+/// How a logical rows x cols matrix with element (i, j) at i * rowStride +
+/// j * colStride is handed to cuBLAS: stored column-major as itself
+/// (transposed = false, element (i, j) at i + j * ld) or as its transpose
+/// (transposed = true, element (i, j) at j + i * ld).
+struct GemmOperand {
+  bool ok = false;
+  bool transposed = false;
+  int64_t ld = 1;
+};
+
+/// The GemmOperand of a matrix, or ok = false when neither stride is unit
+/// (the caller copies it to a dense buffer first).
+GemmOperand gemmOperand(int64_t rows, int64_t cols, int64_t rowStride,
+                        int64_t colStride);
+
+/// A cuBLAS call computing out = input @ weight^T for input [N, K], weight
+/// [M, K] and out [N, M] (row/col strides each): column-major C (m x n) =
+/// op(A) (m x k) * op(B) (k x n). `swapped` says whether A is the weight
+/// (C = out^T, m = M, n = N) or the input (C = out, m = N, n = M).
+struct GemmPlan {
+  bool ok = false;
+  bool swapped = false;
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
+};
+
+/// Plans out = input @ weight^T; ok = false when a matrix (the output
+/// included) has no unit stride (the caller uses dense copies).
+GemmPlan planLinear(int64_t n, int64_t k, int64_t m, const int64_t *inStrides,
+                    const int64_t *weightStrides, const int64_t *outStrides);
+
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+/// The tensor format cuDNN runs a convolution in.
+enum class ConvFormat : int { Nchw = 0, Nhwc = 1 };
+
+/// Strides of a packed 4-D tensor of `sizes` in `format`.
+void packedStrides(ConvFormat format, const int64_t *sizes, int64_t *strides);
+
+/// True if strides give every element of `sizes` the offset the packed
+/// `format` gives it (size-1 dims are free, L3).
+bool isPacked(ConvFormat format, const int64_t *sizes, const int64_t *strides);
+
+/// The format of a convolution: NHWC when the output is channels-last by
+/// L4 (channels-last contiguous and not also contiguous) or, when the output
+/// is both, when the input or the weight is; NCHW otherwise.
+ConvFormat chooseConvFormat(const int64_t *outSizes, const int64_t *outStrides,
+                            const int64_t *inSizes, const int64_t *inStrides,
+                            const int64_t *weightSizes,
+                            const int64_t *weightStrides);
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// The kinds of pooling kernels.
+enum class PoolKind : int {
+  Max = 0,
+  Avg = 1,
+  Adaptive = 2,
+  MaxBackward = 3,
+  AdaptiveBackward = 4
+};
+
+/// The parameters of a pooling kernel. Forward kernels write y from x (and
+/// indices for max with indices); backward kernels write x (grad_input)
+/// from y (grad_output) and indices. Sizes are N, C, H, W (of x) and OH, OW
+/// (of y); strides are in elements, in N, C, H, W order.
+struct PoolArgs {
+  PoolKind kind = PoolKind::Max;
+  void *x = nullptr;
+  void *y = nullptr;
+  int64_t *indices = nullptr;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t xs[4] = {}, ys[4] = {}, is[4] = {};
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0,
+          dh = 1, dw = 1;
+  bool countIncludePad = false;
+  /// Generic kernel: the dims of the written tensor (y forward, x backward)
+  /// innermost first, and their sizes in that order.
+  int order[4] = {3, 2, 1, 0};
+  int64_t orderSizes[4] = {};
+  /// NHWC kernels: channels per thread (1 = not vectorised).
+  int vec = 1;
+};
+
+/// True if the NHWC kernel applies: the channel stride is 1 in every tensor
+/// (x, y and indices when present). `vec` is then the vector width that the
+/// channel count, the pixel strides and `alignedPointers` allow (else 1).
+bool planPoolNhwc(PoolArgs &args, int vectorWidth, bool alignedPointers);
+
+/// Fills args.order and orderSizes for the generic kernel: the written
+/// tensor's dims by increasing stride (ties: the logical order W, H, C, N).
+void planPoolGeneric(PoolArgs &args);
+
+} // namespace memfmt::runtime::cuda
+
+#endif // MEMFMT_RUNTIME_CUDA_CUDAPLAN_H

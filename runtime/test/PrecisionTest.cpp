@@ -1,0 +1,256 @@
+//===- PrecisionTest.cpp - f16/bf16 calls and dtype conversions on the CPU ===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CPU backend runs f16 and bf16 calls on the f32 reference over widened
+// copies (cpu/Precision.cpp): the result must be the f32 reference's value
+// of the rounded inputs, rounded once (so within half an ulp of the element
+// type of a double-precision naive result), in any layout, in place where
+// the kernel allows it, without touching the gaps of strided outputs. The
+// conversion kernels (cast_f32_to, cast_to_f32_from) round to nearest even
+// (f16 overflows to infinity, NaN stays NaN) between any two layouts. These
+// are the oracles the CUDA backend's f16/bf16 kernels are tested against.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTest.h"
+
+#include "memfmt/runtime/io/HalfFloat.h"
+
+#include <cmath>
+
+using namespace memfmt::test;
+namespace io = memfmt::io;
+
+namespace {
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+
+using Half = TestTensor<uint16_t>;
+
+enum class Kind { F16, BF16 };
+
+float widen(Kind k, uint16_t v) {
+  return k == Kind::F16 ? io::halfToFloat(v) : io::bfloat16ToFloat(v);
+}
+uint16_t narrow(Kind k, float v) {
+  return k == Kind::F16 ? io::floatToHalf(v) : io::floatToBFloat16(v);
+}
+
+/// A 16-bit tensor holding `values` (logical order) rounded to `k`, and the
+/// f32 tensor of the rounded values in the same layout.
+Half make16(Kind k, const Tensor &values) {
+  Half t(values.sizes, values.layout);
+  for (int64_t i = 0; i < values.numElements(); ++i)
+    t.flat(i) = narrow(k, values.flat(i));
+  return t;
+}
+
+Tensor widened(Kind k, const Half &t) {
+  Tensor out(t.sizes, t.layout);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    out.flat(i) = widen(k, t.flat(i));
+  return out;
+}
+
+/// Half an ulp of `k` at `v`, relative: 2^-11 (f16), 2^-8 (bf16).
+double halfUlp(Kind k) { return k == Kind::F16 ? 1.0 / 2048 : 1.0 / 256; }
+
+void expectRounded(Kind k, const Half &out, const Expected &want,
+                   const std::string &what) {
+  int64_t failures = 0;
+  for (int64_t i = 0; i < out.numElements() && failures < 5; ++i) {
+    double got = widen(k, out.flat(i)), expected = want.value[i];
+    double tolerance = 1.01 * halfUlp(k) * std::fabs(expected) +
+                       1e-6 * want.magnitude[i] + 1e-7;
+    if (!(std::fabs(got - expected) <= tolerance)) {
+      ADD_FAILURE() << what << ": element " << i << " is " << got
+                    << ", expected " << expected << " (within " << tolerance
+                    << ")";
+      ++failures;
+    }
+  }
+}
+
+class WidenedTest : public ::testing::TestWithParam<
+                        std::tuple<memfmt_kernels_t, Kind, Layout>> {};
+
+TEST_P(WidenedTest, ReluAddBatchNormMatchNaive) {
+  auto [kernels, kind, layout] = GetParam();
+  TestContext ctx(kernels);
+  Tensor xf({2, 5, 3, 4}, layout), yf({2, 5, 3, 4}, layout);
+  xf.fillRandom(1, -4, 4);
+  yf.fillRandom(2, -4, 4);
+  Half x = make16(kind, xf), y = make16(kind, yf);
+  Tensor xr = widened(kind, x), yr = widened(kind, y);
+  bool f16 = kind == Kind::F16;
+  std::string what = x.describe();
+
+  Half out({2, 5, 3, 4}, layout);
+  EXPECT_KERNEL_OK(
+      ctx,
+      f16 ? _mlir_ciface_memfmt_relu_f16(ctx, 0, x.memref(), out.memref())
+          : _mlir_ciface_memfmt_relu_bf16(ctx, 0, x.memref(), out.memref()));
+  Expected relu;
+  for (int64_t i = 0; i < xr.numElements(); ++i) {
+    relu.value.push_back(naiveRelu(xr.flat(i)));
+    relu.magnitude.push_back(std::fabs(xr.flat(i)));
+  }
+  expectRounded(kind, out, relu, "relu " + what);
+  EXPECT_TRUE(out.gapsIntact()) << what;
+  EXPECT_EQ(ctx.implOf(0), "reference_widened");
+
+  // add with relu, in place on lhs.
+  Half lhs = x;
+  EXPECT_KERNEL_OK(
+      ctx, f16 ? _mlir_ciface_memfmt_add_f16(ctx, 1, lhs.memref(), y.memref(),
+                                             lhs.memref(), 1)
+               : _mlir_ciface_memfmt_add_bf16(ctx, 1, lhs.memref(), y.memref(),
+                                              lhs.memref(), 1));
+  expectRounded(kind, lhs, naiveAdd(xr, yr, {2, 5, 3, 4}, true), "add " + what);
+
+  Tensor wf({5}), bf({5}), mf({5}), vf({5});
+  wf.fillRandom(3, 0.5, 1.5);
+  bf.fillRandom(4);
+  mf.fillRandom(5);
+  vf.fillRandom(6, 0.5, 1.5);
+  Half w = make16(kind, wf), b = make16(kind, bf), m = make16(kind, mf),
+       v = make16(kind, vf);
+  EXPECT_KERNEL_OK(ctx,
+                   f16 ? _mlir_ciface_memfmt_batch_norm_f16(
+                             ctx, 2, x.memref(), w.memref(), b.memref(),
+                             m.memref(), v.memref(), out.memref(), 1e-5, 0)
+                       : _mlir_ciface_memfmt_batch_norm_bf16(
+                             ctx, 2, x.memref(), w.memref(), b.memref(),
+                             m.memref(), v.memref(), out.memref(), 1e-5, 0));
+  expectRounded(kind, out,
+                naiveBatchNorm(xr, widened(kind, w), widened(kind, b),
+                               widened(kind, m), widened(kind, v), 1e-5, false),
+                "batch_norm " + what);
+}
+
+TEST_P(WidenedTest, ConvAndLinearMatchNaive) {
+  auto [kernels, kind, layout] = GetParam();
+  TestContext ctx(kernels);
+  bool f16 = kind == Kind::F16;
+  Tensor xf({1, 4, 6, 5}, layout), wf({3, 4, 3, 3}, layout), bf({3});
+  xf.fillRandom(7);
+  wf.fillRandom(8);
+  bf.fillRandom(9);
+  Half x = make16(kind, xf), w = make16(kind, wf), b = make16(kind, bf);
+  Half out({1, 3, 6, 5}, layout);
+  ConvAttrs attrs;
+  attrs.padTop = attrs.padLeft = attrs.padBottom = attrs.padRight = 1;
+  attrs.bias = true;
+  attrs.relu = true;
+  auto conv =
+      f16 ? _mlir_ciface_memfmt_conv2d_f16 : _mlir_ciface_memfmt_conv2d_bf16;
+  EXPECT_KERNEL_OK(ctx, conv(ctx, 0, x.memref(), w.memref(), b.memref(),
+                             out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
+                             1, 1, 0, 1));
+  Tensor br = widened(kind, b);
+  expectRounded(
+      kind, out,
+      naiveConv(widened(kind, x), widened(kind, w), &br, nullptr, attrs),
+      "conv2d " + x.describe());
+  EXPECT_TRUE(out.gapsIntact());
+
+  Tensor inf({3, 7}), lwf({4, 7}), lbf({4});
+  inf.fillRandom(10);
+  lwf.fillRandom(11);
+  lbf.fillRandom(12);
+  Half in = make16(kind, inf), lw = make16(kind, lwf), lb = make16(kind, lbf);
+  Half lout({3, 4});
+  auto linear =
+      f16 ? _mlir_ciface_memfmt_linear_f16 : _mlir_ciface_memfmt_linear_bf16;
+  EXPECT_KERNEL_OK(ctx, linear(ctx, 1, in.memref(), lw.memref(), lb.memref(),
+                               lout.memref(), 1, 0));
+  Tensor lbr = widened(kind, lb);
+  expectRounded(kind, lout,
+                naiveLinear(widened(kind, in), widened(kind, lw), &lbr, false),
+                "linear");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, WidenedTest,
+    ::testing::Combine(::testing::Values(MEMFMT_KERNELS_FAST,
+                                         MEMFMT_KERNELS_REFERENCE),
+                       ::testing::Values(Kind::F16, Kind::BF16),
+                       ::testing::Values(C, CL, CLS, S)));
+
+class CastTest : public ::testing::TestWithParam<
+                     std::tuple<memfmt_kernels_t, Layout, Layout>> {};
+
+TEST_P(CastTest, RoundsToNearestEvenBetweenLayouts) {
+  auto [kernels, from, to] = GetParam();
+  TestContext ctx(kernels);
+  Tensor x({2, 3, 4, 5}, from);
+  x.fillRandom(21, -70000, 70000);
+  // Special values: f16 overflow, NaN, ties, tiny values.
+  x.flat(0) = 65520.0f;           // Rounds to f16 infinity.
+  x.flat(1) = std::nanf("");      // Stays NaN.
+  x.flat(2) = 1.0f + 1.0f / 2048; // An f16 tie: rounds to 1 (even).
+  x.flat(3) = 1.0f + 3.0f / 2048; // An f16 tie: rounds up to even.
+  x.flat(4) = 1e-9f;              // Underflows f16 to 0.
+  x.flat(5) = -0.0f;
+  for (Kind kind : {Kind::F16, Kind::BF16}) {
+    bool f16 = kind == Kind::F16;
+    Half out({2, 3, 4, 5}, to);
+    EXPECT_KERNEL_OK(ctx, f16 ? _mlir_ciface_memfmt_cast_f32_to_f16(
+                                    ctx, 0, x.memref(), out.memref())
+                              : _mlir_ciface_memfmt_cast_f32_to_bf16(
+                                    ctx, 0, x.memref(), out.memref()));
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      ASSERT_EQ(out.flat(i), narrow(kind, x.flat(i)))
+          << "element " << i << " (" << x.flat(i) << ") "
+          << (f16 ? "f16 " : "bf16 ") << x.describe() << " -> "
+          << out.describe();
+    EXPECT_TRUE(out.gapsIntact());
+
+    // And back, exactly.
+    Tensor back({2, 3, 4, 5}, from);
+    EXPECT_KERNEL_OK(ctx, f16 ? _mlir_ciface_memfmt_cast_to_f32_from_f16(
+                                    ctx, 1, out.memref(), back.memref())
+                              : _mlir_ciface_memfmt_cast_to_f32_from_bf16(
+                                    ctx, 1, out.memref(), back.memref()));
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float want = widen(kind, out.flat(i));
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(back.flat(i))) << "element " << i;
+      else
+        ASSERT_EQ(back.flat(i), want) << "element " << i;
+    }
+    EXPECT_TRUE(back.gapsIntact());
+  }
+  // f32 -> f32 is a copy.
+  Tensor copy({2, 3, 4, 5}, to);
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_cast_f32_to_f32(ctx, 2, x.memref(),
+                                                            copy.memref()));
+  for (int64_t i = 2; i < x.numElements(); ++i)
+    ASSERT_EQ(copy.flat(i), x.flat(i)) << "element " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, CastTest,
+    ::testing::Combine(::testing::Values(MEMFMT_KERNELS_FAST,
+                                         MEMFMT_KERNELS_REFERENCE),
+                       ::testing::Values(C, CL, S),
+                       ::testing::Values(C, CL, CLS)));
+
+TEST(CastErrorTest, ShapesMustMatchAndOutputsMustNotAlias) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor x({2, 3});
+  Half y({3, 2});
+  EXPECT_EQ(
+      _mlir_ciface_memfmt_cast_f32_to_bf16(ctx, 3, x.memref(), y.memref()),
+      MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.lastError().find("memfmt_cast_f32_to_bf16 (node 3): output "
+                                 "has shape [3, 2], expected [2, 3]"),
+            std::string::npos)
+      << ctx.lastError();
+}
+
+} // namespace

@@ -1,0 +1,255 @@
+//===- CudaPlanTest.cpp - The CUDA backend's launch planning --------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Everything the CUDA backend decides on the host, checked without a GPU
+// (runtime/cuda/CudaPlan.h): dense same-layout operands of any format merge
+// into one flat run, broadcasts keep zero strides, per-channel plans are
+// recognised as NHWC rows or NCHW planes (and vectorised only when channel
+// counts, strides and pointers allow 16-byte accesses), cuBLAS gets the
+// right transposition flags and leading dimensions for row-major,
+// column-major and padded matrices, convolutions pick the format of their
+// output, and pools take the NHWC kernel only with unit channel strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPlan.h"
+
+#include <gtest/gtest.h>
+
+using namespace memfmt::runtime::cuda;
+
+namespace {
+
+constexpr int64_t kNchw[4] = {3 * 4 * 5, 4 * 5, 5, 1};
+constexpr int64_t kNhwc[4] = {4 * 5 * 3, 1, 5 * 3, 3};
+constexpr int64_t kSizes[4] = {2, 3, 4, 5};
+
+TEST(StridedPlanTest, DenseSameLayoutIsOneFlatRun) {
+  for (const int64_t *layout : {kNchw, kNhwc}) {
+    const int64_t *strides[2] = {layout, layout};
+    StridedPlan<2> plan = planStrided<2>(4, kSizes, strides);
+    EXPECT_EQ(plan.total, 120);
+    ASSERT_EQ(plan.rank, 1);
+    EXPECT_EQ(plan.sizes[0], 120);
+    EXPECT_TRUE(isFlat(plan));
+  }
+}
+
+TEST(StridedPlanTest, TransposeKeepsBothOrders) {
+  const int64_t *strides[2] = {kNhwc, kNchw};
+  StridedPlan<2> plan = planStrided<2>(4, kSizes, strides);
+  EXPECT_FALSE(isFlat(plan));
+  EXPECT_EQ(plan.total, 120);
+  // Outermost first by the output's (NHWC) strides: N, H, W, C; H and W
+  // merge in both (W-stride * W == H-stride in NHWC and NCHW).
+  ASSERT_EQ(plan.rank, 3);
+  EXPECT_EQ(plan.sizes[0], 2);
+  EXPECT_EQ(plan.sizes[1], 20);
+  EXPECT_EQ(plan.sizes[2], 3);
+  EXPECT_EQ(plan.strides[2][0], 1);  // Output C stride.
+  EXPECT_EQ(plan.strides[2][1], 20); // Input C stride.
+}
+
+TEST(StridedPlanTest, BroadcastAndSizeOneDims) {
+  // [2, 3, 1, 5] + a per-channel [1, 3, 1, 1] operand (strides 0 where
+  // broadcast).
+  int64_t sizes[4] = {2, 3, 1, 5};
+  int64_t out[4] = {15, 5, 99, 1}, bias[4] = {0, 1, 0, 0};
+  const int64_t *strides[3] = {out, out, bias};
+  StridedPlan<3> plan = planStrided<3>(4, sizes, strides);
+  EXPECT_EQ(plan.total, 30);
+  ASSERT_EQ(plan.rank, 3); // N, C, W: the size-1 H is dropped.
+  EXPECT_EQ(plan.strides[0][2], 0);
+  EXPECT_EQ(plan.strides[1][2], 1);
+  EXPECT_EQ(plan.strides[2][2], 0);
+  EXPECT_FALSE(isFlat(plan));
+}
+
+TEST(StridedPlanTest, EmptyAndScalar) {
+  int64_t sizes[2] = {3, 0}, strides0[2] = {1, 1};
+  const int64_t *strides[2] = {strides0, strides0};
+  EXPECT_EQ(planStrided<2>(2, sizes, strides).total, 0);
+  int64_t ones[2] = {1, 1};
+  StridedPlan<2> scalar = planStrided<2>(2, ones, strides);
+  EXPECT_EQ(scalar.total, 1);
+  EXPECT_EQ(scalar.rank, 0);
+  EXPECT_TRUE(isFlat(scalar));
+}
+
+/// A per-channel plan over a 4-D tensor (channel dim 1).
+StridedPlan<4> channelPlan(const int64_t *y, const int64_t *x, const int64_t *r,
+                           const int64_t *sizes = kSizes) {
+  static const int64_t zero[4] = {};
+  int64_t channel[4] = {0, 1, 0, 0};
+  const int64_t *strides[4] = {y, x, r ? r : zero, channel};
+  return planStrided<4>(4, sizes, strides);
+}
+
+TEST(ChannelPlanTest, NhwcIsRowsAndNchwIsPlanes) {
+  StridedPlan<4> rows = channelPlan(kNhwc, kNhwc, nullptr);
+  EXPECT_EQ(classifyChannelPlan(rows, false), ChannelPattern::Rows);
+  ASSERT_EQ(rows.rank, 2);
+  EXPECT_EQ(rows.sizes[0], 40);
+  EXPECT_EQ(rows.sizes[1], 3);
+  StridedPlan<4> planes = channelPlan(kNchw, kNchw, kNchw);
+  EXPECT_EQ(classifyChannelPlan(planes, true), ChannelPattern::Planes);
+  ASSERT_EQ(planes.rank, 3);
+  EXPECT_EQ(planes.sizes[2], 20);
+  // Mixed layouts, or a residual in another layout: generic.
+  EXPECT_EQ(classifyChannelPlan(channelPlan(kNhwc, kNchw, nullptr), false),
+            ChannelPattern::Generic);
+  EXPECT_EQ(classifyChannelPlan(channelPlan(kNhwc, kNhwc, kNchw), true),
+            ChannelPattern::Generic);
+  // A batch of one NCHW image is [C, HW] planes.
+  int64_t one[4] = {1, 3, 4, 5};
+  EXPECT_EQ(classifyChannelPlan(channelPlan(kNchw, kNchw, nullptr, one), false),
+            ChannelPattern::Planes);
+  // 2-D [N, M] (linear output): rows.
+  int64_t sizes2[2] = {4, 6}, rowMajor[2] = {6, 1}, channel[2] = {0, 1},
+          zero[2] = {};
+  const int64_t *strides[4] = {rowMajor, rowMajor, zero, channel};
+  EXPECT_EQ(classifyChannelPlan(planStrided<4>(2, sizes2, strides), false),
+            ChannelPattern::Rows);
+}
+
+TEST(ChannelPlanTest, VectorWidthNeedsDivisibleChannelsAndAlignment) {
+  int64_t sizes[4] = {2, 64, 7, 7};
+  int64_t nhwc[4] = {7 * 7 * 64, 1, 7 * 64, 64};
+  StridedPlan<4> plan = channelPlan(nhwc, nhwc, nullptr, sizes);
+  ASSERT_EQ(classifyChannelPlan(plan, false), ChannelPattern::Rows);
+  EXPECT_EQ(channelVectorWidth(plan, ChannelPattern::Rows, false, 8, true), 8);
+  EXPECT_EQ(channelVectorWidth(plan, ChannelPattern::Rows, false, 8, false), 1);
+  int64_t odd[4] = {2, 6, 7, 7};
+  int64_t oddNhwc[4] = {7 * 7 * 6, 1, 7 * 6, 6};
+  StridedPlan<4> oddPlan = channelPlan(oddNhwc, oddNhwc, nullptr, odd);
+  EXPECT_EQ(channelVectorWidth(oddPlan, ChannelPattern::Rows, false, 4, true),
+            1);
+  // NCHW planes of 7 x 7 = 49 elements cannot be split in vectors of 4.
+  int64_t nchw[4] = {64 * 49, 49, 7, 1};
+  StridedPlan<4> planes = channelPlan(nchw, nchw, nullptr, sizes);
+  ASSERT_EQ(classifyChannelPlan(planes, false), ChannelPattern::Planes);
+  EXPECT_EQ(channelVectorWidth(planes, ChannelPattern::Planes, false, 4, true),
+            1);
+  int64_t big[4] = {2, 8, 8, 8};
+  int64_t bigNchw[4] = {512, 64, 8, 1};
+  StridedPlan<4> bigPlanes = channelPlan(bigNchw, bigNchw, nullptr, big);
+  EXPECT_EQ(
+      channelVectorWidth(bigPlanes, ChannelPattern::Planes, false, 4, true), 4);
+}
+
+TEST(GemmPlanTest, Operands) {
+  // Row-major 3 x 5: column-major storage of its transpose, ld 5.
+  GemmOperand rowMajor = gemmOperand(3, 5, 5, 1);
+  EXPECT_TRUE(rowMajor.ok);
+  EXPECT_TRUE(rowMajor.transposed);
+  EXPECT_EQ(rowMajor.ld, 5);
+  // Column-major with padding: ld 4.
+  GemmOperand colMajor = gemmOperand(3, 5, 1, 4);
+  EXPECT_TRUE(colMajor.ok);
+  EXPECT_FALSE(colMajor.transposed);
+  EXPECT_EQ(colMajor.ld, 4);
+  // Row-padded: ld 8.
+  EXPECT_EQ(gemmOperand(3, 5, 8, 1).ld, 8);
+  // No unit stride, or a leading dimension too small: not representable.
+  EXPECT_FALSE(gemmOperand(3, 5, 10, 2).ok);
+  EXPECT_FALSE(gemmOperand(3, 5, 2, 1).ok);
+  // Vectors: any stride of a size-1 dim is free.
+  EXPECT_TRUE(gemmOperand(1, 5, 77, 1).ok);
+  EXPECT_TRUE(gemmOperand(5, 1, 1, 77).ok);
+}
+
+TEST(GemmPlanTest, LinearRowMajorIsWeightTimesInputTransposed) {
+  // input [4, 7], weight [6, 7], out [4, 6], all row-major.
+  int64_t in[2] = {7, 1}, w[2] = {7, 1}, out[2] = {6, 1};
+  GemmPlan p = planLinear(4, 7, 6, in, w, out);
+  ASSERT_TRUE(p.ok);
+  EXPECT_TRUE(p.swapped); // C = out^T = weight * input^T.
+  EXPECT_EQ(p.m, 6);
+  EXPECT_EQ(p.n, 4);
+  EXPECT_EQ(p.k, 7);
+  EXPECT_TRUE(p.transA);
+  EXPECT_EQ(p.lda, 7);
+  EXPECT_FALSE(p.transB);
+  EXPECT_EQ(p.ldb, 7);
+  EXPECT_EQ(p.ldc, 6);
+}
+
+TEST(GemmPlanTest, LinearColumnMajorOutputAndStridedInput) {
+  // out column-major [4, 6] (strides [1, 4]): C = out = input * weight^T.
+  int64_t in[2] = {1, 4}, w[2] = {7, 1}, out[2] = {1, 4};
+  GemmPlan p = planLinear(4, 7, 6, in, w, out);
+  ASSERT_TRUE(p.ok);
+  EXPECT_FALSE(p.swapped);
+  EXPECT_EQ(p.m, 4);
+  EXPECT_EQ(p.n, 6);
+  EXPECT_FALSE(p.transA);
+  EXPECT_EQ(p.lda, 4);
+  EXPECT_FALSE(p.transB);
+  EXPECT_EQ(p.ldb, 7);
+  EXPECT_EQ(p.ldc, 4);
+  int64_t gapped[2] = {14, 2};
+  EXPECT_FALSE(planLinear(4, 7, 6, gapped, w, out).ok);
+}
+
+TEST(ConvPlanTest, FormatFollowsTheOutput) {
+  int64_t out[4] = {2, 8, 4, 4}, in[4] = {2, 3, 8, 8}, w[4] = {8, 3, 3, 3};
+  int64_t outCl[4] = {128, 1, 32, 8}, outNchw[4] = {128, 16, 4, 1};
+  int64_t inCl[4] = {192, 1, 24, 3}, inNchw[4] = {192, 64, 8, 1};
+  int64_t wCl[4] = {27, 1, 9, 3}, wNchw[4] = {27, 9, 3, 1};
+  EXPECT_EQ(chooseConvFormat(out, outCl, in, inNchw, w, wNchw),
+            ConvFormat::Nhwc);
+  EXPECT_EQ(chooseConvFormat(out, outNchw, in, inCl, w, wCl), ConvFormat::Nchw);
+  // An output that is both formats (Nx2048x1x1, L3) follows the input.
+  int64_t pooled[4] = {2, 8, 1, 1}, pooledStrides[4] = {8, 1, 1, 1};
+  EXPECT_EQ(chooseConvFormat(pooled, pooledStrides, in, inCl, w, wCl),
+            ConvFormat::Nhwc);
+  EXPECT_EQ(chooseConvFormat(pooled, pooledStrides, in, inNchw, w, wNchw),
+            ConvFormat::Nchw);
+  EXPECT_TRUE(isPacked(ConvFormat::Nhwc, out, outCl));
+  EXPECT_FALSE(isPacked(ConvFormat::Nchw, out, outCl));
+  int64_t packed[4];
+  packedStrides(ConvFormat::Nhwc, in, packed);
+  EXPECT_EQ(std::vector<int64_t>(packed, packed + 4),
+            std::vector<int64_t>(inCl, inCl + 4));
+}
+
+TEST(PoolPlanTest, NhwcNeedsUnitChannelStrides) {
+  PoolArgs args;
+  args.kind = PoolKind::Max;
+  args.n = 2;
+  args.c = 64;
+  args.h = args.w = 8;
+  args.oh = args.ow = 4;
+  int64_t xs[4] = {8 * 8 * 64, 1, 8 * 64, 64}, ys[4] = {4 * 4 * 64, 1, 256, 64};
+  std::copy(xs, xs + 4, args.xs);
+  std::copy(ys, ys + 4, args.ys);
+  EXPECT_TRUE(planPoolNhwc(args, 4, true));
+  EXPECT_EQ(args.vec, 4);
+  EXPECT_TRUE(planPoolNhwc(args, 4, false));
+  EXPECT_EQ(args.vec, 1);
+  args.c = 6; // Not a multiple of the vector width.
+  EXPECT_TRUE(planPoolNhwc(args, 4, true));
+  EXPECT_EQ(args.vec, 1);
+  args.c = 64;
+  args.xs[1] = 64; // NCHW input.
+  args.xs[3] = 1;
+  EXPECT_FALSE(planPoolNhwc(args, 4, true));
+
+  // The generic kernel walks the output innermost-stride first: W, H, C, N
+  // for NCHW; C, W, H, N for NHWC.
+  int64_t nchw[4] = {64 * 16, 16, 4, 1};
+  std::copy(nchw, nchw + 4, args.ys);
+  planPoolGeneric(args);
+  EXPECT_EQ(std::vector<int>(args.order, args.order + 4),
+            (std::vector<int>{3, 2, 1, 0}));
+  std::copy(ys, ys + 4, args.ys);
+  planPoolGeneric(args);
+  EXPECT_EQ(std::vector<int>(args.order, args.order + 4),
+            (std::vector<int>{1, 3, 2, 0}));
+  EXPECT_EQ(args.orderSizes[0], 64);
+}
+
+} // namespace

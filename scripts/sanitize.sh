@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The sanitizer build: configures (once) and builds all of memfmt -- the
+# compiler, the runtime, the tools, the tests and the libFuzzer targets of
+# test/fuzz -- in build-asan with clang-22 and -fsanitize=address,undefined
+# (every report fatal; the installed LLVM/MLIR and oneDNN are not
+# instrumented), then runs the whole lit suite there: every test of the
+# normal suite under the sanitizers, plus the bounded fuzz runs that only
+# this build has. lit prints the summary line; the exit status is lit's.
+# Environment: SANITIZE_BUILD_DIR (default build-asan), MEMFMT_FUZZ_SECONDS
+# (seconds per fuzzer in the suite, default 30), MEMFMT_CMAKE_ARGS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export BUILD_DIR=${SANITIZE_BUILD_DIR:-build-asan}
+export MEMFMT_CMAKE_ARGS="-DMEMFMT_SANITIZE=address,undefined \
+-DMEMFMT_ENABLE_FUZZERS=ON ${MEMFMT_CMAKE_ARGS:-}"
+scripts/build.sh
+# Leaks are reported too; a report of any kind fails the test that made it.
+# allow_user_poisoning=0: memfmt's instrumented code and the uninstrumented
+# libMLIR.so both inline LLVM's BumpPtrAllocator, whose manual poisoning
+# then gives false use-after-poison reports (test/fuzz/SanitizerOptions.cpp).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allow_user_poisoning=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ninja -C "$BUILD_DIR" check-memfmt

@@ -1,0 +1,72 @@
+// RUN: memfmt-opt %s -split-input-file --memfmt-fuse-conv | FileCheck %s
+// RUN: memfmt-opt %s -split-input-file --memfmt-fuse-conv="fold-batch-norm=false" | FileCheck %s --check-prefix=NOFOLD
+// RUN: memfmt-opt %s -split-input-file --memfmt-fuse-conv="fuse-epilogues=false" | FileCheck %s --check-prefix=NOEPI
+// The fused IR still goes through the channels-last pipeline and lowers.
+// RUN: memfmt-opt %s -split-input-file --memfmt-fuse-conv --memfmt-channels-last --memfmt-verify-layouts="contiguous-operands=true" | FileCheck %s --check-prefix=CL
+
+// A ResNet bottleneck tail: conv+bn+relu, conv+bn, the shortcut conv+bn,
+// add, relu. Every batch norm folds into its conv's parameters (computed at
+// load), and the add and relus become conv epilogues.
+// CHECK-LABEL: func.func @block(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x8x6x6xf32>
+// CHECK: %[[W1:.+]], %[[B1:.+]] = memfmt.fold_batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eps = 1.000000e-03 : f64}
+// CHECK: %[[Y1:.+]] = memfmt.fused_conv2d %[[X]], %[[W1]] bias %[[B1]] {padding = array<i64: 1, 1>, relu = true}
+// CHECK: %[[W2:.+]], %[[B2:.+]] = memfmt.fold_batch_norm
+// CHECK: %[[Y2:.+]] = memfmt.conv2d %[[Y1]], %[[W2]], %[[B2]]
+// CHECK: %[[W3:.+]], %[[B3:.+]] = memfmt.fold_batch_norm
+// CHECK: %[[Y:.+]] = memfmt.fused_conv2d %[[X]], %[[W3]] bias %[[B3]] residual %[[Y2]] {relu = true}
+// CHECK-NOT: memfmt.batch_norm
+// CHECK-NOT: memfmt.add
+// CHECK-NOT: memfmt.relu
+// CHECK: return %[[Y]]
+// NOFOLD-LABEL: func.func @block(
+// NOFOLD-NOT: memfmt.fold_batch_norm
+// NOFOLD: memfmt.batch_norm
+// NOEPI-LABEL: func.func @block(
+// NOEPI-NOT: memfmt.fused_conv2d
+// NOEPI: memfmt.fold_batch_norm
+// CL-LABEL: func.func @block(
+// CL: memfmt.fold_batch_norm {{.*}} -> tensor<8x8x3x3xf32, #memfmt.strides<[72, 1, 24, 8]>>, tensor<8xf32>
+// CL: memfmt.fused_conv2d {{.*}} -> tensor<1x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>>
+func.func @block(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %w1 = memfmt.weight "conv1.weight" : tensor<8x8x3x3xf32>
+  %g1 = memfmt.weight "bn1.weight" : tensor<8xf32>
+  %b1 = memfmt.weight "bn1.bias" : tensor<8xf32>
+  %m1 = memfmt.weight "bn1.running_mean" : tensor<8xf32>
+  %v1 = memfmt.weight "bn1.running_var" : tensor<8xf32>
+  %0 = memfmt.conv2d %x, %w1 {padding = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %1 = memfmt.batch_norm %0, %g1, %b1, %m1, %v1 {eps = 1.0e-3 : f64} : tensor<1x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<1x8x6x6xf32>
+  %2 = memfmt.relu %1 : tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  %w2 = memfmt.weight "conv2.weight" : tensor<8x8x1x1xf32>
+  %3 = memfmt.conv2d %2, %w2 : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %4 = memfmt.batch_norm %3, %g1, %b1, %m1, %v1 : tensor<1x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<1x8x6x6xf32>
+  %w3 = memfmt.weight "down.weight" : tensor<8x8x1x1xf32>
+  %5 = memfmt.conv2d %x, %w3 : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %6 = memfmt.batch_norm %5, %g1, %b1, %m1, %v1 : tensor<1x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<1x8x6x6xf32>
+  %7 = memfmt.add %4, %6 : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  %8 = memfmt.relu %7 : tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  return %8 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// Nothing fuses where it would change what is computed: a conv used twice,
+// a training batch norm, statistics that are not parameters, an add that
+// broadcasts.
+// CHECK-LABEL: func.func @no_fusion(
+// CHECK-NOT: memfmt.fused_conv2d
+// CHECK-NOT: memfmt.fold_batch_norm
+// CHECK: return
+func.func @no_fusion(%x: tensor<1x4x5x5xf32>, %stats: tensor<4xf32>, %c: tensor<1x4x1x1xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %w = memfmt.weight "w" : tensor<4x4x1x1xf32>
+  %g = memfmt.weight "g" : tensor<4xf32>
+  %0 = memfmt.conv2d %x, %w : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %1 = memfmt.relu %0 : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %2 = memfmt.conv2d %x, %w : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %3 = memfmt.batch_norm %2, %g, %g, %g, %g {training = true} : tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<1x4x5x5xf32>
+  %4 = memfmt.conv2d %x, %w : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %5 = memfmt.batch_norm %4, %g, %g, %stats, %g : tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<1x4x5x5xf32>
+  %6 = memfmt.conv2d %x, %w : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %7 = memfmt.add %6, %c : tensor<1x4x5x5xf32>, tensor<1x4x1x1xf32> -> tensor<1x4x5x5xf32>
+  return %1, %3, %5, %7, %0 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}

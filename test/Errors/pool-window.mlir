@@ -1,0 +1,32 @@
+// RUN: memfmt-opt %s -split-input-file -verify-diagnostics
+// The pooling verifier checks every window's taps, not only that the
+// padding is smaller than the dilated window: with dilation a window can
+// fall between input elements. Found by randgraph.py (seed 2, graph 94):
+// the compiler accepted this pool and the runtime then refused it (ATen
+// gives -inf there).
+
+// A 1-high input, kernel 2 dilated by 2, padding 1: row 0's taps are -1
+// and 1, both outside [0, 1).
+func.func @empty_row(%x: tensor<1x3x1x9xf32>) -> tensor<1x3x1x3xf32> {
+  // expected-error @+1 {{'memfmt.max_pool2d' op the window of output row 0 sees no input element (kernel [2, 2], dilation [2, 2], padding [1, 0], input [1, 9])}}
+  %y = memfmt.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 1, 3>, padding = array<i64: 1, 0>, dilation = array<i64: 2, 2>, ceil_mode = true} : tensor<1x3x1x9xf32> -> tensor<1x3x1x3xf32>
+  return %y : tensor<1x3x1x3xf32>
+}
+
+// -----
+
+// The same in the columns, on max_pool2d_with_indices.
+func.func @empty_column(%x: tensor<1x2x4x1xf32>) -> (tensor<1x2x4x1xf32>, tensor<1x2x4x1xi64>) {
+  // expected-error @+1 {{'memfmt.max_pool2d_with_indices' op the window of output column 0 sees no input element (kernel [1, 2], dilation [1, 2], padding [0, 1], input [4, 1])}}
+  %y, %i = memfmt.max_pool2d_with_indices %x {kernel_size = array<i64: 1, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 1>, dilation = array<i64: 1, 2>} : tensor<1x2x4x1xf32> -> tensor<1x2x4x1xf32>, tensor<1x2x4x1xi64>
+  return %y, %i : tensor<1x2x4x1xf32>, tensor<1x2x4x1xi64>
+}
+
+// -----
+
+// Taps that reach the input are fine: row 0 taps -1 and 1 of a 2-high
+// input.
+func.func @covered(%x: tensor<1x3x2x9xf32>) -> tensor<1x3x1x9xf32> {
+  %y = memfmt.max_pool2d %x {kernel_size = array<i64: 2, 1>, stride = array<i64: 2, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 2, 1>} : tensor<1x3x2x9xf32> -> tensor<1x3x1x9xf32>
+  return %y : tensor<1x3x1x9xf32>
+}

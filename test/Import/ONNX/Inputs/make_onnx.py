@@ -1,0 +1,644 @@
+# Builds the small ONNX models the importer tests read, with python3-onnx.
+#
+# usage: make_onnx.py OUT_DIR NAME...   writes OUT_DIR/NAME.onnx for each NAME
+#        make_onnx.py --list            prints the known names
+#
+# Each model is a function below named after it; most are well-formed, the
+# error tests' ones are broken on purpose (no onnx.checker is run). Values
+# are seeded, so every run writes the same bytes.
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(0)
+MODELS = {}
+
+
+def model(fn):
+    MODELS[fn.__name__] = fn
+    return fn
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def bare_tensor(name, dims, float_data=()):
+    """A float TensorProto without the size check of helper.make_tensor."""
+    t = TensorProto()
+    t.name = name
+    t.data_type = F
+    t.dims.extend(dims)
+    t.float_data.extend(float_data)
+    return t
+
+
+def vi(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def build(nodes, inputs, outputs, inits=(), opset=13, name="g", **kw):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = helper.make_model(graph,
+                          opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="make_onnx.py", **kw)
+    return m
+
+
+# ---------------------------------------------------------------- Conv
+
+
+@model
+def conv_basic():
+    return build([helper.make_node("Conv", ["x", "w", "b"], ["y"],
+                                   name="conv1", pads=[1, 1, 1, 1],
+                                   strides=[2, 2], kernel_shape=[3, 3])],
+                 [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 4, 4])],
+                 [init("w", rand(4, 3, 3, 3)), init("b", rand(4))])
+
+
+@model
+def conv_group_dilation():
+    return build([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                   group=2, dilations=[2, 2])],
+                 [vi("x", [1, 4, 9, 9])], [vi("y", [1, 8, 5, 5])],
+                 [init("w", rand(8, 2, 3, 3))])
+
+
+@model
+def conv_asymmetric_pads():
+    return build([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                   pads=[1, 0, 2, 1])],
+                 [vi("x", [1, 2, 6, 6])], [vi("y", [1, 3, 7, 5])],
+                 [init("w", rand(3, 2, 3, 3))])
+
+
+@model
+def conv_auto_pad():
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["upper"], name="upper",
+                         auto_pad="SAME_UPPER", strides=[2, 2]),
+        helper.make_node("Conv", ["x", "w"], ["lower"], name="lower",
+                         auto_pad="SAME_LOWER", strides=[2, 2]),
+        helper.make_node("Conv", ["x", "w"], ["valid"], name="valid",
+                         auto_pad="VALID"),
+    ]
+    return build(nodes, [vi("x", [1, 1, 6, 6])],
+                 [vi("upper", [1, 1, 3, 3]), vi("lower", [1, 1, 3, 3]),
+                  vi("valid", [1, 1, 3, 3])],
+                 [init("w", rand(1, 1, 4, 4))])
+
+
+@model
+def conv_1d():
+    return build([helper.make_node("Conv", ["x", "w", "b"], ["y"],
+                                   name="conv1d", pads=[1, 2], strides=[2])],
+                 [vi("x", [2, 3, 10])], [vi("y", [2, 4, 6])],
+                 [init("w", rand(4, 3, 3)), init("b", rand(4))])
+
+
+@model
+def conv_runtime_weight():
+    return build([helper.make_node("Conv", ["x", "w"], ["y"])],
+                 [vi("x", [1, 2, 5, 5]), vi("w", [3, 2, 3, 3])],
+                 [vi("y", [1, 3, 3, 3])])
+
+
+@model
+def conv_flatten():
+    # Flattening a channels-last activation of 2x2 needs a conversion (L7).
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="/features/conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="/features/relu"),
+             helper.make_node("Flatten", ["r"], ["f"], name="/flatten"),
+             helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"],
+                              name="/fc", transB=1)]
+    return build(nodes, [vi("x", [2, 3, 4, 4])], [vi("y", [2, 5])],
+                 [init("w", rand(8, 3, 3, 3)), init("fc.weight", rand(5, 32)),
+                  init("fc.bias", rand(5))])
+
+
+# ------------------------------------------------------ BatchNorm, Relu, Add
+
+
+@model
+def batchnorm():
+    c = 3
+    return build([helper.make_node("BatchNormalization",
+                                   ["x", "s", "bias", "mean", "var"], ["y"],
+                                   name="bn", epsilon=1e-3),
+                  helper.make_node("BatchNormalization",
+                                   ["y", "s", "bias", "mean", "var"], ["z"],
+                                   name="bn_default_eps")],
+                 [vi("x", [2, c, 4, 4])], [vi("z", [2, c, 4, 4])],
+                 [init("s", rand(c)), init("bias", rand(c)),
+                  init("mean", rand(c)),
+                  init("var", np.abs(rand(c)) + 0.5)], opset=15)
+
+
+@model
+def relu_add():
+    return build([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Add", ["r", "y"], ["sum"], name="add"),
+                  helper.make_node("Add", ["sum", "c3"], ["s3"], name="add_c3"),
+                  helper.make_node("Add", ["c4", "s3"], ["s4"], name="add_c4")],
+                 [vi("x", [1, 4, 3, 3]), vi("y", [1, 4, 3, 3])],
+                 [vi("s4", [1, 4, 3, 3])],
+                 [init("c3", rand(4, 1, 1)), init("c4", rand(1, 4, 1, 1))])
+
+
+@model
+def add_legacy_axis():
+    # Add-6 with broadcast = 1 and axis = 1: B [4] spans dim 1 of A.
+    return build([helper.make_node("Add", ["x", "b"], ["y"], name="add",
+                                   broadcast=1, axis=1)],
+                 [vi("x", [2, 4, 3, 3])], [vi("y", [2, 4, 3, 3])],
+                 [init("b", rand(4))], opset=6)
+
+
+# ---------------------------------------------------------------- Pooling
+
+
+@model
+def maxpool():
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["ceil"], name="ceil",
+                         kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["x"], ["dilated"], name="dilated",
+                         kernel_shape=[2, 2], dilations=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["x"], ["asym"], name="asym",
+                         kernel_shape=[3, 3], pads=[0, 1, 2, 1]),
+        helper.make_node("MaxPool", ["x"], ["same"], name="same",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_LOWER"),
+    ]
+    return build(nodes, [vi("x", [1, 2, 6, 6])],
+                 [vi("ceil", [1, 2, 3, 3]), vi("dilated", [1, 2, 6, 6]),
+                  vi("asym", [1, 2, 6, 6]), vi("same", [1, 2, 3, 3])],
+                 opset=12)
+
+
+@model
+def maxpool_indices():
+    return build([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool",
+                                   kernel_shape=[2, 2], strides=[2, 2])],
+                 [vi("x", [1, 1, 4, 4])],
+                 [vi("y", [1, 1, 2, 2]), vi("i", [1, 1, 2, 2],
+                                             TensorProto.INT64)], opset=12)
+
+
+@model
+def maxpool_1d():
+    return build([helper.make_node("MaxPool", ["x"], ["y"], name="pool1d",
+                                   kernel_shape=[3], strides=[2], pads=[1, 1])],
+                 [vi("x", [1, 2, 9])], [vi("y", [1, 2, 5])], opset=12)
+
+
+@model
+def avgpool():
+    nodes = [
+        helper.make_node("AveragePool", ["x"], ["ceil"], name="ceil",
+                         kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        helper.make_node("AveragePool", ["x"], ["incl"], name="incl",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["excl"], name="excl",
+                         kernel_shape=[3, 3], pads=[1, 0, 1, 2]),
+        helper.make_node("AveragePool", ["x"], ["same"], name="same",
+                         kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+        helper.make_node("GlobalAveragePool", ["x"], ["gap"], name="gap"),
+    ]
+    return build(nodes, [vi("x", [1, 2, 6, 6])],
+                 [vi("ceil", [1, 2, 3, 3]), vi("incl", [1, 2, 6, 6]),
+                  vi("excl", [1, 2, 6, 6]), vi("same", [1, 2, 6, 6]),
+                  vi("gap", [1, 2, 1, 1])], opset=11)
+
+
+# ------------------------------------------------------ Flatten and Reshape
+
+
+@model
+def flatten():
+    nodes = [helper.make_node("Flatten", ["x"], [f"a{a}".replace("-", "m")],
+                              name=f"flatten{a}", axis=a)
+             for a in (1, 0, 2, -1)]
+    return build(nodes, [vi("x", [2, 3, 4, 5])],
+                 [vi("a1", [2, 60]), vi("a0", [1, 120]), vi("a2", [6, 20]),
+                  vi("am1", [24, 5])])
+
+
+@model
+def reshape():
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r1"], name="zero_minus1"),
+        helper.make_node("Constant", [], ["shape2"], name="shape2",
+                         value=numpy_helper.from_array(
+                             np.array([0, 4, -1], np.int64))),
+        helper.make_node("Reshape", ["r1", "shape2"], ["r2"], name="const_node"),
+        # A Reshape of an initializer is folded: the weight has its output's
+        # name.
+        helper.make_node("Reshape", ["c", "shape3"], ["c4"], name="fold"),
+        helper.make_node("Add", ["r2", "c4"], ["y"], name="add"),
+    ]
+    return build(nodes, [vi("x", [3, 4, 2, 2])], [vi("y", [3, 4, 4])],
+                 [init("shape", np.array([0, -1], np.int64)),
+                  init("c", rand(4, 4)),
+                  init("shape3", np.array([1, 4, 4], np.int64))])
+
+
+# ----------------------------------------------------------- Gemm, MatMul
+
+
+@model
+def gemm_linear():
+    return build([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc",
+                                   transB=1)],
+                 [vi("x", [2, 8])], [vi("y", [2, 4])],
+                 [init("w", rand(4, 8)), init("b", rand(4))])
+
+
+@model
+def gemm_transposed_scaled():
+    return build([helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="gemm",
+                                   alpha=0.5, beta=2.0)],
+                 [vi("x", [2, 8])], [vi("y", [2, 4])],
+                 [init("w", rand(8, 4)), init("c", rand(1, 4))])
+
+
+@model
+def gemm_runtime():
+    return build([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="gemm",
+                                   alpha=0.25, beta=0.5, transA=1)],
+                 [vi("a", [3, 2]), vi("b", [3, 4]), vi("c", [2, 4])],
+                 [vi("y", [2, 4])])
+
+
+@model
+def gemm_matrix_bias():
+    return build([helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="gemm",
+                                   transB=1)],
+                 [vi("x", [2, 3])], [vi("y", [2, 4])],
+                 [init("w", rand(4, 3)), init("c", rand(2, 4))])
+
+
+@model
+def matmul():
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["const"], name="const"),
+        helper.make_node("MatMul", ["a", "b"], ["runtime"], name="runtime"),
+        helper.make_node("MatMul", ["p", "q"], ["batched"], name="batched"),
+    ]
+    return build(nodes,
+                 [vi("x", [2, 3, 8]), vi("a", [3, 4]), vi("b", [4, 5]),
+                  vi("p", [2, 3, 4]), vi("q", [2, 4, 5])],
+                 [vi("const", [2, 3, 5]), vi("runtime", [3, 5]),
+                  vi("batched", [2, 3, 5])],
+                 [init("w", rand(8, 5))])
+
+
+# ------------------------------------ Identity, Dropout, Constant, Concat, Split
+
+
+@model
+def identity_dropout_constant():
+    nodes = [
+        helper.make_node("Identity", ["x"], ["i"], name="identity"),
+        helper.make_node("Dropout", ["i", "ratio"], ["d"], name="dropout"),
+        helper.make_node("Constant", [], ["k"], name="k",
+                         value=numpy_helper.from_array(rand(1, 3, 1, 1))),
+        helper.make_node("Add", ["d", "k"], ["s"], name="add_k"),
+        helper.make_node("Constant", [], ["f"], name="f", value_float=2.0),
+        helper.make_node("Add", ["s", "f"], ["y"], name="add_f"),
+    ]
+    return build(nodes, [vi("x", [1, 3, 2, 2])], [vi("y", [1, 3, 2, 2])],
+                 [init("ratio", np.array(0.25, np.float32))])
+
+
+@model
+def constant_only():
+    # No inputs: the output is a constant.
+    return build([helper.make_node("Constant", [], ["y"], name="c",
+                                   value_floats=[1.0, -2.0, 3.5])],
+                 [], [vi("y", [3])])
+
+
+@model
+def concat_split():
+    nodes = [
+        helper.make_node("Concat", ["x", "y"], ["batch"], name="cat0", axis=0),
+        helper.make_node("Concat", ["x", "y"], ["chan"], name="cat1", axis=1),
+        helper.make_node("Split", ["batch"], ["h0", "h1"], name="halves"),
+        helper.make_node("Split", ["batch", "sizes"], ["p0", "p1"],
+                         name="sizes", axis=0),
+    ]
+    return build(nodes, [vi("x", [2, 3, 2, 2]), vi("y", [2, 3, 2, 2])],
+                 [vi("chan", [2, 6, 2, 2]), vi("h0", [2, 3, 2, 2]),
+                  vi("h1", [2, 3, 2, 2]), vi("p0", [1, 3, 2, 2]),
+                  vi("p1", [3, 3, 2, 2])],
+                 [init("sizes", np.array([1, 3], np.int64))])
+
+
+@model
+def split_attribute():
+    # Split-11: the sizes are an attribute.
+    return build([helper.make_node("Split", ["x"], ["a", "b"], name="split",
+                                   axis=0, split=[4, 2])],
+                 [vi("x", [6, 2, 2, 2])],
+                 [vi("a", [4, 2, 2, 2]), vi("b", [2, 2, 2, 2])], opset=11)
+
+
+# ------------------------------------------------ Pad and ReduceMean (extras)
+
+
+@model
+def pad_reduce_mean():
+    # torch's export of AvgPool2d(3, 1, padding=1): a zero Pad, then the
+    # pool; a Pad of zeros is the identity; ReduceMean over H and W.
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["p"], name="pad",
+                         mode="constant"),
+        helper.make_node("AveragePool", ["p"], ["a"], name="pool",
+                         kernel_shape=[3, 3]),
+        helper.make_node("Pad", ["a", "zeros"], ["z"], name="no_pad"),
+        helper.make_node("ReduceMean", ["z"], ["m"], name="mean",
+                         axes=[-1, 2], keepdims=0),
+        helper.make_node("ReduceMean", ["z"], ["k"], name="mean_keep",
+                         axes=[2, 3]),
+    ]
+    return build(nodes, [vi("x", [1, 2, 5, 5])],
+                 [vi("m", [1, 2]), vi("k", [1, 2, 1, 1])],
+                 [init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 2], np.int64)),
+                  init("zeros", np.zeros(8, np.int64))])
+
+
+@model
+def pad_reduce_mean_unsupported():
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["p"], name="reflect",
+                         mode="reflect"),
+        helper.make_node("Pad", ["x", "pads", "one"], ["q"], name="ones"),
+        helper.make_node("Pad", ["x", "channel_pads"], ["c"], name="channels"),
+        helper.make_node("ReduceMean", ["x"], ["m"], name="mean_c", axes=[1]),
+    ]
+    return build(nodes, [vi("x", [1, 2, 5, 5])],
+                 [vi("p", [1, 2, 7, 8]), vi("q", [1, 2, 7, 8]),
+                  vi("c", [1, 4, 5, 5]), vi("m", [1, 1, 5, 5])],
+                 [init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 2], np.int64)),
+                  init("channel_pads",
+                       np.array([0, 1, 0, 0, 0, 1, 0, 0], np.int64)),
+                  init("one", np.array(1.0, np.float32))])
+
+
+# ------------------------------------------------------------ Initializers
+
+
+def conv_with(w, b, extra_inits=()):
+    return build([helper.make_node("Conv", ["x", "w", "b"], ["y"],
+                                   name="conv")],
+                 [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3, 2, 2])],
+                 [w, b] + list(extra_inits))
+
+
+@model
+def init_typed():
+    # Values in float_data (typed) rather than raw_data.
+    w = helper.make_tensor("w", F, [3, 2, 3, 3],
+                           [float(i % 7) for i in range(54)])
+    b = helper.make_tensor("b", F, [3], [0.5, -1.0, 2.0])
+    return conv_with(w, b)
+
+
+@model
+def init_f16():
+    # float16 in raw_data and in int32_data (the typed form).
+    w = numpy_helper.from_array(rand(3, 2, 3, 3).astype(np.float16), "w")
+    # helper.make_tensor stores float16 values as bit patterns in int32_data.
+    b = helper.make_tensor("b", TensorProto.FLOAT16, [3], [0.5, -1.0, 2.0])
+    assert b.int32_data and not b.raw_data
+    return conv_with(w, b)
+
+
+def external(w_name, location, offset, length, data=True):
+    w = bare_tensor("w", [3, 2, 3, 3])
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", offset),
+                       ("length", length)):
+        if value is not None:
+            entry = w.external_data.add()
+            entry.key, entry.value = key, str(value)
+    return conv_with(w, init("b", np.array([0.5, -1.0, 2.0], np.float32)))
+
+
+@model
+def init_external(out_dir):
+    values = np.arange(54, dtype=np.float32) / 10
+    with open(os.path.join(out_dir, "init_external.bin"), "wb") as f:
+        f.write(b"\0" * 16 + values.tobytes())
+    return external("w", "init_external.bin", 16, 216)
+
+
+@model
+def external_missing():
+    return external("w", "no_such_file.bin", 0, 216)
+
+
+@model
+def external_truncated(out_dir):
+    with open(os.path.join(out_dir, "external_truncated.bin"), "wb") as f:
+        f.write(b"\0" * 100)
+    return external("w", "external_truncated.bin", 0, 216)
+
+
+@model
+def external_outside():
+    return external("w", "../outside.bin", 0, 216)
+
+
+@model
+def external_absolute():
+    return external("w", "/etc/passwd", 0, 216)
+
+
+@model
+def init_wrong_raw_size():
+    w = init("w", rand(3, 2, 3, 3))
+    w.raw_data = w.raw_data[:100]
+    return conv_with(w, init("b", rand(3)))
+
+
+@model
+def init_wrong_typed_size():
+    w = bare_tensor("w", [3, 2, 3, 3], [1.0] * 50)
+    return conv_with(w, init("b", rand(3)))
+
+
+@model
+def init_no_data():
+    return conv_with(bare_tensor("w", [3, 2, 3, 3]),
+                     init("b", rand(3)))
+
+
+# ---------------------------------------------------------------- Errors
+
+
+@model
+def unsupported_many():
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("LRN", ["c"], ["n"], name="norm", size=3),
+        helper.make_node("Relu", ["n"], ["r"], name="relu_after_lrn"),
+        helper.make_node("Softmax", ["r"], ["s"]),
+        helper.make_node("MaxPool", ["x"], ["p"], name="pool",
+                         kernel_shape=[2, 2], foo=1),
+        helper.make_node("Conv", ["v", "w3"], ["v3"], name="conv3d"),
+        helper.make_node("Custom", ["x"], ["z"], name="custom",
+                         domain="com.example"),
+        # A name with a control character: escaped in the message.
+        helper.make_node("Erf", ["x"], ["e"], name="tab\tname"),
+    ]
+    return build(nodes,
+                 [vi("x", [1, 2, 4, 4]), vi("v", [1, 2, 4, 4, 4])],
+                 [vi("s", [1, 3, 2, 2]), vi("p", [1, 2, 2, 2]),
+                  vi("v3", [1, 3, 2, 2, 2]), vi("z", [1, 2, 4, 4]),
+                  vi("e", [1, 2, 4, 4])],
+                 [init("w", rand(3, 2, 3, 3)), init("w3", rand(3, 2, 3, 3, 3))])
+
+
+@model
+def unsupported_inputs():
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="r"),
+             helper.make_node("Relu", ["d"], ["e"], name="relu")]
+    return build(nodes,
+                 [vi("x", [2, 3]), vi("shape", [2], TensorProto.INT64),
+                  helper.make_tensor_value_info("d", F, ["N", 3])],
+                 [vi("y", [3, 2]), vi("e", ["N", 3])])
+
+
+@model
+def unsupported_modes():
+    nodes = [
+        helper.make_node("BatchNormalization", ["x", "s", "s", "s", "s"],
+                         ["y"], name="bn", training_mode=1),
+        helper.make_node("MaxPool", ["x"], ["p", "i"], name="pool",
+                         kernel_shape=[2, 2]),
+        helper.make_node("MaxPool", ["x"], ["q"], name="ceil_past_end",
+                         kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1],
+                         ceil_mode=1),
+        helper.make_node("Dropout", ["x"], ["d", "mask"], name="drop"),
+        helper.make_node("MatMul", ["m1", "m2"], ["mm"], name="broadcast_mm"),
+    ]
+    return build(nodes,
+                 [vi("x", [1, 2, 4, 4]), vi("m1", [2, 1, 3, 4]),
+                  vi("m2", [1, 2, 4, 5])],
+                 [vi("y", [1, 2, 4, 4]), vi("p", [1, 2, 3, 3]),
+                  vi("i", [1, 2, 3, 3], TensorProto.INT64),
+                  vi("q", [1, 2, 3, 3]), vi("d", [1, 2, 4, 4]),
+                  vi("mask", [1, 2, 4, 4], TensorProto.BOOL),
+                  vi("mm", [2, 2, 3, 5])],
+                 [init("s", np.ones(2, np.float32))], opset=15)
+
+
+@model
+def invalid_shapes():
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv_channels"),
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape_count"),
+        helper.make_node("Split", ["x"], ["s0", "s1"], name="split_sum",
+                         split=[1, 1], axis=1),
+        helper.make_node("Gemm", ["g", "gw"], ["gy"], name="gemm_inner"),
+        helper.make_node("Relu", ["x"], ["declared"], name="relu"),
+    ]
+    return build(nodes, [vi("x", [1, 3, 4, 4]), vi("g", [2, 5])],
+                 [vi("c", [1, 2, 2, 2]), vi("r", [5, 9]),
+                  vi("s0", [1, 1, 4, 4]), vi("s1", [1, 1, 4, 4]),
+                  vi("gy", [2, 4]), vi("declared", [1, 3, 5, 4])],
+                 [init("w", rand(2, 4, 3, 3)),
+                  init("shape", np.array([5, -1], np.int64)),
+                  init("gw", rand(6, 4))], opset=11)
+
+
+@model
+def dangling():
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "ghost"], ["y"], name="add")]
+    return build(nodes, [vi("x", [1, 2])], [vi("y", [1, 2]), vi("z", [1, 2])])
+
+
+@model
+def duplicate_output():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="first"),
+             helper.make_node("Relu", ["x"], ["y"], name="second")]
+    return build(nodes, [vi("x", [1, 2])], [vi("y", [1, 2])])
+
+
+@model
+def cycle():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="start"),
+             helper.make_node("Add", ["a", "c"], ["b"], name="add"),
+             helper.make_node("Relu", ["b"], ["c"], name="back"),
+             helper.make_node("Relu", ["b"], ["y"], name="out")]
+    return build(nodes, [vi("x", [1, 2])], [vi("y", [1, 2])])
+
+
+@model
+def opset18():
+    return build([helper.make_node("Relu", ["x"], ["y"])],
+                 [vi("x", [1, 2])], [vi("y", [1, 2])], opset=18)
+
+
+@model
+def no_opset():
+    m = build([helper.make_node("Relu", ["x"], ["y"])],
+              [vi("x", [1, 2])], [vi("y", [1, 2])])
+    del m.opset_import[:]
+    return m
+
+
+@model
+def no_graph():
+    m = onnx.ModelProto()
+    m.ir_version = 8
+    m.producer_name = "make_onnx.py"
+    return m
+
+
+def truncated_bytes():
+    data = conv_basic().SerializeToString()
+    return data[: len(data) * 2 // 3]
+
+
+SPECIAL = {
+    "truncated": truncated_bytes,
+    "empty": lambda: b"",
+    "garbage": lambda: b"this is not a protobuf file\n" * 4,
+}
+
+
+def main():
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(sorted(list(MODELS) + list(SPECIAL))))
+        return
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sys.argv[2:]:
+        path = os.path.join(out_dir, name + ".onnx")
+        if name in SPECIAL:
+            data = SPECIAL[name]()
+        else:
+            fn = MODELS[name]
+            args = [out_dir] if fn.__code__.co_argcount else []
+            data = fn(*args).SerializeToString()
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+# Reference results for the ONNX models of compile-run.test, computed with
+# numpy from the models' own initializers, compared with what memfmt-run
+# wrote: max|memfmt - reference| / max|reference|.
+#
+# usage: reference.py MODEL_NAME MODEL.onnx OUT_PREFIX INPUT.npy...
+#   MODEL_NAME is a name of test/Import/ONNX/Inputs/make_onnx.py; OUT_PREFIX
+#   is memfmt-run's --output (FILE.npy, or FILE.output_<i>.npy for several
+#   outputs).
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def conv2d(x, w, b):
+    """Valid (no padding), stride 1."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    y = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,oc->nohw",
+                           x[:, :, i:i + y.shape[2], j:j + y.shape[3]],
+                           w[:, :, i, j])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def main():
+    name, model_path, prefix = sys.argv[1:4]
+    inputs = [np.load(p).astype(np.float64) for p in sys.argv[4:]]
+    model = onnx.load(model_path)
+    init = {t.name: numpy_helper.to_array(t).astype(np.float64)
+            for t in model.graph.initializer}
+    if name == "init_f16":
+        expected = [conv2d(inputs[0], init["w"], init["b"])]
+    elif name == "gemm_transposed_scaled":
+        expected = [0.5 * inputs[0] @ init["w"] + 2.0 * init["c"]]
+    elif name == "concat_split":
+        x, y = inputs
+        batch = np.concatenate([x, y], 0)
+        expected = [np.concatenate([x, y], 1), batch[:2], batch[2:],
+                    batch[:1], batch[1:]]
+    else:
+        raise SystemExit(f"no reference for {name}")
+    for i, want in enumerate(expected):
+        path = prefix if len(expected) == 1 else \
+            prefix[:-4] + f".output_{i}.npy"
+        got = np.load(path)
+        err = float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)),
+                                                      1e-30))
+        ok = got.shape == want.shape and err <= 1e-4
+        print(f"{name} output {i} {list(got.shape)}: "
+              f"{'PASS' if ok else 'FAIL'} (rel err {err:.1e})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+# Other torchvision CNNs through ONNX: SqueezeNet (ceil-mode max pooling,
+# concatenation along channels), GoogLeNet (inception blocks, max pooling
+# with ceil_mode, batch norm folded), DenseNet (concatenation, average
+# pooling behind torch's zero Pad) and MNASNet (depthwise convolutions, a
+# spatial ReduceMean), each with seeded weights and batch-norm statistics,
+# exported by Debian's torch at an odd batch and input size, compiled with
+# memfmt-compile FILE.onnx in both memory formats and compared with torch:
+# max|a - b| / max|torch| <= 1e-4. torch runs with 2 threads.
+#
+# REQUIRES: torch, python-onnx, memfmt-compile, memfmt-run, memfmt-import
+# RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
+# CHECK: squeezenet1_1 3x3x67x75 channels-last: PASS
+# CHECK: squeezenet1_1 3x3x67x75 contiguous: PASS
+# CHECK: googlenet 2x3x67x75 channels-last: PASS
+# CHECK: googlenet 2x3x67x75 contiguous: PASS
+# CHECK: densenet121 1x3x57x61 channels-last: PASS
+# CHECK: densenet121 1x3x57x61 contiguous: PASS
+# CHECK: mnasnet0_5 2x3x65x67 channels-last: PASS
+# CHECK: mnasnet0_5 2x3x65x67 contiguous: PASS
+# CHECK: all 8 comparisons passed
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+TOLERANCE = 1e-4
+MODELS = [("squeezenet1_1", 3, 67, 75), ("googlenet", 2, 67, 75),
+          ("densenet121", 1, 57, 61), ("mnasnet0_5", 2, 65, 67)]
+
+
+def seeded_model(name, seed):
+    torch.manual_seed(seed)
+    kwargs = {"aux_logits": False, "init_weights": True} \
+        if name == "googlenet" else {}
+    model = getattr(torchvision.models, name)(**kwargs)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.normal_(0.0, 0.1)
+                module.running_mean.normal_(0.0, 0.1)
+                module.running_var.uniform_(0.5, 1.5)
+    return model.eval()
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
+        raise SystemExit(f"command failed with exit code {result.returncode}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    os.makedirs(args.work, exist_ok=True)
+    passed = failed = 0
+    for index, (name, batch, height, width) in enumerate(MODELS):
+        model = seeded_model(name, seed=index + 11)
+        x = torch.from_numpy(np.random.default_rng(index).standard_normal(
+            (batch, 3, height, width), dtype=np.float32))
+        shape = f"{batch}x3x{height}x{width}"
+        onnx_path = os.path.join(args.work, f"{name}.onnx")
+        input_path = os.path.join(args.work, f"{name}.input.npy")
+        torch.onnx.export(model, x, onnx_path, opset_version=13)
+        np.save(input_path, x.numpy())
+        with torch.no_grad():
+            reference = model(x).numpy()
+        for fmt in ("channels-last", "contiguous"):
+            out_dir = os.path.join(args.work, f"{name}.{fmt}")
+            run([os.path.join(args.bin, "memfmt-compile"), onnx_path,
+                 "--memory-format", fmt, "-o", out_dir])
+            run([os.path.join(args.bin, "memfmt-run"), out_dir, "--input",
+                 input_path, "--output", out_dir + ".npy"])
+            ours = np.load(out_dir + ".npy")
+            err = float(np.max(np.abs(ours - reference)) /
+                        max(np.max(np.abs(reference)), 1e-30))
+            ok = ours.shape == reference.shape and err <= TOLERANCE
+            passed += ok
+            failed += not ok
+            print(f"{name} {shape} {fmt}: {'PASS' if ok else 'FAIL'} "
+                  f"(rel err {err:.2e} vs torch NCHW, limit {TOLERANCE:.0e})")
+    if failed:
+        print(f"{failed} of {passed + failed} comparisons failed")
+        return 1
+    print(f"all {passed} comparisons passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,960 @@
+#!/usr/bin/env python3
+# ===- randgraph.py - Differential testing on random graphs (L8) ----------=== #
+#
+# Part of the memfmt project.
+#
+# ===---------------------------------------------------------------------=== #
+"""Random well-typed memfmt graphs, compiled NCHW and channels-last (L8).
+
+In the manner of NNSmith: a generator builds random graphs over the op set of
+DESIGN.md §2 -- conv2d (groups, dilation, stride, 2- and 4-value padding,
+bias), batch_norm, relu, add (with broadcasting, either operand order),
+max_pool2d (+with_indices), avg_pool2d (ceil_mode, count_include_pad),
+adaptive_avg_pool2d, flatten, reshape (4-D to 2-D and back), linear, cat and
+chunk along the batch, clone, contiguous and to -- with random shapes (N=1,
+C=1, H=W=1 and odd sizes come up often), random attributes, and inputs and
+parameters (memfmt.weight) declared in random formats (contiguous or
+#memfmt.strides channels-last). Declared result types follow the layout
+rules (L5 join, L6 preserve), so each graph is what a user could write.
+
+Each batch of graphs (several independent graphs in one function, to save
+compiles) is compiled with memfmt-compile --memory-format contiguous and
+--memory-format channels-last (input format random), run by memfmt-run with
+--check (fast kernels against reference kernels, 1e-4), and the two builds'
+outputs are compared: max|a - b| / max|b| <= 1e-5 per output (L8). The
+channels-last build is also checked against the conversion rules:
+memfmt-opt --memfmt-verify-layouts=contiguous-operands=true passes on its
+model.mlir, every runtime conversion in report.json has a rule's reason
+(an input entering channels-last, L7 before a reshape, an output kept in its
+declared format, or an explicit conversion op of the graph), and none is of
+a tensor that is both contiguous and channels-last (L3: free).
+
+A failing graph is reduced (delta debugging over ops: an op is dropped by
+turning its result into a new function argument of the same type, which
+keeps the graph well-typed; dead ops are removed) and written as a
+self-checking lit test.
+
+Commands:
+  run    --seed S --count N [--time-budget SEC] [--batch K] [--jobs J]
+         [--workdir DIR] [--reduce-to DIR] [--bin DIR]
+         generate and check graphs until N are done or the budget is spent;
+         prints "random graphs: G checked, M mismatches" (exit 1 if M > 0)
+  check  FILE.mlir [--workdir DIR] [--bin DIR]
+         check one .mlir file (a regression test); exit 1 on a mismatch
+  gen    --seed S [--count N]    print a batch of N graphs as one function
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+L8_TOLERANCE = 1e-5
+CONVERSION_REASONS = [
+    "inputs=convert",  # an argument enters channels-last
+    "L7",              # contiguous before a reshape/flatten
+    "outputs=keep",    # a result goes back to its declared format
+    "explicit",        # a conversion op of the graph itself
+]
+
+# ===---------------------------------------------------------------------=== #
+# Layouts
+# ===---------------------------------------------------------------------=== #
+
+
+def contiguous_strides(shape):
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return list(reversed(strides))
+
+
+def channels_last_strides(shape):
+    n, c, h, w = shape
+    return [h * w * c, 1, w * c, c]
+
+
+def same_bytes(shape, a, b):
+    """L3: equal strides on every dim of size > 1."""
+    return all(x == y for d, x, y in zip(shape, a, b) if d != 1)
+
+
+class TType:
+    """A ranked f32 tensor type: shape and strides (None = contiguous)."""
+
+    def __init__(self, shape, strides=None):
+        self.shape = list(shape)
+        if strides is not None and strides == contiguous_strides(shape):
+            strides = None
+        self.strides = strides
+
+    def text(self):
+        dims = "x".join(str(d) for d in self.shape)
+        dims = dims + "x" if dims else ""
+        if self.strides is None:
+            return f"tensor<{dims}f32>"
+        enc = ", ".join(str(s) for s in self.strides)
+        return f"tensor<{dims}f32, #memfmt.strides<[{enc}]>>"
+
+    def rank(self):
+        return len(self.shape)
+
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def is_channels_last(self):
+        """L4: channels-last contiguous and not also contiguous."""
+        if self.rank() != 4 or self.strides is None:
+            return False
+        cl = channels_last_strides(self.shape)
+        return (same_bytes(self.shape, self.strides, cl) and
+                not same_bytes(self.shape, self.strides,
+                               contiguous_strides(self.shape)))
+
+    def is_l3(self):
+        """Both contiguous and channels-last (a free conversion)."""
+        return self.rank() == 4 and same_bytes(
+            self.shape, contiguous_strides(self.shape),
+            channels_last_strides(self.shape))
+
+    def __eq__(self, other):
+        return self.shape == other.shape and self.strides == other.strides
+
+
+def joined(shape, operands):
+    """L5: the result type of a propagating op with 4-D result `shape`."""
+    if len(shape) == 4 and any(t.is_channels_last() for t in operands
+                               if t.rank() == 4):
+        return TType(shape, channels_last_strides(shape))
+    return TType(shape)
+
+
+def in_format(ttype, fmt):
+    if fmt == "channels_last" and ttype.rank() == 4:
+        return TType(ttype.shape, channels_last_strides(ttype.shape))
+    return TType(ttype.shape)
+
+
+# ===---------------------------------------------------------------------=== #
+# Graphs
+# ===---------------------------------------------------------------------=== #
+
+
+class Op:
+    """One op: `kind`, operand names, attributes text, results."""
+
+    def __init__(self, kind, operands, results, attrs="", extra=None):
+        self.kind = kind
+        self.operands = list(operands)   # value names
+        self.results = list(results)     # (name, TType)
+        self.attrs = attrs
+        self.extra = extra or {}         # kind-specific (weight name, ...)
+
+
+class Graph:
+    """A function body: arguments, ops, returned values."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.args = []      # (name, TType)
+        self.ops = []
+        self.outputs = []   # value names
+        self.counter = 0
+
+    def fresh(self, hint="v"):
+        self.counter += 1
+        return f"%{self.prefix}{hint}{self.counter}"
+
+    def types(self):
+        t = dict(self.args)
+        for op in self.ops:
+            for name, ty in op.results:
+                t[name] = ty
+        return t
+
+
+def op_text(op, types):
+    """The custom-form text of one op."""
+    ins = [types[v] for v in op.operands]
+    res = ", ".join(n for n, _ in op.results)
+    a = f" {{{op.attrs}}}" if op.attrs else ""
+    k = op.kind
+    if k == "weight":
+        return f'{res} = memfmt.weight "{op.extra["name"]}" : {op.results[0][1].text()}'
+    if k in ("conv2d", "linear"):
+        sig = ", ".join(t.text() for t in ins)
+        return (f"{res} = memfmt.{k} {', '.join(op.operands)}{a} : ({sig}) -> "
+                f"{op.results[0][1].text()}")
+    if k in ("contiguous", "clone", "to"):
+        return f"{res} = memfmt.{k} {op.operands[0]}{a} : {ins[0].text()}"
+    outs = ", ".join(t.text() for _, t in op.results)
+    if len(op.results) > 1:
+        n = op.results[0][0].split("#")[0]
+        res = f"{n}:{len(op.results)}"
+    return (f"{res} = memfmt.{k} {', '.join(op.operands)}{a} : "
+            f"{', '.join(t.text() for t in ins)} -> {outs}")
+
+
+def function_text(graphs, name="graphs"):
+    """One public function holding every graph of `graphs`."""
+    args, outs, body = [], [], []
+    for g in graphs:
+        types = g.types()
+        args += [f"{n}: {t.text()}" for n, t in g.args]
+        for op in g.ops:
+            body.append("  " + op_text(op, types))
+        outs += [(v, types[v]) for v in g.outputs]
+    lines = [f"func.func @{name}({', '.join(args)}) -> "
+             f"({', '.join(t.text() for _, t in outs)}) {{"]
+    lines += body
+    lines.append(f"  return {', '.join(v for v, _ in outs)} : "
+                 f"{', '.join(t.text() for _, t in outs)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ===---------------------------------------------------------------------=== #
+# The generator
+# ===---------------------------------------------------------------------=== #
+
+SIZES = [1, 1, 2, 3, 3, 4, 5, 7, 8, 9]
+CHANNELS = [1, 1, 2, 3, 4, 5, 6, 8]
+BATCH = [1, 1, 2, 3]
+
+
+class Generator:
+    def __init__(self, rng, prefix):
+        self.r = rng
+        self.g = Graph(prefix)
+        self.live = []          # value names usable as operands
+        self.nparams = 0
+
+    # -- helpers ---------------------------------------------------------- #
+    def ty(self, v):
+        return self.g.types()[v]
+
+    def add_op(self, kind, operands, result_types, attrs="", extra=None,
+               hint="v"):
+        base = self.g.fresh(hint)
+        if len(result_types) == 1:
+            results = [(base, result_types[0])]
+        else:
+            results = [(f"{base}#{i}", t) for i, t in enumerate(result_types)]
+        op = Op(kind, operands, results, attrs, extra)
+        self.g.ops.append(op)
+        return [n for n, _ in results]
+
+    def random_format(self, shape):
+        if len(shape) == 4 and self.r.random() < 0.5:
+            return TType(shape, channels_last_strides(shape))
+        return TType(shape)
+
+    def param(self, layer, suffix, shape, formatted=True):
+        name = f"{self.g.prefix}{layer}.{suffix}"
+        t = self.random_format(shape) if formatted else TType(shape)
+        (v,) = self.add_op("weight", [], [t], extra={"name": name}, hint="p")
+        return v
+
+    def layer(self, kind):
+        self.nparams += 1
+        return f"{kind}{self.nparams}"
+
+    def input(self):
+        shape = [self.r.choice(BATCH), self.r.choice(CHANNELS),
+                 self.r.choice(SIZES), self.r.choice(SIZES)]
+        name = self.g.fresh("x")
+        self.g.args.append((name, self.random_format(shape)))
+        self.live.append(name)
+        return name
+
+    def pick(self, rank=None, pred=None):
+        cands = [v for v in self.live
+                 if (rank is None or self.ty(v).rank() == rank) and
+                 (pred is None or pred(self.ty(v)))]
+        if not cands:
+            return None
+        # Mostly the newest value, so that graphs grow deep, not only wide.
+        if self.r.random() < 0.6:
+            return cands[-1]
+        return self.r.choice(cands)
+
+    def padding(self, limits, four=True):
+        """2 values (symmetric) or 4 (top, left, bottom, right)."""
+        ph, pw = limits
+        if four and self.r.random() < 0.3:
+            t, b = self.r.randint(0, ph), self.r.randint(0, ph)
+            l, rr = self.r.randint(0, pw), self.r.randint(0, pw)
+            return [t, l, b, rr], (t, b, l, rr)
+        h, w = self.r.randint(0, ph), self.r.randint(0, pw)
+        return [h, w], (h, h, w, w)
+
+    @staticmethod
+    def arr(values):
+        return "array<i64: " + ", ".join(str(v) for v in values) + ">"
+
+    # -- ops ------------------------------------------------------------ #
+    def conv2d(self):
+        x = self.pick(4)
+        n, c, h, w = self.ty(x).shape
+        divisors = [d for d in range(1, c + 1) if c % d == 0]
+        groups = self.r.choice(divisors) if self.r.random() < 0.4 else 1
+        out = groups * self.r.randint(1, max(1, 8 // groups))
+        kh, kw = self.r.randint(1, 3), self.r.randint(1, 3)
+        sh, sw = self.r.randint(1, 3), self.r.randint(1, 2)
+        dh, dw = self.r.choice([1, 1, 2]), self.r.choice([1, 1, 2])
+        pads, (pt, pb, pl, pr) = self.padding((2, 2))
+        oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+        ow = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+        if h + pt + pb - dh * (kh - 1) - 1 < 0 or \
+                w + pl + pr - dw * (kw - 1) - 1 < 0:
+            return None
+        layer = self.layer("conv")
+        wv = self.param(layer, "weight", [out, c // groups, kh, kw])
+        operands = [x, wv]
+        if self.r.random() < 0.5:
+            operands.append(self.param(layer, "bias", [out], False))
+        attrs = [f"stride = {self.arr([sh, sw])}",
+                 f"padding = {self.arr(pads)}",
+                 f"dilation = {self.arr([dh, dw])}"]
+        if groups != 1:
+            attrs.append(f"groups = {groups} : i64")
+        self.r.shuffle(attrs)
+        t = joined([n, out, oh, ow], [self.ty(v) for v in operands])
+        return self.add_op("conv2d", operands, [t], ", ".join(attrs))[0]
+
+    def batch_norm(self):
+        x = self.pick(4)
+        c = self.ty(x).shape[1]
+        layer = self.layer("bn")
+        ps = [self.param(layer, s, [c], False)
+              for s in ("weight", "bias", "running_mean", "running_var")]
+        eps = self.r.choice(["1.0e-05", "1.0e-03", "1.000000e-01"])
+        t = joined(self.ty(x).shape, [self.ty(x)])
+        return self.add_op("batch_norm", [x] + ps, [t],
+                           f"eps = {eps} : f64")[0]
+
+    def relu(self):
+        x = self.pick()
+        return self.add_op("relu", [x], [joined(self.ty(x).shape,
+                                                [self.ty(x)])])[0]
+
+    def add(self):
+        a = self.pick()
+        ta = self.ty(a)
+        choice = self.r.random()
+        b = None
+        if choice < 0.4:
+            b = self.pick(pred=lambda t: t.shape == ta.shape and True)
+            if b == a and self.r.random() < 0.5:
+                b = None
+        if b is None and choice < 0.7 and ta.rank() == 4:
+            n, c, h, w = ta.shape
+            shape = self.r.choice([[c, 1, 1], [1, c, 1, 1], [1], [w],
+                                   [1, 1, h, w], [n, 1, h, 1]])
+            b = self.param(self.layer("add"), "bias", shape,
+                           formatted=len(shape) == 4)
+        if b is None:
+            # A second branch from the same tensor.
+            b = self.relu_of(a)
+        tb = self.ty(b)
+        rank = max(ta.rank(), tb.rank())
+        sa = [1] * (rank - ta.rank()) + ta.shape
+        sb = [1] * (rank - tb.rank()) + tb.shape
+        if any(x != y and x != 1 and y != 1 for x, y in zip(sa, sb)):
+            return None
+        shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(sa, sb)]
+        ops = [a, b] if self.r.random() < 0.5 else [b, a]
+        t = joined(shape, [self.ty(v) for v in ops])
+        return self.add_op("add", ops, [t])[0]
+
+    def relu_of(self, x):
+        return self.add_op("relu", [x], [joined(self.ty(x).shape,
+                                                [self.ty(x)])])[0]
+
+    def pool(self, kind):
+        x = self.pick(4)
+        n, c, h, w = self.ty(x).shape
+        kh, kw = self.r.randint(1, 3), self.r.randint(1, 3)
+        dil = [1, 1]
+        if kind != "avg_pool2d" and self.r.random() < 0.3:
+            dil = [self.r.randint(1, 2), self.r.randint(1, 2)]
+        eh, ew = dil[0] * (kh - 1) + 1, dil[1] * (kw - 1) + 1
+        if eh > h + 2 * (eh // 2) or ew > w + 2 * (ew // 2):
+            return None
+        empty_stride = self.r.random() < 0.2
+        sh, sw = (kh, kw) if empty_stride else (self.r.randint(1, 3),
+                                                self.r.randint(1, 3))
+        pads, (pt, pb, pl, pr) = self.padding((kh // 2, kw // 2),
+                                              four=kind == "avg_pool2d")
+        ceil = self.r.random() < 0.4
+
+        def size(i, k, s, b, e, d):
+            span = i + b + e - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+            if span < 0:
+                return None
+            o = span // s + 1
+            if ceil and (o - 1) * s >= i + b:
+                o -= 1
+            return o
+
+        oh = size(h, kh, sh, pt, pb, dil[0])
+        ow = size(w, kw, sw, pl, pr, dil[1])
+        if not oh or not ow or oh < 1 or ow < 1:
+            return None
+
+        def covered(o_size, i, k, s, b, d):
+            # Every window must tap an input element (a dilated window can
+            # fall between them); the verifier rejects it otherwise.
+            return all(any(0 <= o * s - b + j * d < i for j in range(k))
+                       for o in range(o_size))
+
+        if not covered(oh, h, kh, sh, pt, dil[0]) or \
+                not covered(ow, w, kw, sw, pl, dil[1]):
+            return None
+        attrs = [f"kernel_size = {self.arr([kh, kw])}",
+                 "stride = array<i64>" if empty_stride
+                 else f"stride = {self.arr([sh, sw])}",
+                 f"padding = {self.arr(pads)}"]
+        if ceil:
+            attrs.append("ceil_mode = true")
+        if kind != "avg_pool2d" and dil != [1, 1]:
+            attrs.append(f"dilation = {self.arr(dil)}")
+        if kind == "avg_pool2d" and self.r.random() < 0.5:
+            attrs.append("count_include_pad = false")
+        self.r.shuffle(attrs)
+        t = joined([n, c, oh, ow], [self.ty(x)])
+        if kind == "max_pool2d_with_indices":
+            names = self.add_op(kind, [x], [t, IndexType(t)], ", ".join(attrs))
+            return names[0]
+        return self.add_op(kind, [x], [t], ", ".join(attrs))[0]
+
+    def adaptive(self):
+        x = self.pick(4)
+        n, c, h, w = self.ty(x).shape
+        oh, ow = self.r.randint(1, h + 1), self.r.randint(1, w + 1)
+        t = joined([n, c, oh, ow], [self.ty(x)])
+        return self.add_op("adaptive_avg_pool2d", [x], [t],
+                           f"output_size = {self.arr([oh, ow])}")[0]
+
+    def flatten(self):
+        x = self.pick(4)
+        n, c, h, w = self.ty(x).shape
+        return self.add_op("flatten", [x], [TType([n, c * h * w])],
+                           "start_dim = 1 : i64")[0]
+
+    def reshape(self):
+        x = self.pick()
+        t = self.ty(x)
+        count = t.numel()
+        if t.rank() == 4 and self.r.random() < 0.5:
+            shape = [t.shape[0], count // t.shape[0]]
+        else:
+            n = t.shape[0]
+            rest = count // n
+            divs = [d for d in range(1, rest + 1) if rest % d == 0]
+            c = self.r.choice(divs)
+            hw = rest // c
+            hd = [d for d in range(1, hw + 1) if hw % d == 0]
+            hh = self.r.choice(hd)
+            shape = [n, c, hh, hw // hh]
+        return self.add_op("reshape", [x], [TType(shape)])[0]
+
+    def linear(self):
+        x = self.pick(2)
+        if x is None:
+            x = self.flatten()
+        n, k = self.ty(x).shape
+        m = self.r.randint(1, 8)
+        layer = self.layer("fc")
+        operands = [x, self.param(layer, "weight", [m, k], False)]
+        if self.r.random() < 0.6:
+            operands.append(self.param(layer, "bias", [m], False))
+        return self.add_op("linear", operands, [TType([n, m])])[0]
+
+    def cat(self):
+        a = self.pick(4)
+        ta = self.ty(a)
+        b = self.pick(4, lambda t: t.shape[1:] == ta.shape[1:])
+        if b is None or self.r.random() < 0.3:
+            b = self.relu_of(a)
+        ops = [a, b] if self.r.random() < 0.5 else [b, a]
+        if self.r.random() < 0.3:
+            ops.append(a)
+        shape = list(ta.shape)
+        shape[0] = sum(self.ty(v).shape[0] for v in ops)
+        t = joined(shape, [self.ty(v) for v in ops])
+        return self.add_op("cat", ops, [t])[0]
+
+    def chunk(self):
+        x = self.pick(4, lambda t: t.shape[0] >= 2)
+        if x is None:
+            return None
+        t = self.ty(x)
+        chunks = self.r.randint(2, t.shape[0])
+        step = -(-t.shape[0] // chunks)
+        sizes = []
+        begin = 0
+        while begin < t.shape[0]:
+            sizes.append(min(step, t.shape[0] - begin))
+            begin += step
+        types = [joined([s] + t.shape[1:], [t]) for s in sizes]
+        names = self.add_op("chunk", [x], types, f"chunks = {chunks} : i64")
+        self.live.extend(names[1:])
+        return names[0]
+
+    def conversion(self):
+        x = self.pick()
+        t = self.ty(x)
+        kind = self.r.choice(["clone", "contiguous", "to"])
+        fmt = self.r.choice(["contiguous", "channels_last", "preserve"])
+        if kind == "contiguous" and fmt == "preserve":
+            fmt = "contiguous"
+        if t.rank() != 4 and fmt == "channels_last":
+            fmt = "contiguous"
+        attrs = ""
+        if fmt != ("contiguous" if kind == "contiguous" else "preserve"):
+            attrs = f"memory_format = #memfmt.memory_format<{fmt}>"
+        if fmt == "preserve":
+            result = TType(t.shape, t.strides)
+        else:
+            result = in_format(t, fmt)
+        return self.add_op(kind, [x], [result], attrs)[0]
+
+    # -- the graph ------------------------------------------------------ #
+    def build(self, num_ops):
+        self.input()
+        if self.r.random() < 0.3:
+            self.input()
+        weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
+                   (self.add, 4), (lambda: self.pool("max_pool2d"), 2),
+                   (lambda: self.pool("max_pool2d_with_indices"), 1),
+                   (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
+                   (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
+                   (self.cat, 1), (self.chunk, 1), (self.conversion, 2)]
+        fns = [f for f, w in weights for _ in range(w)]
+        made = 0
+        attempts = 0
+        while made < num_ops and attempts < num_ops * 10:
+            attempts += 1
+            f = self.r.choice(fns)
+            try:
+                v = f()
+            except (IndexError, ValueError, TypeError):
+                v = None
+            if v is None:
+                continue
+            # Keep tensors small: nothing above 2048 elements.
+            if self.ty(v).numel() > 2048:
+                self.drop_last()
+                continue
+            self.live.append(v)
+            made += 1
+        produced = [v for v in self.live if v not in dict(self.g.args)]
+        if not produced:
+            produced = [self.relu_of(self.live[0])]
+        # Every value nothing consumes is an output (the newest three), so
+        # that no branch is dead; sometimes an inner value too.
+        used = used_names(self.g)
+        outs = [v for v in produced if v not in used][-3:] or [produced[-1]]
+        if len(produced) > 1 and self.r.random() < 0.2:
+            other = self.r.choice(produced[:-1])
+            if other not in outs:
+                outs.append(other)
+        self.g.outputs = outs
+        remove_dead(self.g)
+        return self.g
+
+    def drop_last(self):
+        # Drop the op just made and the weights it made.
+        op = self.g.ops.pop()
+        while self.g.ops and self.g.ops[-1].kind == "weight" and \
+                self.g.ops[-1].results[0][0] not in used_names(self.g):
+            self.g.ops.pop()
+        for n, _ in op.results:
+            if n in self.live:
+                self.live.remove(n)
+
+
+class IndexType(TType):
+    """The i64 indices result of max_pool2d_with_indices."""
+
+    def __init__(self, like):
+        super().__init__(like.shape, like.strides)
+
+    def text(self):
+        return super().text().replace("xf32", "xi64")
+
+
+def used_names(g):
+    used = set(g.outputs)
+    for op in g.ops:
+        used.update(op.operands)
+    return used
+
+
+def remove_dead(g):
+    """Drops ops none of whose results is used (weights included)."""
+    changed = True
+    while changed:
+        changed = False
+        used = used_names(g)
+        for op in reversed(g.ops):
+            names = [n for n, _ in op.results]
+            # Multi-result ops are referenced as %name#i.
+            if not any(n in used for n in names):
+                g.ops.remove(op)
+                changed = True
+                break
+    used = used_names(g)
+    g.args = [(n, t) for n, t in g.args if n in used]
+
+
+def generate(seed, index):
+    rng = random.Random(f"{seed}:{index}")
+    gen = Generator(rng, f"g{index}_")
+    return gen.build(rng.randint(3, 10))
+
+
+# ===---------------------------------------------------------------------=== #
+# Compiling, running, comparing
+# ===---------------------------------------------------------------------=== #
+
+
+class Checker:
+    def __init__(self, bindir, workdir, seed):
+        self.bin = os.path.abspath(bindir)
+        self.work = workdir
+        self.seed = seed
+
+    def tool(self, name):
+        return os.path.join(self.bin, name)
+
+    def sh(self, args, timeout=300):
+        try:
+            return subprocess.run(args, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(
+                args, -9, "", f"{args[0]}: timed out after {timeout} s")
+
+    def check_text(self, text, tag, num_outputs, input_format="contiguous"):
+        """Compiles and runs `text` both ways; returns a list of problems
+        (empty when everything agrees) and per-output errors."""
+        d = os.path.join(self.work, tag)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        src = os.path.join(d, "graph.mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        problems = []
+        outputs = {}
+        for fmt in ("contiguous", "channels-last"):
+            out = os.path.join(d, fmt)
+            r = self.sh([self.tool("memfmt-compile"), src, "--memory-format",
+                         fmt, "--input-format", input_format,
+                         "--weights", f"synthetic:{self.seed}", "-o", out])
+            if r.returncode != 0:
+                kind = "invalid" if "error:" in r.stderr and \
+                    "internal error" not in r.stderr and \
+                    "graph.mlir:" in r.stderr else "compile"
+                problems.append((kind, f"memfmt-compile --memory-format {fmt}"
+                                 f" exited {r.returncode}:\n{r.stderr[-3000:]}"))
+                return problems
+            npy = os.path.join(d, f"{fmt}.npy")
+            r = self.sh([self.tool("memfmt-run"), out, "--input",
+                         f"random:{self.seed}", "--check", "--output", npy])
+            if r.returncode != 0 or "check      PASS" not in r.stdout:
+                problems.append(("check", f"memfmt-run --check ({fmt}) "
+                                 f"exited {r.returncode}:\n"
+                                 f"{(r.stdout + r.stderr)[-3000:]}"))
+                return problems
+            outputs[fmt] = self.load_outputs(npy, num_outputs)
+        for i, (a, b) in enumerate(zip(outputs["channels-last"],
+                                       outputs["contiguous"])):
+            if a.shape != b.shape:
+                problems.append(("L8", f"output {i}: shape {a.shape} vs "
+                                 f"{b.shape}"))
+                continue
+            # Non-finite values must match exactly (NaN where NaN, inf of
+            # the same sign); the finite ones within the tolerance.
+            finite = np.isfinite(a) & np.isfinite(b)
+            same_special = np.array_equal(np.isnan(a), np.isnan(b)) and \
+                np.array_equal(np.where(np.isinf(a), a, 0),
+                               np.where(np.isinf(b), b, 0))
+            scale = float(np.max(np.abs(b[finite]))) if finite.any() else 0.0
+            diff = float(np.max(np.abs(a[finite] - b[finite]))) \
+                if finite.any() else 0.0
+            if not same_special or diff > L8_TOLERANCE * max(scale, 1e-30):
+                problems.append(("L8", f"output {i}: max|cl - nchw| = "
+                                 f"{diff:.3e}, max|nchw| = {scale:.3e}"))
+        problems += self.check_rules(os.path.join(d, "channels-last"))
+        return problems
+
+    def load_outputs(self, npy, count):
+        if count == 1:
+            return [np.load(npy)]
+        stem = npy[:-4]
+        return [np.load(f"{stem}.output_{i}.npy") for i in range(count)]
+
+    def check_rules(self, model_dir):
+        problems = []
+        r = self.sh([self.tool("memfmt-opt"),
+                     os.path.join(model_dir, "model.mlir"),
+                     "--memfmt-verify-layouts=contiguous-operands=true",
+                     "-o", os.devnull])
+        if r.returncode != 0:
+            problems.append(("rules", "memfmt-verify-layouts failed on the "
+                             f"channels-last model.mlir:\n{r.stderr[-2000:]}"))
+        with open(os.path.join(model_dir, "report.json")) as f:
+            report = json.load(f)
+        for conv in report.get("conversions", []):
+            if conv.get("kind") != "runtime":
+                continue
+            reason = conv.get("reason", "")
+            if not any(key in reason for key in CONVERSION_REASONS):
+                problems.append(("rules", "a runtime conversion without a "
+                                 f"rule's reason: {json.dumps(conv)}"))
+            shape = conv.get("shape", [])
+            if len(shape) == 4 and TType(shape).is_l3():
+                problems.append(("rules", "a runtime conversion of a tensor "
+                                 "that is both contiguous and channels-last "
+                                 f"(L3 says free): {json.dumps(conv)}"))
+        return problems
+
+
+def count_outputs(text):
+    m = re.search(r"^func\.func @\w+\((.*)\) -> \((.*)\) \{$", text, re.M)
+    if not m:
+        m1 = re.search(r"^func\.func @\w+\(.*\) -> (tensor<[^{]*>) \{$",
+                       text, re.M)
+        return 1 if m1 else 0
+    return len(re.findall(r"tensor<", m.group(2)))
+
+
+# ===---------------------------------------------------------------------=== #
+# Reduction
+# ===---------------------------------------------------------------------=== #
+
+
+def cut(g, op_index):
+    """`g` with op `op_index` replaced by new arguments for its results."""
+    import copy
+    h = copy.deepcopy(g)
+    op = h.ops.pop(op_index)
+    if op.kind == "weight":
+        return None
+    renames = {}
+    for i, (name, t) in enumerate(op.results):
+        if isinstance(t, IndexType):
+            continue
+        arg = h.fresh("r")
+        h.args.append((arg, TType(t.shape, t.strides)))
+        renames[name] = arg
+    for o in h.ops:
+        if any(v in [n for n, _ in op.results] and v not in renames
+               for v in o.operands):
+            return None
+        o.operands = [renames.get(v, v) for v in o.operands]
+    if any(v in [n for n, _ in op.results] and v not in renames
+           for v in h.outputs):
+        return None
+    h.outputs = [renames.get(v, v) for v in h.outputs]
+    remove_dead(h)
+    return h
+
+
+def reduce_graph(g, fails):
+    """Greedy 1-minimal reduction: cut ops and drop outputs while `fails`."""
+    changed = True
+    while changed:
+        changed = False
+        if len(g.outputs) > 1:
+            for i in range(len(g.outputs)):
+                import copy
+                h = copy.deepcopy(g)
+                h.outputs.pop(i)
+                remove_dead(h)
+                if fails(h):
+                    g, changed = h, True
+                    break
+            if changed:
+                continue
+        for i in reversed(range(len(g.ops))):
+            h = cut(g, i)
+            if h is not None and h.ops and fails(h):
+                g, changed = h, True
+                break
+    return g
+
+
+# ===---------------------------------------------------------------------=== #
+# Commands
+# ===---------------------------------------------------------------------=== #
+
+
+def regression_text(g, problems, seed, input_format):
+    lines = [
+        "// A random graph (randgraph.py) on which the channels-last and NCHW",
+        "// builds disagreed, reduced; it must now pass every check:",
+    ]
+    for kind, msg in problems[:3]:
+        lines.append(f"//   was: [{kind}] {msg.splitlines()[0][:100]}")
+    lines.append(f"// RUN: %python %S/../randgraph.py check %s --bin "
+                 f"%memfmt_bin --workdir %t --seed {seed} "
+                 f"--input-format {input_format}")
+    return "\n".join(lines) + "\n" + function_text([g])
+
+
+def run_batch(checker, seed, first, batch, input_format):
+    graphs = [generate(seed, first + i) for i in range(batch)]
+    text = function_text(graphs)
+    n_out = sum(len(g.outputs) for g in graphs)
+    problems = checker.check_text(text, f"batch{first}", n_out, input_format)
+    return graphs, problems
+
+
+def cmd_run(a):
+    work = a.workdir or tempfile.mkdtemp(prefix="randgraph-")
+    os.makedirs(work, exist_ok=True)
+    checker = Checker(a.bin, work, a.seed)
+    start = time.time()
+    checked, mismatches, invalid = 0, 0, 0
+    failing = []
+    batches = []
+    i = 0
+    while i < a.count:
+        batches.append((i, min(a.batch, a.count - i)))
+        i += a.batch
+    fmt_rng = random.Random(a.seed)
+    formats = {b: fmt_rng.choice(["contiguous", "contiguous",
+                                  "channels-last"]) for b, _ in batches}
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        pending = {}
+        it = iter(batches)
+        def submit():
+            try:
+                b, n = next(it)
+            except StopIteration:
+                return False
+            if a.time_budget and time.time() - start > a.time_budget:
+                return False
+            pending[pool.submit(run_batch, checker, a.seed, b, n,
+                                formats[b])] = (b, n)
+            return True
+        for _ in range(a.jobs):
+            submit()
+        while pending:
+            done, _ = concurrent.futures.wait(
+                pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in done:
+                b, n = pending.pop(fut)
+                graphs, problems = fut.result()
+                checked += n
+                if problems:
+                    if all(k == "invalid" for k, _ in problems):
+                        invalid += n
+                    failing.append((b, graphs, problems, formats[b]))
+                else:
+                    shutil.rmtree(os.path.join(work, f"batch{b}"),
+                                  ignore_errors=True)
+                submit()
+    # Split failing batches into graphs and reduce each failing one.
+    for b, graphs, problems, fmt in failing:
+        for g in graphs:
+            n_out = len(g.outputs)
+            tag = f"single-{g.prefix}"
+            p = checker.check_text(function_text([g]), tag, n_out, fmt)
+            if not p:
+                continue
+            mismatches += 1
+            print(f"FAIL graph {g.prefix} (seed {a.seed}, input format "
+                  f"{fmt}):")
+            for kind, msg in p:
+                print(f"  [{kind}] {msg}")
+            if a.reduce_to:
+                kinds = {k for k, _ in p}
+
+                def fails(h, kinds=kinds, fmt=fmt):
+                    q = checker.check_text(function_text([h]), "reduce",
+                                           len(h.outputs), fmt)
+                    return any(k in kinds for k, _ in q)
+                small = reduce_graph(g, fails)
+                os.makedirs(a.reduce_to, exist_ok=True)
+                path = os.path.join(a.reduce_to,
+                                    f"seed{a.seed}-{g.prefix.strip('_')}.mlir")
+                with open(path, "w") as f:
+                    f.write(regression_text(small, p, a.seed, fmt))
+                print(f"  reduced to {len(small.ops)} ops: {path}")
+    elapsed = time.time() - start
+    print(f"random graphs: {checked} checked, {mismatches} mismatches "
+          f"(seed {a.seed}, {elapsed:.0f} s)")
+    if invalid:
+        print(f"note: {invalid} graphs in batches the compiler rejected as "
+              "invalid input (a generator bug)")
+    if not a.workdir and mismatches == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if mismatches else 0
+
+
+def cmd_check(a):
+    with open(a.file) as f:
+        text = f.read()
+    work = a.workdir or tempfile.mkdtemp(prefix="randgraph-")
+    os.makedirs(work, exist_ok=True)
+    checker = Checker(a.bin, work, a.seed)
+    problems = checker.check_text(text, "check", count_outputs(text),
+                                  a.input_format)
+    for kind, msg in problems:
+        print(f"[{kind}] {msg}")
+    print(f"{os.path.basename(a.file)}: "
+          f"{'FAIL' if problems else 'PASS'}")
+    return 1 if problems else 0
+
+
+def cmd_gen(a):
+    graphs = [generate(a.seed, i) for i in range(a.count)]
+    sys.stdout.write(function_text(graphs))
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_bin = os.path.join(here, "..", "..", "build", "bin")
+    r = sub.add_parser("run")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--count", type=int, default=200)
+    r.add_argument("--batch", type=int, default=4)
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--time-budget", type=float, default=0)
+    r.add_argument("--workdir")
+    r.add_argument("--reduce-to")
+    r.add_argument("--bin", default=default_bin)
+    c = sub.add_parser("check")
+    c.add_argument("file")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--input-format", default="contiguous")
+    c.add_argument("--workdir")
+    c.add_argument("--bin", default=default_bin)
+    g = sub.add_parser("gen")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--count", type=int, default=1)
+    a = p.parse_args()
+    return {"run": cmd_run, "check": cmd_check, "gen": cmd_gen}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

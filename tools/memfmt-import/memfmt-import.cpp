@@ -1,0 +1,117 @@
+//===- memfmt-import.cpp - Translate ONNX models to memfmt IR -------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// memfmt-import translates an ONNX model to the memfmt dialect:
+//
+//   memfmt-import FILE.onnx [-o FILE.mlir] [--weights-out FILE.safetensors]
+//                 [--precision model|f32|f16|bf16]
+//
+// The IR is the NCHW function memfmt-compile starts from (as in its
+// DIR/input.mlir), printed with its locations (the ONNX node and value
+// names). --weights-out writes the parameters the IR names, as stored in
+// the model (plus the ones the importer computed), so that memfmt-compile
+// FILE.mlir --weights FILE.safetensors builds the same model. Errors (an
+// unreadable or malformed file, unsupported or inconsistent nodes, all
+// listed) exit with 1 and write nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Import/ONNX.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <string>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory toolCategory("memfmt-import options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                               cl::desc("FILE.onnx"), cl::cat(toolCategory));
+
+cl::opt<std::string> outputFile("o", cl::init("-"), cl::value_desc("FILE.mlir"),
+                                cl::desc("Output file (default: stdout)"),
+                                cl::cat(toolCategory));
+
+cl::opt<std::string>
+    weightsOut("weights-out", cl::value_desc("FILE.safetensors"),
+               cl::desc("Also write the parameters the IR names"),
+               cl::cat(toolCategory));
+
+cl::opt<std::string>
+    precision("precision", cl::init("model"),
+              cl::value_desc("model|f32|f16|bf16"),
+              cl::desc("Element type of the function's tensors (default: the "
+                       "model's)"),
+              cl::cat(toolCategory));
+
+int fail(const Twine &message) {
+  llvm::errs() << "memfmt-import: error: " << message << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "memfmt ONNX importer: an ONNX model to memfmt IR (NCHW, as saved)\n\n"
+      "  memfmt-import FILE.onnx [-o FILE.mlir] "
+      "[--weights-out FILE.safetensors]\n"
+      "                [--precision model|f32|f16|bf16]\n\n"
+      "Exit codes: 0 success, 1 error (nothing is written).\n");
+
+  MLIRContext context;
+  Builder builder(&context);
+  memfmt::ONNXImportOptions options;
+  if (precision == "f32")
+    options.elementType = builder.getF32Type();
+  else if (precision == "f16")
+    options.elementType = builder.getF16Type();
+  else if (precision == "bf16")
+    options.elementType = builder.getBF16Type();
+  else if (precision != "model")
+    return fail("--precision " + precision +
+                ": expected model, f32, f16 or bf16");
+
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  FailureOr<memfmt::ONNXModel> model =
+      memfmt::importONNXFile(&context, inputFile, options, os);
+  if (failed(model))
+    return fail(message);
+
+  // The IR file is removed again unless everything succeeds.
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &message);
+  if (!output)
+    return fail(message);
+  if (!weightsOut.empty()) {
+    std::vector<const memfmt::ImportedParameter *> parameters;
+    for (const memfmt::ImportedParameter &parameter : model->parameters)
+      parameters.push_back(&parameter);
+    if (failed(memfmt::writeSafeTensors(weightsOut, parameters, os)))
+      return fail(message);
+  }
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  model->module->print(output->os(), flags);
+  output->keep();
+  return 0;
+}
