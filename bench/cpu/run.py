@@ -29,51 +29,20 @@ import datetime
 import json
 import os
 import platform
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from torchref import seeded_model, write_safetensors  # noqa: E402
 MACS = {"resnet18": 1.82e9, "resnet50": 4.11e9, "resnet34": 3.67e9,
         "resnet101": 7.83e9}
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def write_safetensors(path, state_dict):
-    import numpy as np
-    header, blobs, offset = {}, [], 0
-    for name, tensor in state_dict.items():
-        array = tensor.detach().cpu().contiguous().numpy()
-        dtype = "I64" if array.dtype == np.int64 else "F32"
-        if dtype == "F32":
-            array = array.astype(np.float32)
-        data = array.tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def seeded_model(torch, torchvision, name):
-    torch.manual_seed(0)
-    model = getattr(torchvision.models, name)()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.normal_(0.0, 0.1)
-                m.running_mean.normal_(0.0, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-    return model.eval()
 
 
 class TorchRunner:
@@ -210,10 +179,10 @@ def main():
     work = tempfile.mkdtemp(prefix="memfmt-bench-")
     rows = []
     for model_name in args.models.split(","):
-        model = seeded_model(torch, torchvision, model_name)
+        model = seeded_model(model_name, 0)
         weights = os.path.join(work, f"{model_name}.safetensors")
         write_safetensors(weights, model.state_dict())
-        cl_model = seeded_model(torch, torchvision, model_name).to(
+        cl_model = seeded_model(model_name, 0).to(
             memory_format=torch.channels_last)
         for batch in [int(b) for b in args.batches.split(",")]:
             log(f"== {model_name}, batch {batch}")

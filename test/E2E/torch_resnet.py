@@ -26,56 +26,11 @@ import sys
 import numpy as np
 import torch
 import torchvision
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import rel_error, run, seeded_model, write_safetensors  # noqa: E402
 
 TOLERANCE = 1e-4
-
-
-def write_safetensors(path, state_dict):
-    header, blobs, offset = {}, [], 0
-    for name, tensor in state_dict.items():
-        array = tensor.detach().cpu().contiguous().numpy()
-        if array.dtype == np.int64:
-            dtype = "I64"
-        else:
-            array = array.astype(np.float32)
-            dtype = "F32"
-        data = array.tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
-
-
-def seeded_model(name, seed):
-    torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)()
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.normal_(0.0, 0.1)
-                module.running_mean.normal_(0.0, 0.1)
-                module.running_var.uniform_(0.5, 1.5)
-    return model.eval()
-
-
-def rel_error(a, b):
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
-        raise SystemExit(f"command failed with exit code {result.returncode}")
-    return result.stdout
 
 
 def main():

@@ -18,6 +18,10 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import run  # noqa: E402
+
 MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
           "resnext50_32x4d", "wide_resnet50_2"]
 LIMIT = 1e-5
@@ -32,14 +36,6 @@ def load_npy_f32(path):
     assert "'<f4'" in header, header
     body = data[10 + header_len:]
     return struct.unpack(f"<{len(body) // 4}f", body)
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
-        raise SystemExit(f"command failed with exit code {result.returncode}")
-    return result.stdout
 
 
 def main():

@@ -26,32 +26,13 @@ import sys
 import numpy as np
 import torch
 import torchvision
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import rel_error, run, seeded_model, write_safetensors  # noqa: E402
 
 TOLERANCE = 1e-4
 MODELS = [("squeezenet1_1", 3, 67, 75), ("googlenet", 2, 67, 75),
           ("densenet121", 1, 57, 61), ("mnasnet0_5", 2, 65, 67)]
-
-
-def seeded_model(name, seed):
-    torch.manual_seed(seed)
-    kwargs = {"aux_logits": False, "init_weights": True} \
-        if name == "googlenet" else {}
-    model = getattr(torchvision.models, name)(**kwargs)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.normal_(0.0, 0.1)
-                module.running_mean.normal_(0.0, 0.1)
-                module.running_var.uniform_(0.5, 1.5)
-    return model.eval()
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
-        raise SystemExit(f"command failed with exit code {result.returncode}")
 
 
 def main():
@@ -63,7 +44,9 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     passed = failed = 0
     for index, (name, batch, height, width) in enumerate(MODELS):
-        model = seeded_model(name, seed=index + 11)
+        kwargs = {"aux_logits": False, "init_weights": True} \
+            if name == "googlenet" else {}
+        model = seeded_model(name, seed=index + 11, **kwargs)
         x = torch.from_numpy(np.random.default_rng(index).standard_normal(
             (batch, 3, height, width), dtype=np.float32))
         shape = f"{batch}x3x{height}x{width}"

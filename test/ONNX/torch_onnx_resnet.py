@@ -41,6 +41,9 @@ import sys
 import numpy as np
 import torch
 import torchvision
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import rel_error, run, seeded_model, write_safetensors  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -50,19 +53,6 @@ RUNS = [
     ("resnet18", 3, 67, 75, 15, ("bn-folded",)),
     ("resnet50", 2, 64, 64, 17, ("bn-folded", "bn-kept")),
 ]
-
-
-def seeded_model(name, seed):
-    torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)()
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.normal_(0.0, 0.1)
-                module.running_mean.normal_(0.0, 0.1)
-                module.running_var.uniform_(0.5, 1.5)
-    return model.eval()
 
 
 def export(model, x, path, opset, kind):
@@ -79,18 +69,6 @@ def export(model, x, path, opset, kind):
 def count_ops(path, op_type):
     import onnx
     return sum(n.op_type == op_type for n in onnx.load(path).graph.node)
-
-
-def rel_error(a, b):
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
-        raise SystemExit(f"command failed with exit code {result.returncode}")
-    return result.stdout
 
 
 def runtime_conversions(out_dir):

@@ -38,6 +38,13 @@ bool mlir::memfmt::hasChannelsLastFormat(RankedTensorType type) {
   return layout::hasChannelsLastFormat(type.getRank());
 }
 
+RankedTensorType mlir::memfmt::getFormattedType(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || !hasChannelsLastFormat(type))
+    return {};
+  return type;
+}
+
 RankedTensorType mlir::memfmt::getTypeWithStrides(RankedTensorType type,
                                                   ArrayRef<int64_t> strides) {
   auto contiguous = layout::contiguousStrides(type.getShape());

@@ -54,17 +54,10 @@ namespace layout = ::memfmt::layout;
 
 namespace {
 
-/// A 4-D or 5-D tensor: the values that have a channels-last format.
-RankedTensorType formattedType(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || !hasChannelsLastFormat(type))
-    return {};
-  return type;
-}
 
 /// True if `type` is channels-last and not also contiguous (L4).
 bool declaredChannelsLast(Value value) {
-  RankedTensorType type = formattedType(value);
+  RankedTensorType type = getFormattedType(value);
   return type && isChannelsLast(type);
 }
 
@@ -94,14 +87,14 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
   };
   if (argsChannelsLast)
     for (BlockArgument arg : func.getArguments())
-      if (formattedType(arg))
+      if (getFormattedType(arg))
         channelsLast.insert(arg);
 
   bool changed = true;
   while (changed) {
     changed = false;
     auto mark = [&](Value v) {
-      if (formattedType(v) && channelsLast.insert(v).second)
+      if (getFormattedType(v) && channelsLast.insert(v).second)
         changed = true;
     };
     func.walk([&](LayoutOpInterface op) {
@@ -113,7 +106,7 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
       if (op.propagatesChannelsLast()) {
         // L5: the join over all 4-D/5-D operands, in any order.
         if (llvm::any_of(op->getOperands(), [&](Value v) {
-              return formattedType(v) && isCL(v);
+              return getFormattedType(v) && isCL(v);
             }))
           for (Value result : op->getResults())
             mark(result);
@@ -198,7 +191,7 @@ void PropagateChannelsLastPass::runOnOperation() {
 
   // Step 3a: arguments.
   for (BlockArgument arg : func.getArguments()) {
-    RankedTensorType type = formattedType(arg);
+    RankedTensorType type = getFormattedType(arg);
     if (!type || !channelsLast.contains(arg) || isChannelsLast(type))
       continue;
     if (inputs == "channels-last") {
@@ -225,7 +218,7 @@ void PropagateChannelsLastPass::runOnOperation() {
     auto iface = dyn_cast<LayoutOpInterface>(&op);
     if (iface && iface.isParameter()) {
       Value param = op.getResult(0);
-      RankedTensorType type = formattedType(param);
+      RankedTensorType type = getFormattedType(param);
       if (!type || !channelsLast.contains(param) || isChannelsLast(type))
         continue;
       rewriter.setInsertionPointAfter(&op);

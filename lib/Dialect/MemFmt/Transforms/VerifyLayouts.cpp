@@ -30,12 +30,6 @@ namespace layout = ::memfmt::layout;
 
 namespace {
 
-RankedTensorType formattedType(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || !hasChannelsLastFormat(type))
-    return {};
-  return type;
-}
 
 class VerifyLayoutsPass
     : public ::mlir::memfmt::impl::VerifyLayoutsBase<VerifyLayoutsPass> {
@@ -46,11 +40,11 @@ public:
     WalkResult result = getOperation().walk([&](LayoutOpInterface op) {
       if (op.propagatesChannelsLast() &&
           llvm::any_of(op->getOperands(), [](Value v) {
-            RankedTensorType type = formattedType(v);
+            RankedTensorType type = getFormattedType(v);
             return type && isChannelsLast(type);
           })) {
         for (OpResult result : op->getResults()) {
-          RankedTensorType type = formattedType(result);
+          RankedTensorType type = getFormattedType(result);
           if (type && !layout::isChannelsLastContiguous(type.getShape(),
                                                         getStrides(type))) {
             op->emitError() << "result #" << result.getResultNumber()

@@ -19,6 +19,7 @@
 #include "memfmt/Layout/Strides.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::memfmt {
@@ -38,6 +39,10 @@ bool isContiguous(RankedTensorType type);
 
 /// True if the type's rank has a channels-last format (4-D or 5-D).
 bool hasChannelsLastFormat(RankedTensorType type);
+
+/// The type of `value` if it is a statically shaped 4-D or 5-D tensor (the
+/// values that have a channels-last format), else null.
+RankedTensorType getFormattedType(Value value);
 
 /// `type` with `strides`; contiguous strides give no encoding.
 RankedTensorType getTypeWithStrides(RankedTensorType type,
