@@ -741,6 +741,14 @@ LogicalResult ChunkOp::verify() {
   FailureOr<int64_t> dim = normalizeDim(*this, "dim", getDim(), in.size());
   if (failed(dim))
     return failure();
+  // An empty dim gives `chunks` empty pieces: compare the counts before
+  // making the pieces, so that a huge `chunks` allocates nothing.
+  if (in[*dim] == 0 &&
+      getChunks() != static_cast<int64_t>(getOutputs().size()))
+    return emitOpError() << "splitting size 0 into " << getChunks()
+                         << " chunks gives " << getChunks()
+                         << " empty pieces, but the op has "
+                         << getOutputs().size() << " results";
   SmallVector<int64_t> sizes = chunkSizes(in[*dim], getChunks());
   if (sizes.size() != getOutputs().size())
     return emitOpError() << "splitting size " << in[*dim] << " into "

@@ -52,7 +52,9 @@ llvm::SmallVector<int64_t> mlir::memfmt::chunkSizes(int64_t size,
   llvm::SmallVector<int64_t> sizes;
   if (chunks <= 0)
     return sizes;
-  int64_t step = (size + chunks - 1) / chunks;
+  // ceil(size / chunks), without the overflow of size + chunks - 1 for a
+  // huge `chunks` (found by memfmt-fuzz-ir).
+  int64_t step = size / chunks + (size % chunks != 0 ? 1 : 0);
   if (step == 0) {
     // aten::chunk of an empty dimension gives `chunks` empty pieces.
     sizes.assign(chunks, 0);

@@ -55,6 +55,15 @@ namespace layout = ::memfmt::layout;
 namespace {
 
 
+/// Element types a memfmt conversion takes (those of memfmt's tensors): an
+/// argument of another type (an f64 input, say) stays as declared, as no
+/// memfmt op can use it anyway.
+bool isConvertible(RankedTensorType type) {
+  Type element = type.getElementType();
+  return isa<Float32Type, Float16Type, BFloat16Type>(element) ||
+         element.isSignlessInteger(64);
+}
+
 /// True if `type` is channels-last and not also contiguous (L4).
 bool declaredChannelsLast(Value value) {
   RankedTensorType type = getFormattedType(value);
@@ -87,7 +96,8 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
   };
   if (argsChannelsLast)
     for (BlockArgument arg : func.getArguments())
-      if (getFormattedType(arg))
+      if (RankedTensorType type = getFormattedType(arg);
+          type && isConvertible(type))
         channelsLast.insert(arg);
 
   bool changed = true;

@@ -1,4 +1,7 @@
 // RUN: memfmt-opt %s -split-input-file -verify-diagnostics
+// Verifier errors added because the random graphs or the fuzzers found IR
+// that the verifiers accepted and something later refused or crashed on.
+//
 // The pooling verifier checks every window's taps, not only that the
 // padding is smaller than the dilated window: with dilation a window can
 // fall between input elements. Found by randgraph.py (seed 2, graph 94):
@@ -29,4 +32,23 @@ func.func @empty_column(%x: tensor<1x2x4x1xf32>) -> (tensor<1x2x4x1xf32>, tensor
 func.func @covered(%x: tensor<1x3x2x9xf32>) -> tensor<1x3x1x9xf32> {
   %y = memfmt.max_pool2d %x {kernel_size = array<i64: 2, 1>, stride = array<i64: 2, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 2, 1>} : tensor<1x3x2x9xf32> -> tensor<1x3x1x9xf32>
   return %y : tensor<1x3x1x9xf32>
+}
+
+// -----
+
+// Found by memfmt-fuzz-ir: chunks = INT64_MAX overflowed the ceil division
+// of the piece size (signed overflow, UBSan), and on an empty dim asked for
+// INT64_MAX empty pieces. Both are now plain verifier errors.
+func.func @chunk_huge(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'memfmt.chunk' op splitting size 4 into 9223372036854775807 chunks gives 4 pieces [1, 1, 1, 1], but the op has 1 results}}
+  %y = memfmt.chunk %x {chunks = 9223372036854775807 : i64} : tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_huge_empty(%x: tensor<0x3xf32>) {
+  // expected-error @+1 {{'memfmt.chunk' op splitting size 0 into 9223372036854775807 chunks gives 9223372036854775807 empty pieces, but the op has 1 results}}
+  %y = memfmt.chunk %x {chunks = 9223372036854775807 : i64} : tensor<0x3xf32> -> tensor<0x3xf32>
+  return
 }
