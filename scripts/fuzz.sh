@@ -3,10 +3,12 @@
 # the test suite's seeds, the committed corpus and the regression inputs,
 # keeping what they find in a corpus directory that grows across runs.
 #
-#   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-o DIR] [--merge] [NAME...]
+#   scripts/fuzz.sh [-t SECONDS | -n RUNS] [-j JOBS] [-o DIR] [--merge] [NAME...]
 #
 # NAME is ir, safetensors, runtime or onnx (default: those built). -t is the time per
-# fuzzer (default 600), -j how many fuzzers run at once (default 1), -o the
+# fuzzer (default 600); -n instead stops each fuzzer after RUNS executions
+# (wall-clock independent, so a run may be paused with SIGSTOP and resumed
+# with SIGCONT); -j how many fuzzers run at once (default 1), -o the
 # working directory (default build-asan/fuzz: DIR/NAME is the corpus,
 # DIR/NAME.log the log, DIR/NAME-crash-* what crashed). --merge afterwards
 # minimises DIR/NAME into test/fuzz/corpus/NAME (the committed corpus).
@@ -15,15 +17,16 @@
 # (scripts/sanitize.sh's configuration).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_EACH=600 JOBS=1 MERGE=0 WORK=""
+SECONDS_EACH=600 RUNS=0 JOBS=1 MERGE=0 WORK=""
 NAMES=()
 while (($#)); do
   case "$1" in
     -t) SECONDS_EACH=$2; shift 2 ;;
+    -n) RUNS=$2; shift 2 ;;
     -j) JOBS=$2; shift 2 ;;
     -o) WORK=$2; shift 2 ;;
     --merge) MERGE=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     ir|safetensors|runtime|onnx) NAMES+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -54,10 +57,12 @@ run_one() {
   /usr/bin/python3 test/fuzz/make_seeds.py "$name" . "$seeds" >/dev/null
   [[ -f test/fuzz/$name.dict ]] && dict="-dict=test/fuzz/$name.dict"
   [[ $name == onnx ]] && dict="-max_len=65536"
+  local limit="-max_total_time=$SECONDS_EACH"
+  ((RUNS > 0)) && limit="-runs=$RUNS"
   local rc=0
   "$BUILD_DIR/test/fuzz/memfmt-fuzz-$name" "$corpus" "$seeds" \
     "test/fuzz/corpus/$name" "test/fuzz/regressions/$name" $dict \
-    -max_total_time="$SECONDS_EACH" -timeout=60 -rss_limit_mb=3072 \
+    "$limit" -timeout=60 -rss_limit_mb=3072 \
     -artifact_prefix="$WORK/$name-" -print_final_stats=1 >"$log" 2>&1 ||
     rc=$?
   local execs secs crashes

@@ -24,13 +24,19 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memfmt_tools_dir, append_path=True)
 
-tools = ["memfmt-opt", "memfmt-compile", "memfmt-run", "memfmt-import"]
+tools = ["memfmt-opt", "memfmt-compile", "memfmt-run", "memfmt-import",
+         "memfmt-count-run-work"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.memfmt_tools_dir])
 for t in tools:
     if os.path.exists(os.path.join(config.memfmt_tools_dir, t)):
         config.available_features.add(t)
+
+# The sanitizer build (scripts/sanitize.sh): its allocator is the
+# sanitizer's, so tests that count allocations do not apply there.
+if getattr(config, "memfmt_sanitize", ""):
+    config.available_features.add("sanitizer")
 
 # GPU tests need a CUDA device; they are marked `REQUIRES: cuda`.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):

@@ -251,16 +251,26 @@ bool memfmt::layout::isNonOverlappingAndDense(IntSpan sizes, IntSpan strides) {
   // stride on such a dim can never match (the running product is >= 1), and
   // neither can the second of two equal strides, so how std::sort orders
   // equal strides does not change the answer.
-  std::vector<size_t> order;
-  order.reserve(sizes.size());
+  // The runtime asks this on every kernel call: the dims are sorted on the
+  // stack, and only a rank above kInlineRank allocates.
+  constexpr size_t kInlineRank = 8;
+  size_t inlineOrder[kInlineRank];
+  std::vector<size_t> heapOrder;
+  size_t *order = inlineOrder;
+  if (sizes.size() > kInlineRank) {
+    heapOrder.resize(sizes.size());
+    order = heapOrder.data();
+  }
+  size_t count = 0;
   for (size_t i = 0, e = sizes.size(); i != e; ++i)
     if (sizes[i] != 1)
-      order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](size_t lhs, size_t rhs) {
+      order[count++] = i;
+  std::sort(order, order + count, [&](size_t lhs, size_t rhs) {
     return strides[lhs] < strides[rhs];
   });
   int64_t expected = 1;
-  for (size_t dim : order) {
+  for (size_t k = 0; k != count; ++k) {
+    size_t dim = order[k];
     if (strides[dim] != expected)
       return false;
     expected = mulWrap(expected, sizes[dim]);

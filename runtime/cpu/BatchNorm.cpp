@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Scratch.h"
 #include "StridedLoop.h"
 
 #include <cmath>
@@ -30,14 +31,15 @@ namespace {
 constexpr int64_t kMinPerThread = 1 << 15;
 
 /// Per-channel parameters: mean, scale = weight / sqrt(var + eps), bias.
+/// In this thread's scratch buffers (Scratch.h).
 struct ChannelParams {
-  std::vector<double> mean, scale, bias;
+  std::vector<double> &mean, &scale, &bias;
 
-  explicit ChannelParams(const args::batch_norm &a) {
+  explicit ChannelParams(const args::batch_norm &a)
+      : mean(cpu::scratchBuffer<double, 0>(a.input.sizes[1])),
+        scale(cpu::scratchBuffer<double, 1>(a.input.sizes[1])),
+        bias(cpu::scratchBuffer<double, 2>(a.input.sizes[1])) {
     int64_t channels = a.input.sizes[1];
-    mean.resize(channels);
-    scale.resize(channels);
-    bias.resize(channels);
     auto at = [](const TensorView &t, int64_t c) {
       return static_cast<double>(t.as<float>()[c * t.strides[0]]);
     };
@@ -92,9 +94,15 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
     return nullptr;
 
   ChannelParams params(a);
-  std::vector<float> mean(params.mean.begin(), params.mean.end());
-  std::vector<float> scale(params.scale.begin(), params.scale.end());
-  std::vector<float> bias(params.bias.begin(), params.bias.end());
+  auto narrow = [](const std::vector<double> &wide, std::vector<float> &to) {
+    std::copy(wide.begin(), wide.end(), to.begin());
+  };
+  std::vector<float> &mean = scratchBuffer<float, 0>(params.mean.size());
+  std::vector<float> &scale = scratchBuffer<float, 1>(params.scale.size());
+  std::vector<float> &bias = scratchBuffer<float, 2>(params.bias.size());
+  narrow(params.mean, mean);
+  narrow(params.scale, scale);
+  narrow(params.bias, bias);
   const float *m = mean.data(), *s = scale.data(), *b = bias.data();
   const float *x = in.as<float>();
   float *y = out.as<float>();

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Scratch.h"
 
 #include "lib/Parallel.h"
 
@@ -38,7 +39,8 @@ void cpu::conv2dReference(const args::conv2d &a) {
 
   // Output columns [colBegin[kw], colEnd[kw]) read input columns inside the
   // image for kernel column kw.
-  std::vector<int64_t> colBegin(kernelW), colEnd(kernelW);
+  std::vector<int64_t> &colBegin = scratchBuffer<int64_t, 0>(kernelW);
+  std::vector<int64_t> &colEnd = scratchBuffer<int64_t, 1>(kernelW);
   for (int64_t kw = 0; kw < kernelW; ++kw) {
     int64_t shift = kw * a.dilation_w - a.pad_left, ow = 0;
     while (ow < outW && ow * a.stride_w + shift < 0)
@@ -55,7 +57,8 @@ void cpu::conv2dReference(const args::conv2d &a) {
   float *y = out.as<float>();
   const int64_t *xs = in.strides, *ws = wt.strides, *ys = out.strides;
   const int64_t *rs = a.residual.strides;
-  std::vector<double> scratch(static_cast<size_t>(maxThreads()) * plane);
+  std::vector<double> &scratch =
+      scratchBuffer<double, 0>(static_cast<size_t>(maxThreads()) * plane);
 
   parallelFor(n * outC, 1, [&](int64_t begin, int64_t end, int thread) {
     double *acc = scratch.data() + thread * plane;

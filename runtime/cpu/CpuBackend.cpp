@@ -6,12 +6,16 @@
 //
 // The CPU implementation of Backend. For every kernel it skips calls whose
 // output is empty and picks an implementation:
-//  * f16 and bf16 calls: the f32 reference on widened copies (Precision.cpp),
-//    in both kernel families ("reference_widened");
-//  * MEMFMT_KERNELS_REFERENCE: always the reference kernel;
-//  * MEMFMT_KERNELS_FAST: oneDNN for conv2d and linear when the build has it
-//    and the call's layouts suit it, the layout-specialised loops for the
-//    other kernels, and the reference for whatever those decline.
+//  * MEMFMT_KERNELS_REFERENCE: always the reference kernel; f16 and bf16
+//    calls run the f32 reference on widened copies (Precision.cpp,
+//    "reference_widened"), the oracle of the reduced-precision kernels;
+//  * MEMFMT_KERNELS_FAST, f32: oneDNN for conv2d and linear when the build
+//    has it and the call's layouts suit it, the layout-specialised loops for
+//    the other kernels, and the reference for whatever those decline;
+//  * MEMFMT_KERNELS_FAST, bf16: oneDNN for conv2d, linear, pooling, copies
+//    and casts where the CPU has an implementation (convolutions need
+//    AVX-512 BF16 or AMX), else the widened reference; f16: the widened
+//    reference.
 // The implementation that ran is recorded on the call for the profile.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +42,7 @@ public:
       dnn = std::make_unique<OneDnnEngine>();
       conv = std::make_unique<OneDnnConv>(*dnn);
       linear = std::make_unique<OneDnnLinear>(*dnn);
+      unary = std::make_unique<OneDnnUnary>(*dnn);
     }
 #endif
   }
@@ -52,6 +57,8 @@ public:
       conv->clear();
     if (linear)
       linear->clear();
+    if (unary)
+      unary->clear();
 #endif
   }
 
@@ -75,7 +82,23 @@ private:
   std::unique_ptr<OneDnnEngine> dnn;
   std::unique_ptr<OneDnnConv> conv;
   std::unique_ptr<OneDnnLinear> linear;
+  std::unique_ptr<OneDnnUnary> unary;
 #endif
+
+  /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
+  /// not one oneDNN takes here. (oneDNN 2.6's f16 reorders drop the sign of
+  /// -0, and this CPU family has no f16 convolutions: f16 stays widened.)
+  template <typename Args>
+  bool runReducedOnOneDnn(KernelCall &call, const Args &a,
+                          memfmt_status_t &status) {
+#ifdef MEMFMT_HAVE_ONEDNN
+    return fast() && call.dtype() == DType::bf16 &&
+           unary->run(call, a, status);
+#else
+    (void)call, (void)a, (void)status;
+    return false;
+#endif
+  }
 };
 
 // The reference kernel of each args struct.
@@ -179,7 +202,7 @@ const char *none() { return nullptr; }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::conv2d &a) {
 #ifdef MEMFMT_HAVE_ONEDNN
-  if (fast() && call.dtype() == DType::f32) {
+  if (fast() && call.dtype() != DType::f16) {
     memfmt_status_t status = MEMFMT_STATUS_OK;
     if (conv->run(call, a, status))
       return status;
@@ -207,6 +230,9 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::add &a) {
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output, [&] {
     return maxPool2dFast(a.input, a.output, nullptr, windowOf(a));
   });
@@ -220,18 +246,24 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::avg_pool2d &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output, [&] { return avgPool2dFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::adaptive_avg_pool2d &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output,
                   [&] { return adaptiveAvgPool2dFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::linear &a) {
 #ifdef MEMFMT_HAVE_ONEDNN
-  if (fast() && call.dtype() == DType::f32) {
+  if (fast() && call.dtype() != DType::f16) {
     memfmt_status_t status = MEMFMT_STATUS_OK;
     if (linear->run(call, a, status))
       return status;
@@ -241,17 +273,26 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::linear &a) {
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::copy &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output,
                   [&] { return copyFast(a.input, a.output); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::cast_f32_to &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output,
                   [&] { return copyFast(a.input, a.output); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::cast_to_f32_from &a) {
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (runReducedOnOneDnn(call, a, status))
+    return status;
   return dispatchTyped(call, a, a.output,
                   [&] { return copyFast(a.input, a.output); });
 }

@@ -4,15 +4,63 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What OneDnnConv.cpp and OneDnnLinear.cpp share: turning a dnnl::error into
-// a message for the context, the stride test that decides whether oneDNN can
-// describe a tensor at all, and gathering a strided bias.
+// What the oneDNN kernels share: memory descriptors of tensor views, running
+// a bound primitive through the C API (counted), turning a dnnl::error into
+// a message for the context, and the stride test that decides whether
+// oneDNN can describe a tensor at all.
 //
 //===----------------------------------------------------------------------===//
 
 #include "OneDnn.h"
 
+#include <algorithm>
+#include <cstring>
+
 using namespace memfmt::runtime;
+using dnnl::memory;
+
+memory::data_type cpu::dataTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::f16:
+    return memory::data_type::f16;
+  case DType::bf16:
+    return memory::data_type::bf16;
+  case DType::i64: // Never a oneDNN tensor; callers check.
+  case DType::f32:
+    break;
+  }
+  return memory::data_type::f32;
+}
+
+memory::dims cpu::dimsOf(const TensorView &t) {
+  return memory::dims(t.sizes, t.sizes + t.rank);
+}
+
+memory::dims cpu::stridesOf(const TensorView &t) {
+  int64_t extent = 1;
+  for (int64_t d = 0; d < t.rank; ++d)
+    if (t.sizes[d] > 1)
+      extent = std::max(extent, t.sizes[d] * t.strides[d]);
+  memory::dims strides(t.strides, t.strides + t.rank);
+  for (int64_t d = 0; d < t.rank; ++d)
+    if (t.sizes[d] == 1)
+      strides[d] = extent;
+  return strides;
+}
+
+memory::desc cpu::descOf(const TensorView &t, DType dtype) {
+  return memory::desc(dimsOf(t), dataTypeOf(dtype), stridesOf(t));
+}
+
+void cpu::BoundPrimitive::execute(OneDnnEngine &dnn,
+                                  memfmt_context_counters_t &counters) const {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(),
+                                                 dnn.stream.get(), count,
+                                                 arguments.data()),
+                          "could not execute a primitive");
+  dnn.stream.wait();
+  ++counters.library_calls;
+}
 
 std::string cpu::describeError(const char *what, const dnnl::error &error) {
   return std::string("oneDNN ") + what + ": " + error.what() + " (status " +
@@ -26,13 +74,14 @@ bool cpu::hasPositiveStrides(const TensorView &t) {
   return true;
 }
 
-const float *cpu::denseVector(const TensorView &v,
-                              std::vector<float> &scratch) {
-  const float *data = v.as<float>();
+void *cpu::denseVector(const TensorView &v, size_t size,
+                       std::vector<char> &scratch) {
   if (v.sizes[0] <= 1 || v.strides[0] == 1)
-    return data;
-  scratch.resize(v.sizes[0]);
+    return v.data;
+  scratch.resize(v.sizes[0] * size);
+  const char *from = static_cast<const char *>(v.data);
   for (int64_t i = 0; i < v.sizes[0]; ++i)
-    scratch[i] = data[i * v.strides[0]];
+    std::memcpy(scratch.data() + i * size,
+                from + i * v.strides[0] * static_cast<int64_t>(size), size);
   return scratch.data();
 }

@@ -7,16 +7,25 @@
 // The CPU backend's oneDNN 2.x fast path. One engine and stream per context;
 // per node, the primitive made for the last (shapes, strides, attributes,
 // weight buffer) it was called with, so repeated runs create nothing:
-//  * OneDnnConv: convolution_forward on NCHW or NHWC f32, bias fused, the
-//    residual as a sum post-op and relu as an eltwise post-op; weights are
-//    reordered once into the primitive's preferred layout; an input in the
-//    other format (or any strides) is reordered into the output's format
-//    first;
-//  * OneDnnLinear: matmul on the tensors' own strides, bias and relu fused.
+//  * OneDnnConv: convolution_forward on NCHW or NHWC (f32, bf16 where the
+//    CPU has it), bias fused, the residual as a sum post-op and relu as an
+//    eltwise post-op; weights are reordered once into the primitive's
+//    preferred layout; an input in the other format (or any strides) is
+//    reordered into the output's format first;
+//  * OneDnnLinear: matmul on the tensors' own strides, bias and relu fused;
+//  * OneDnnPool: max and average pooling (adaptive pooling whose windows
+//    tile the input) for the reduced-precision types;
+//  * OneDnnReorder: copies and casts between any positive strides for the
+//    reduced-precision types (f32 copies have their own kernels).
 // `run` returns false when the call is not one it takes (an output that is
 // neither NCHW nor NHWC, strides oneDNN cannot describe, a configuration
 // oneDNN has no implementation for); the caller then runs the reference.
 // When it returns true, `status` is the call's result.
+//
+// A call allocates nothing: keys have a fixed capacity, every memory object
+// and argument list is made when the entry is built, and primitives run
+// through oneDNN's C API on those argument lists. What an entry builds is
+// counted in the context's counters (memfmt_context_get_counters).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +34,12 @@
 
 #include "lib/KernelArgs.h"
 
+#include "memfmt/runtime/memfmt_runtime.h"
+
 #include <dnnl.hpp>
 
+#include <array>
+#include <cassert>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -44,6 +57,101 @@ struct OneDnnEngine {
   dnnl::stream stream{engine};
 };
 
+/// oneDNN's type for a floating-point element type.
+dnnl::memory::data_type dataTypeOf(DType dtype);
+
+/// The sizes of `t` for a oneDNN memory descriptor.
+dnnl::memory::dims dimsOf(const TensorView &t);
+
+/// The strides of `t` for a oneDNN memory descriptor. A size-1 dim's stride
+/// is free (L2) and may be anything in a memref; it becomes the tensor's
+/// extent, as if the dim were outermost, which oneDNN always accepts.
+dnnl::memory::dims stridesOf(const TensorView &t);
+
+/// `t` as it is in memory, with element type `dtype`.
+dnnl::memory::desc descOf(const TensorView &t, DType dtype);
+
+/// What a cached entry was built for, compared on every call. Its capacity
+/// is fixed, so making and comparing one allocates nothing.
+class PrimitiveKey {
+public:
+  void add(int64_t value) {
+    assert(count < values.size() && "PrimitiveKey capacity exceeded");
+    values[count++] = value;
+  }
+  /// The tensor's rank, sizes and strides.
+  void add(const TensorView &t) {
+    add(t.rank);
+    for (int64_t d = 0; d < t.rank; ++d) {
+      add(t.sizes[d]);
+      add(t.strides[d]);
+    }
+  }
+  bool operator==(const PrimitiveKey &other) const {
+    if (count != other.count)
+      return false;
+    for (size_t i = 0; i < count; ++i)
+      if (values[i] != other.values[i])
+        return false;
+    return true;
+  }
+  bool operator!=(const PrimitiveKey &other) const { return !(*this == other); }
+
+private:
+  std::array<int64_t, 64> values{};
+  size_t count = 0;
+};
+
+/// A primitive with the memory objects of its arguments bound once. The
+/// memory objects' data handles are set per call; execute() passes the
+/// bound list to oneDNN's C API, so running allocates nothing in memfmt.
+class BoundPrimitive {
+public:
+  void reset(dnnl::primitive p) {
+    primitive = std::move(p);
+    count = 0;
+  }
+  void bind(int argument, const dnnl::memory &memory) {
+    assert(count < arguments.size() && "too many primitive arguments");
+    arguments[count++] = {argument, memory.get()};
+  }
+  explicit operator bool() const { return static_cast<bool>(primitive); }
+  /// Runs the primitive on `dnn`'s stream and waits; throws dnnl::error.
+  void execute(OneDnnEngine &dnn, memfmt_context_counters_t &counters) const;
+
+private:
+  dnnl::primitive primitive;
+  std::array<dnnl_exec_arg_t, 6> arguments{};
+  int count = 0;
+};
+
+/// The entry of each node; an entry is rebuilt when a call's key differs
+/// from the one it was built for. `Entry` has a constructor taking the key,
+/// a `key` member and a `usable` flag set by its build.
+template <typename Entry> class NodeCache {
+public:
+  /// The entry of `node` for `key`, building it with `build(entry)` first
+  /// when needed. A build that throws dnnl::error leaves the entry unusable
+  /// (the reference then runs this node at no further cost).
+  template <typename Build>
+  Entry &lookup(int64_t node, const PrimitiveKey &key, Build build) {
+    std::unique_ptr<Entry> &entry = entries[node];
+    if (!entry || entry->key != key) {
+      entry = std::make_unique<Entry>(key);
+      try {
+        build(*entry);
+      } catch (const dnnl::error &) {
+        entry->usable = false;
+      }
+    }
+    return *entry;
+  }
+  void clear() { entries.clear(); }
+
+private:
+  std::unordered_map<int64_t, std::unique_ptr<Entry>> entries;
+};
+
 class OneDnnConv {
 public:
   explicit OneDnnConv(OneDnnEngine &dnn);
@@ -55,7 +163,7 @@ public:
 private:
   struct Entry;
   OneDnnEngine &dnn;
-  std::unordered_map<int64_t, std::unique_ptr<Entry>> cache;
+  NodeCache<Entry> cache;
 };
 
 class OneDnnLinear {
@@ -63,21 +171,59 @@ public:
   explicit OneDnnLinear(OneDnnEngine &dnn);
   ~OneDnnLinear();
   bool run(KernelCall &call, const args::linear &a, memfmt_status_t &status);
-  /// Drops every cached primitive and packed weight.
+  /// Drops every cached primitive.
   void clear();
 
 private:
   struct Entry;
   OneDnnEngine &dnn;
-  std::unordered_map<int64_t, std::unique_ptr<Entry>> cache;
+  NodeCache<Entry> cache;
+};
+
+/// Pooling and reorders: one primitive from a source to a destination.
+class OneDnnUnary {
+public:
+  explicit OneDnnUnary(OneDnnEngine &dnn);
+  ~OneDnnUnary();
+  bool run(KernelCall &call, const args::max_pool2d &a,
+           memfmt_status_t &status);
+  bool run(KernelCall &call, const args::avg_pool2d &a,
+           memfmt_status_t &status);
+  bool run(KernelCall &call, const args::adaptive_avg_pool2d &a,
+           memfmt_status_t &status);
+  bool run(KernelCall &call, const args::copy &a, memfmt_status_t &status);
+  bool run(KernelCall &call, const args::cast_f32_to &a,
+           memfmt_status_t &status);
+  bool run(KernelCall &call, const args::cast_to_f32_from &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+  struct Entry;
+
+private:
+  /// Runs the entry of `call`'s node for `key` (built by `build` when
+  /// needed) from `input` to `output`.
+  template <typename Build>
+  bool runEntry(KernelCall &call, const PrimitiveKey &key,
+                const TensorView &input, const TensorView &output,
+                const char *what, Build build, memfmt_status_t &status);
+  /// A reorder from `input` (of `inType`) to `output` (of `outType`).
+  bool runReorder(KernelCall &call, const TensorView &input, DType inType,
+                  const TensorView &output, DType outType,
+                  memfmt_status_t &status);
+
+  OneDnnEngine &dnn;
+  NodeCache<Entry> cache;
 };
 
 /// "oneDNN convolution_forward: could not execute a primitive (status 3)".
 std::string describeError(const char *what, const dnnl::error &error);
 
-/// The elements of the 1-D f32 tensor `v` with unit stride: its own data
-/// when they already are, else a copy gathered into `scratch`.
-const float *denseVector(const TensorView &v, std::vector<float> &scratch);
+/// The elements of the 1-D tensor `v` (elements of `size` bytes) with unit
+/// stride: its own data when they already are, else a copy gathered into
+/// `scratch` (which allocates only the first time it grows).
+void *denseVector(const TensorView &v, size_t size, std::vector<char> &scratch);
 
 /// True if every dim of size > 1 has a positive stride: oneDNN describes
 /// neither broadcast (zero) nor reversed (negative) dims.

@@ -4,20 +4,26 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// conv2d on oneDNN 2.x (convolution_forward::desc). The output decides the
+// conv2d on oneDNN 2.x (convolution_forward::desc), in f32 and, where the
+// CPU has an implementation (AVX-512 BF16, AMX), bf16 with f32
+// accumulation. The output decides the
 // format: NHWC when it is channels-last contiguous, NCHW when it is
 // contiguous (a tensor that is both takes the input's format, L3); any other
 // output goes to the reference. An input in that format is used in place,
 // any other input (the other format, or a strided view) is reordered into a
 // scratch buffer first. Weights, whatever their strides, are described as
-// they are ([G, O/G, I/G, KH, KW] for groups) and reordered once into the
-// layout the primitive picked (format_tag::any). Bias is fused; the residual
+// they are ([G, O/G, I/G, KH, KW] for groups) and reordered into the layout
+// the primitive picked (format_tag::any): once, when they lie in memory the
+// context was told is constant (a model's weights), else on every call (a
+// weight that is a model input). Bias is fused; the residual
 // is copied into the output unless it already is the output and added by a
 // sum post-op; relu is an eltwise post-op after it, so the result is
 // relu(conv + bias + residual) as Kernels.def says.
 //
 // Everything that depends on the call's shapes, strides, attributes and
-// weight buffer is built once per node and kept until a call with a
+// weight buffer (the primitive, the packed weights, the reorders of the
+// input and of a residual that is not already the output) is built once per
+// node and kept until a call with a
 // different key arrives or the context's caches are invalidated; a
 // configuration oneDNN cannot implement is remembered as such, so the
 // fallback costs nothing on later calls.
@@ -38,25 +44,6 @@ using dnnl::memory;
 using Tag = dnnl::memory::format_tag;
 
 namespace {
-
-memory::dims dimsOf(const TensorView &t) {
-  return memory::dims(t.sizes, t.sizes + t.rank);
-}
-
-/// The strides of `t` for a oneDNN memory descriptor. A size-1 dim's stride
-/// is free (L2) and may be anything in a memref; it becomes the tensor's
-/// extent, as if the dim were outermost, which oneDNN always accepts.
-memory::dims stridesOf(const TensorView &t) {
-  int64_t extent = 1;
-  for (int64_t d = 0; d < t.rank; ++d)
-    if (t.sizes[d] > 1)
-      extent = std::max(extent, t.sizes[d] * t.strides[d]);
-  memory::dims strides(t.strides, t.strides + t.rank);
-  for (int64_t d = 0; d < t.rank; ++d)
-    if (t.sizes[d] == 1)
-      strides[d] = extent;
-  return strides;
-}
 
 /// True if some output position's window only covers padding along one
 /// spatial dimension (no tap lands in [0, in)): oneDNN 2.6 then leaves the
@@ -87,50 +74,67 @@ bool residualAsPostOp(const args::conv2d &a) {
                                a.dilation_w);
 }
 
-/// Everything the primitive depends on.
-std::vector<int64_t> makeKey(const args::conv2d &a, Tag format,
-                             bool reorderInput) {
-  std::vector<int64_t> key;
-  for (const TensorView *t : {&a.input, &a.weight, &a.output}) {
-    key.insert(key.end(), t->sizes, t->sizes + t->rank);
-    key.insert(key.end(), t->strides, t->strides + t->rank);
-  }
-  key.insert(key.end(),
-             {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
-              a.pad_right, a.dilation_h, a.dilation_w, a.groups, a.has_bias,
-              a.has_residual, a.relu, static_cast<int64_t>(format),
-              reorderInput, reinterpret_cast<intptr_t>(a.weight.data)});
+/// Everything the entry depends on.
+PrimitiveKey makeKey(const args::conv2d &a, DType dtype, Tag format,
+                     bool reorderInput, bool constantWeights) {
+  PrimitiveKey key;
+  key.add(a.input);
+  key.add(a.weight);
+  key.add(a.output);
+  if (a.has_bias)
+    key.add(a.bias);
+  if (a.has_residual)
+    key.add(a.residual);
+  for (int64_t value :
+       {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
+        a.pad_right, a.dilation_h, a.dilation_w, a.groups, a.has_bias,
+        a.has_residual, a.relu, static_cast<int64_t>(dtype),
+        static_cast<int64_t>(format), static_cast<int64_t>(reorderInput),
+        static_cast<int64_t>(constantWeights)})
+    key.add(value);
+  // Weights packed at build time belong to this buffer.
+  if (constantWeights)
+    key.add(static_cast<int64_t>(reinterpret_cast<intptr_t>(a.weight.data)));
   return key;
 }
 
 } // namespace
 
 struct OneDnnConv::Entry {
-  std::vector<int64_t> key;
+  PrimitiveKey key;
   /// False when oneDNN has no implementation for this key.
   bool usable = false;
   bool reorderInput = false;
+  /// The weights were packed at build time (they are constant); else they
+  /// are packed again on every call.
+  bool packedOnce = false;
   /// The residual is a sum post-op; else run() adds it after the primitive.
   bool sumPostOp = false;
-  dnnl::convolution_forward conv;
-  dnnl::reorder inputReorder;
+  BoundPrimitive conv, inputReorder, residualCopy, weightPack;
   /// The caller's input (when reordered), the primitive's input, output,
-  /// bias and packed weights.
-  memory userInput, input, output, bias, weights;
+  /// bias, the caller's and the packed weights, and the residual (when
+  /// copied into the output).
+  memory userInput, input, output, bias, userWeights, weights, residual;
+  /// A strided bias gathered densely (denseVector), and an in-place
+  /// residual saved before the primitive overwrites it (sized in build()).
+  std::vector<char> biasScratch;
+  std::vector<float> savedResidual;
 
-  explicit Entry(std::vector<int64_t> key) : key(std::move(key)) {}
+  explicit Entry(const PrimitiveKey &key) : key(key) {}
 
-  /// Creates the primitive and packs the weights; leaves `usable` false when
-  /// oneDNN has no implementation. Throws dnnl::error when oneDNN rejects the
-  /// description.
-  void build(OneDnnEngine &dnn, const args::conv2d &a, Tag format,
-             bool reorderInput) {
+  /// Creates the primitives and packs the weights; leaves `usable` false
+  /// when oneDNN has no implementation. Throws dnnl::error when oneDNN
+  /// rejects the description.
+  void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
+             const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
+             bool constantWeights) {
     this->reorderInput = reorderInput;
+    packedOnce = constantWeights;
     const TensorView &w = a.weight;
     const int64_t groups = a.groups;
-    const memory::data_type f32 = memory::data_type::f32;
-    memory::desc inputDesc(dimsOf(a.input), f32, format);
-    memory::desc outputDesc(dimsOf(a.output), f32, format);
+    const memory::data_type type = dataTypeOf(dtype);
+    memory::desc inputDesc(dimsOf(a.input), type, format);
+    memory::desc outputDesc(dimsOf(a.output), type, format);
     // Weights as they are: [O, I, KH, KW] or [G, O/G, I, KH, KW].
     memory::dims weightDims = dimsOf(w), weightStrides = stridesOf(w);
     if (groups > 1) {
@@ -139,16 +143,18 @@ struct OneDnnConv::Entry {
       weightStrides.insert(weightStrides.begin(),
                            weightStrides[0] * (w.sizes[0] / groups));
     }
-    memory::desc userWeightDesc(weightDims, f32, weightStrides);
-    memory::desc anyWeightDesc(weightDims, f32, Tag::any);
+    memory::desc userWeightDesc(weightDims, type, weightStrides);
+    memory::desc anyWeightDesc(weightDims, type, Tag::any);
     memory::desc biasDesc;
     if (a.has_bias)
-      biasDesc = memory::desc({w.sizes[0]}, f32, Tag::x);
+      biasDesc = memory::desc({w.sizes[0]}, type, Tag::x);
 
     // With the residual outside the primitive, the relu is applied after
-    // adding it (run()).
+    // adding it (run()); that path exists in f32 only.
     sumPostOp = residualAsPostOp(a);
     bool residualOutside = a.has_residual && !sumPostOp;
+    if (residualOutside && dtype != DType::f32)
+      return;
     dnnl::post_ops ops;
     if (sumPostOp)
       ops.append_sum(1.0f);
@@ -166,28 +172,52 @@ struct OneDnnConv::Entry {
                                                  /*allow_empty=*/true);
     if (!pd)
       return; // No implementation: the reference runs instead.
-    conv = dnnl::convolution_forward(pd);
 
-    // Pack the weights once.
-    memory userWeights(userWeightDesc, dnn.engine, w.data);
+    // The packed weights: packed once, here, when they are constant.
+    userWeights = memory(userWeightDesc, dnn.engine, DNNL_MEMORY_NONE);
     weights = memory(pd.weights_desc(), dnn.engine);
-    dnnl::reorder(userWeights, weights)
-        .execute(dnn.stream, userWeights, weights);
-    dnn.stream.wait();
+    weightPack.reset(dnnl::reorder(userWeights, weights));
+    weightPack.bind(DNNL_ARG_FROM, userWeights);
+    weightPack.bind(DNNL_ARG_TO, weights);
+    if (constantWeights) {
+      userWeights.set_data_handle(w.data);
+      weightPack.execute(dnn, counters);
+      ++counters.weight_packs;
+    }
 
     output = memory(outputDesc, dnn.engine, DNNL_MEMORY_NONE);
-    if (a.has_bias)
-      bias = memory(biasDesc, dnn.engine, DNNL_MEMORY_NONE);
     if (reorderInput) {
-      memory::desc userDesc(dimsOf(a.input), f32, stridesOf(a.input));
-      userInput = memory(userDesc, dnn.engine, DNNL_MEMORY_NONE);
+      userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
       input = memory(inputDesc, dnn.engine); // Scratch, owned here.
-      inputReorder = dnnl::reorder(userInput, input);
+      inputReorder.reset(dnnl::reorder(userInput, input));
+      inputReorder.bind(DNNL_ARG_FROM, userInput);
+      inputReorder.bind(DNNL_ARG_TO, input);
+      ++counters.primitives_built;
     } else {
       input = memory(inputDesc, dnn.engine, DNNL_MEMORY_NONE);
     }
+    conv.reset(dnnl::convolution_forward(pd));
+    conv.bind(DNNL_ARG_SRC, input);
+    conv.bind(DNNL_ARG_WEIGHTS, weights);
+    conv.bind(DNNL_ARG_DST, output);
+    if (a.has_bias) {
+      bias = memory(biasDesc, dnn.engine, DNNL_MEMORY_NONE);
+      conv.bind(DNNL_ARG_BIAS, bias);
+    }
+    ++counters.primitives_built;
+    if (sumPostOp) {
+      residual =
+          memory(descOf(a.residual, dtype), dnn.engine, DNNL_MEMORY_NONE);
+      residualCopy.reset(dnnl::reorder(residual, output));
+      residualCopy.bind(DNNL_ARG_FROM, residual);
+      residualCopy.bind(DNNL_ARG_TO, output);
+      ++counters.primitives_built;
+    }
+    if (residualOutside)
+      savedResidual.resize(static_cast<size_t>(a.output.numElements()));
     usable = true;
   }
+
 };
 
 OneDnnConv::OneDnnConv(OneDnnEngine &dnn) : dnn(dnn) {}
@@ -197,9 +227,11 @@ void OneDnnConv::clear() { cache.clear(); }
 bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
                      memfmt_status_t &status) {
   const TensorView &in = a.input, &out = a.output;
+  const DType dtype = call.dtype();
   if (in.numElements() == 0 || a.weight.numElements() == 0 ||
       out.numElements() == 0 || !hasPositiveStrides(in) ||
-      !hasPositiveStrides(a.weight))
+      !hasPositiveStrides(a.weight) ||
+      (a.has_residual && !hasPositiveStrides(a.residual)))
     return false;
   // The output's format; an input in the same format is used directly.
   Tag format;
@@ -215,61 +247,57 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     return false;
   }
 
-  std::vector<int64_t> key = makeKey(a, format, reorderInput);
-  std::unique_ptr<Entry> &entry = cache[call.node()];
-  if (!entry || entry->key != key) {
-    entry.reset();
-    entry = std::make_unique<Entry>(std::move(key));
-    try {
-      entry->build(dnn, a, format, reorderInput);
-    } catch (const dnnl::error &) {
-      // Strides or attributes oneDNN cannot take: the entry stays unusable
-      // and this node runs the reference.
-      entry->usable = false;
-    }
-  }
-  if (!entry->usable)
+  memfmt_context_counters_t &counters = call.counters();
+  const bool constantWeights = call.isConstant(a.weight);
+  Entry &entry = cache.lookup(
+      call.node(), makeKey(a, dtype, format, reorderInput, constantWeights),
+      [&](Entry &e) {
+        e.build(dnn, counters, a, dtype, format, reorderInput,
+                constantWeights);
+      });
+  if (!entry.usable)
     return false;
 
-  // relu(conv + bias + residual): the sum post-op adds what the output holds.
-  if (entry->sumPostOp && !a.residual.sameViewAs(out) &&
-      !copyFast(a.residual, out))
-    copyReference(a.residual, out);
-  // The residual is added after the primitive instead: it must not be
-  // overwritten before that, so an in-place residual is copied first.
-  std::vector<float> savedResidual;
-  TensorView residual = a.residual;
-  if (a.has_residual && !entry->sumPostOp && a.residual.data == out.data) {
-    savedResidual.resize(static_cast<size_t>(out.numElements()));
-    residual.data = savedResidual.data();
-    for (int64_t d = 0, stride = 1; d < out.rank; ++d) {
-      int64_t dim = out.rank - 1 - d;
-      residual.strides[dim] = stride;
-      stride *= out.sizes[dim];
-    }
-    copyReference(a.residual, residual);
-  }
-  std::vector<float> packedBias;
   try {
-    if (a.has_bias) {
-      entry->bias.set_data_handle(
-          const_cast<float *>(denseVector(a.bias, packedBias)));
+    // Weights that may change between calls (a model input) are packed
+    // again each time.
+    if (!entry.packedOnce) {
+      entry.userWeights.set_data_handle(a.weight.data);
+      entry.weightPack.execute(dnn, counters);
+      ++counters.weight_packs;
     }
-    entry->output.set_data_handle(out.data);
-    if (entry->reorderInput) {
-      entry->userInput.set_data_handle(in.data);
-      entry->inputReorder.execute(dnn.stream, entry->userInput, entry->input);
-    } else {
-      entry->input.set_data_handle(in.data);
+    // relu(conv + bias + residual): the sum post-op adds what the output
+    // holds.
+    if (entry.sumPostOp && !a.residual.sameViewAs(out)) {
+      entry.residual.set_data_handle(a.residual.data);
+      entry.output.set_data_handle(out.data);
+      entry.residualCopy.execute(dnn, counters);
     }
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry->input},
-                                            {DNNL_ARG_WEIGHTS, entry->weights},
-                                            {DNNL_ARG_DST, entry->output}};
+    // The residual is added after the primitive instead: it must not be
+    // overwritten before that, so an in-place residual is copied first
+    // (f32 only, see build()).
+    TensorView residual = a.residual;
+    if (a.has_residual && !entry.sumPostOp && a.residual.data == out.data) {
+      residual.data = entry.savedResidual.data();
+      for (int64_t d = 0, stride = 1; d < out.rank; ++d) {
+        int64_t dim = out.rank - 1 - d;
+        residual.strides[dim] = stride;
+        stride *= out.sizes[dim];
+      }
+      copyReference(a.residual, residual);
+    }
     if (a.has_bias)
-      args.emplace(DNNL_ARG_BIAS, entry->bias);
-    entry->conv.execute(dnn.stream, args);
-    dnn.stream.wait();
-    if (a.has_residual && !entry->sumPostOp) {
+      entry.bias.set_data_handle(
+          denseVector(a.bias, elementSize(dtype), entry.biasScratch));
+    entry.output.set_data_handle(out.data);
+    if (entry.reorderInput) {
+      entry.userInput.set_data_handle(in.data);
+      entry.inputReorder.execute(dnn, counters);
+    } else {
+      entry.input.set_data_handle(in.data);
+    }
+    entry.conv.execute(dnn, counters);
+    if (a.has_residual && !entry.sumPostOp) {
       args::add sum;
       sum.lhs = out;
       sum.rhs = residual;
@@ -282,7 +310,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
                        describeError("convolution_forward", error));
     return true;
   }
-  call.setImpl(entry->reorderInput ? "onednn_reorder_input" : "onednn");
+  call.setImpl(entry.reorderInput ? "onednn_reorder_input" : "onednn");
   status = MEMFMT_STATUS_OK;
   return true;
 }

@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// linear on oneDNN 2.x's matmul: out[N, M] = input[N, K] @ weight^T + bias,
+// linear on oneDNN 2.x's matmul (f32, and bf16 where the CPU has it): out[N, M] = input[N, K] @ weight^T + bias,
 // relu as an eltwise post-op. Every operand is described with its own
 // strides (the weight as the [K, M] matrix with the weight's strides
 // swapped), so row-major, transposed and padded views need no copy and no
 // packed weights are cached: a primitive per node and key is all that is
-// kept. A bias with a non-unit stride is gathered per call. Calls oneDNN
+// kept. A bias with a non-unit stride is gathered into a buffer of the entry. Calls oneDNN
 // cannot describe (zero or negative strides) fall back to the reference.
 //
 //===----------------------------------------------------------------------===//
@@ -41,29 +41,32 @@ memory::dims matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
 } // namespace
 
 struct OneDnnLinear::Entry {
-  std::vector<int64_t> key;
+  PrimitiveKey key;
   bool usable = false;
-  dnnl::matmul matmul;
+  BoundPrimitive matmul;
   memory input, weight, bias, output;
+  /// A strided bias gathered densely (denseVector).
+  std::vector<char> biasScratch;
 
-  explicit Entry(std::vector<int64_t> key) : key(std::move(key)) {}
+  explicit Entry(const PrimitiveKey &key) : key(key) {}
 
-  void build(OneDnnEngine &dnn, const args::linear &a) {
+  void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
+             const args::linear &a, DType dtype) {
     const int64_t n = a.input.sizes[0], k = a.input.sizes[1],
                   m = a.weight.sizes[0];
-    const memory::data_type f32 = memory::data_type::f32;
+    const memory::data_type type = dataTypeOf(dtype);
     memory::desc inputDesc(
-        {n, k}, f32,
+        {n, k}, type,
         matrixStrides(n, k, a.input.strides[0], a.input.strides[1]));
     memory::desc weightDesc(
-        {k, m}, f32,
+        {k, m}, type,
         matrixStrides(k, m, a.weight.strides[1], a.weight.strides[0]));
     memory::desc outputDesc(
-        {n, m}, f32,
+        {n, m}, type,
         matrixStrides(n, m, a.output.strides[0], a.output.strides[1]));
     memory::desc biasDesc;
     if (a.has_bias)
-      biasDesc = memory::desc({1, m}, f32, memory::format_tag::ab);
+      biasDesc = memory::desc({1, m}, type, memory::format_tag::ab);
     dnnl::post_ops ops;
     if (a.relu)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
@@ -74,12 +77,18 @@ struct OneDnnLinear::Entry {
                                     /*allow_empty=*/true);
     if (!pd)
       return;
-    matmul = dnnl::matmul(pd);
     input = memory(inputDesc, dnn.engine, DNNL_MEMORY_NONE);
     weight = memory(weightDesc, dnn.engine, DNNL_MEMORY_NONE);
     output = memory(outputDesc, dnn.engine, DNNL_MEMORY_NONE);
-    if (a.has_bias)
+    matmul.reset(dnnl::matmul(pd));
+    matmul.bind(DNNL_ARG_SRC, input);
+    matmul.bind(DNNL_ARG_WEIGHTS, weight);
+    matmul.bind(DNNL_ARG_DST, output);
+    if (a.has_bias) {
       bias = memory(biasDesc, dnn.engine, DNNL_MEMORY_NONE);
+      matmul.bind(DNNL_ARG_BIAS, bias);
+    }
+    ++counters.primitives_built;
     usable = true;
   }
 };
@@ -93,41 +102,29 @@ bool OneDnnLinear::run(KernelCall &call, const args::linear &a,
   if (a.output.numElements() == 0 || a.input.sizes[1] == 0 ||
       !hasPositiveStrides(a.input) || !hasPositiveStrides(a.weight))
     return false;
-  std::vector<int64_t> key;
-  for (const TensorView *t : {&a.input, &a.weight, &a.output}) {
-    key.insert(key.end(), t->sizes, t->sizes + t->rank);
-    key.insert(key.end(), t->strides, t->strides + t->rank);
-  }
-  key.insert(key.end(), {a.has_bias, a.relu});
-
-  std::unique_ptr<Entry> &entry = cache[call.node()];
-  if (!entry || entry->key != key) {
-    entry = std::make_unique<Entry>(std::move(key));
-    try {
-      entry->build(dnn, a);
-    } catch (const dnnl::error &) {
-      entry->usable = false;
-    }
-  }
-  if (!entry->usable)
+  const DType dtype = call.dtype();
+  PrimitiveKey key;
+  key.add(a.input);
+  key.add(a.weight);
+  key.add(a.output);
+  key.add(a.has_bias);
+  key.add(a.relu);
+  key.add(static_cast<int64_t>(dtype));
+  memfmt_context_counters_t &counters = call.counters();
+  Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
+    e.build(dnn, counters, a, dtype);
+  });
+  if (!entry.usable)
     return false;
 
-  std::vector<float> packedBias;
   try {
-    if (a.has_bias) {
-      entry->bias.set_data_handle(
-          const_cast<float *>(denseVector(a.bias, packedBias)));
-    }
-    entry->input.set_data_handle(a.input.data);
-    entry->weight.set_data_handle(a.weight.data);
-    entry->output.set_data_handle(a.output.data);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry->input},
-                                            {DNNL_ARG_WEIGHTS, entry->weight},
-                                            {DNNL_ARG_DST, entry->output}};
     if (a.has_bias)
-      args.emplace(DNNL_ARG_BIAS, entry->bias);
-    entry->matmul.execute(dnn.stream, args);
-    dnn.stream.wait();
+      entry.bias.set_data_handle(
+          denseVector(a.bias, elementSize(dtype), entry.biasScratch));
+    entry.input.set_data_handle(a.input.data);
+    entry.weight.set_data_handle(a.weight.data);
+    entry.output.set_data_handle(a.output.data);
+    entry.matmul.execute(dnn, counters);
   } catch (const dnnl::error &error) {
     status =
         call.fail(MEMFMT_STATUS_BACKEND_ERROR, describeError("matmul", error));

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Scratch.h"
 
 #include "lib/Parallel.h"
 
@@ -32,6 +33,7 @@
 #include <vector>
 
 using namespace memfmt::runtime;
+using memfmt::runtime::cpu::scratchBuffer;
 
 namespace {
 
@@ -77,9 +79,11 @@ DenseLayout denseLayout(std::initializer_list<const TensorView *> views) {
 /// For each output index along one dim, the kernel taps [begin, end) whose
 /// input index `o * stride - pad + k * dilation` lies in [0, size).
 /// Validation guarantees every range is non-empty.
-std::vector<Window> tapRanges(int64_t outSize, int64_t kernel, int64_t stride,
-                              int64_t pad, int64_t dilation, int64_t size) {
-  std::vector<Window> ranges(outSize);
+template <int Slot>
+const std::vector<Window> &tapRanges(int64_t outSize, int64_t kernel,
+                                     int64_t stride, int64_t pad,
+                                     int64_t dilation, int64_t size) {
+  std::vector<Window> &ranges = scratchBuffer<Window, Slot>(outSize);
   for (int64_t o = 0; o < outSize; ++o) {
     int64_t first = o * stride - pad, k = 0;
     while (k < kernel && first + k * dilation < 0)
@@ -154,10 +158,10 @@ const char *cpu::maxPool2dFast(const TensorView &input,
   const int64_t channels = input.sizes[1], height = input.sizes[2],
                 width = input.sizes[3];
   const int64_t outH = output.sizes[2], outW = output.sizes[3];
-  const std::vector<Window> rows =
-      tapRanges(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
-  const std::vector<Window> cols =
-      tapRanges(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
+  const std::vector<Window> &rows =
+      tapRanges<0>(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
+  const std::vector<Window> &cols =
+      tapRanges<1>(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
   const float *x = input.as<float>();
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
@@ -377,7 +381,8 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
     return "contiguous";
   }
 
-  std::vector<double> scratch(static_cast<size_t>(maxThreads()) * channels);
+  std::vector<double> &scratch = scratchBuffer<double, 0>(
+      static_cast<size_t>(maxThreads()) * channels);
   parallelFor(
       output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int thread) {
         double *acc = scratch.data() + thread * channels;
@@ -407,7 +412,8 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
 
 const char *cpu::avgPool2dFast(const args::avg_pool2d &a) {
   const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
-  std::vector<Window> rows(a.output.sizes[2]), cols(a.output.sizes[3]);
+  std::vector<Window> &rows = scratchBuffer<Window, 0>(a.output.sizes[2]);
+  std::vector<Window> &cols = scratchBuffer<Window, 1>(a.output.sizes[3]);
   for (size_t oh = 0; oh < rows.size(); ++oh)
     rows[oh] =
         avgWindow(oh, a.kernel_h, a.stride_h, a.pad_top, height, a.pad_bottom);
@@ -453,7 +459,8 @@ void cpu::adaptiveAvgPool2dReference(const args::adaptive_avg_pool2d &a) {
 
 const char *cpu::adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a) {
   const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
-  std::vector<Window> rows(a.output.sizes[2]), cols(a.output.sizes[3]);
+  std::vector<Window> &rows = scratchBuffer<Window, 0>(a.output.sizes[2]);
+  std::vector<Window> &cols = scratchBuffer<Window, 1>(a.output.sizes[3]);
   for (size_t oh = 0; oh < rows.size(); ++oh)
     rows[oh] = adaptiveWindow(oh, rows.size(), height);
   for (size_t ow = 0; ow < cols.size(); ++ow)

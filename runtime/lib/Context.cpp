@@ -17,6 +17,7 @@
 
 #include "Parallel.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -188,6 +189,14 @@ memfmt_status_t failCreate(memfmt_status_t status, const std::string &message,
 // C API
 //===----------------------------------------------------------------------===//
 
+bool memfmt_context::isConstant(const void *begin, int64_t bytes) const {
+  const char *first = static_cast<const char *>(begin);
+  for (const auto &[start, size] : constants)
+    if (first >= start && bytes <= size && first - start <= size - bytes)
+      return true;
+  return false;
+}
+
 extern "C" {
 
 const char *memfmt_status_string(memfmt_status_t status) {
@@ -336,6 +345,30 @@ memfmt_status_t memfmt_context_invalidate_caches(memfmt_context_t *ctx) {
   return MEMFMT_STATUS_OK;
 }
 
+memfmt_status_t memfmt_context_declare_constant(memfmt_context_t *ctx,
+                                                const void *data,
+                                                int64_t bytes) {
+  if (!ctx || (!data && bytes > 0) || bytes < 0)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  ctx->constants.emplace_back(static_cast<const char *>(data), bytes);
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t memfmt_context_forget_constant(memfmt_context_t *ctx,
+                                               const void *data) {
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  auto found = std::find_if(ctx->constants.begin(), ctx->constants.end(),
+                            [&](const auto &range) {
+                              return range.first == data;
+                            });
+  if (found == ctx->constants.end())
+    return MEMFMT_STATUS_NOT_FOUND;
+  ctx->constants.erase(found);
+  ctx->backend->invalidateCaches();
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t memfmt_context_set_profiling(memfmt_context_t *ctx,
                                              int enable) {
   if (!ctx)
@@ -368,6 +401,15 @@ memfmt_context_profile_entry(const memfmt_context_t *ctx, int64_t index,
   if (index < 0 || index >= static_cast<int64_t>(ctx->profile.size()))
     return MEMFMT_STATUS_NOT_FOUND;
   *out_entry = ctx->profile[index];
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t
+memfmt_context_get_counters(const memfmt_context_t *ctx,
+                            memfmt_context_counters_t *out_counters) {
+  if (!ctx || !out_counters)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  *out_counters = ctx->counters;
   return MEMFMT_STATUS_OK;
 }
 

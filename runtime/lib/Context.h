@@ -31,6 +31,15 @@ struct memfmt_context {
   std::string description;
   std::string lastError;
 
+  /// Memory declared constant (memfmt_context_declare_constant): start and
+  /// size in bytes.
+  std::vector<std::pair<const char *, int64_t>> constants;
+  /// True if [begin, begin + bytes) lies inside one declared range.
+  bool isConstant(const void *begin, int64_t bytes) const;
+
+  /// memfmt_context_get_counters's counters.
+  memfmt_context_counters_t counters{};
+
   bool profiling = false;
   /// Profile entries in order of first call.
   std::vector<memfmt_profile_entry_t> profile;

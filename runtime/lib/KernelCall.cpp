@@ -30,6 +30,27 @@ KernelCall::KernelCall(memfmt_context_t *ctx, int64_t node, const char *kernel,
 
 Backend &KernelCall::backend() const { return *ctx->backend; }
 
+bool KernelCall::isConstant(const TensorView &view) const {
+  if (!ctx || ctx->constants.empty())
+    return false;
+  // The bytes from the lowest to the highest element.
+  int64_t low = 0, high = 0;
+  for (int64_t d = 0; d < view.rank; ++d) {
+    if (view.sizes[d] == 0)
+      return false;
+    int64_t reach = (view.sizes[d] - 1) * view.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  const int64_t size = static_cast<int64_t>(elementSize(elementType));
+  return ctx->isConstant(static_cast<const char *>(view.data) + low * size,
+                         (high - low + 1) * size);
+}
+
+memfmt_context_counters_t &KernelCall::counters() {
+  static thread_local memfmt_context_counters_t withoutContext;
+  return ctx ? ctx->counters : withoutContext;
+}
+
 int KernelCall::numThreads() const { return ctx->options.num_threads; }
 
 memfmt_status_t KernelCall::fail(memfmt_status_t failure,

@@ -44,6 +44,15 @@ public:
   /// as the context's last error. Returns `status`.
   memfmt_status_t fail(memfmt_status_t status, const std::string &message);
 
+  /// The context's counters (memfmt_context_get_counters); a call without a
+  /// context counts into a thread-local sink.
+  memfmt_context_counters_t &counters();
+
+  /// True if every element of `view` (of the call's element type) lies in
+  /// memory the context was told is constant
+  /// (memfmt_context_declare_constant); false without a context.
+  bool isConstant(const TensorView &view) const;
+
   /// Names the implementation that ran, for the profile (a string literal).
   void setImpl(const char *impl) { implName = impl; }
 

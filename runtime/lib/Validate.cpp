@@ -31,6 +31,8 @@
 #include "KernelCall.h"
 
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 using namespace memfmt::runtime;
 
@@ -71,14 +73,23 @@ memfmt_status_t checkAttribute(KernelCall &call, int64_t value,
                            ", " + std::to_string(kMaxAttribute) + "]");
 }
 
+/// `why` says where the expected shape comes from: a string literal, or a
+/// callable returning the text, called only when the check fails (so that a
+/// passing check allocates nothing: kernels are validated on every run).
+template <typename Why>
 memfmt_status_t checkShape(KernelCall &call, const TensorView &t,
                            const char *name, const TensorView &expected,
-                           const std::string &why) {
+                           const Why &why) {
   if (t.rank == expected.rank &&
       std::equal(t.sizes, t.sizes + t.rank, expected.sizes))
     return MEMFMT_STATUS_OK;
+  std::string text;
+  if constexpr (std::is_convertible_v<Why, const char *>)
+    text = why;
+  else
+    text = why();
   return invalid(call, std::string(name) + " has shape " + formatShape(t) +
-                           ", expected " + formatShape(expected) + why);
+                           ", expected " + formatShape(expected) + text);
 }
 
 /// A TensorView holding only a shape, for checkShape.
@@ -274,15 +285,15 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   TensorView expected =
       shapeOf({in[0], w[0], (paddedH - spanH) / a.stride_h + 1,
                (paddedW - spanW) / a.stride_w + 1});
-  MEMFMT_CHECK(checkShape(
-      call, a.output, "output", expected,
-      " for input " + formatShape(a.input) + ", weight " +
+  MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
+    return " for input " + formatShape(a.input) + ", weight " +
           formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
           "x" + std::to_string(a.stride_w) + ", padding (top " +
           std::to_string(a.pad_top) + ", left " + std::to_string(a.pad_left) +
           ", bottom " + std::to_string(a.pad_bottom) + ", right " +
           std::to_string(a.pad_right) + "), dilation " +
-          std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w)));
+          std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w);
+  }));
   if (a.has_bias) {
     MEMFMT_CHECK(checkRank(call, a.bias, "bias", 1));
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({w[0]}),
@@ -313,7 +324,9 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   TensorView channels = shapeOf({a.input.sizes[1]});
-  std::string why = " (one per channel of input " + formatShape(a.input) + ")";
+  auto why = [&] {
+    return " (one per channel of input " + formatShape(a.input) + ")";
+  };
   MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
   MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
   MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
@@ -355,9 +368,10 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                     std::to_string(r) + " in output dim " + std::to_string(i));
     expected.sizes[i] = l == 1 ? r : l;
   }
-  MEMFMT_CHECK(checkShape(call, a.output, "output", expected,
-                          " (lhs " + formatShape(a.lhs) + " and rhs " +
-                              formatShape(a.rhs) + " broadcast)"));
+  MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
+    return " (lhs " + formatShape(a.lhs) + " and rhs " + formatShape(a.rhs) +
+           " broadcast)";
+  }));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   MEMFMT_CHECK(checkInPlace(call, a.lhs, "lhs", a.output, "output"));
   return checkInPlace(call, a.rhs, "rhs", a.output, "output");
@@ -453,9 +467,10 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                              std::to_string(a.input.sizes[1]) +
                              " features in dim 1");
   MEMFMT_CHECK(checkShape(call, a.output, "output",
-                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}),
-                          " for input " + formatShape(a.input) +
-                              " and weight " + formatShape(a.weight)));
+                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}), [&] {
+                            return " for input " + formatShape(a.input) +
+                                   " and weight " + formatShape(a.weight);
+                          }));
   if (a.has_bias) {
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({a.weight.sizes[0]}),
                             " (one per output feature)"));
@@ -482,8 +497,9 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     return invalid(call, "eps is " + std::to_string(a.eps) +
                              ", expected a finite value >= 0");
   TensorView channels = shapeOf({a.weight.sizes[0]});
-  std::string why =
-      " (one per output channel of weight " + formatShape(a.weight) + ")";
+  auto why = [&] {
+    return " (one per output channel of weight " + formatShape(a.weight) + ")";
+  };
   if (a.has_bias)
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
   MEMFMT_CHECK(checkShape(call, a.gamma, "gamma", channels, why));

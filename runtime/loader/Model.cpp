@@ -18,8 +18,11 @@
 // (memfmt_device_alloc, once): the weights are built and re-laid on the host
 // and uploaded once; memfmt_model_run copies inputs in and outputs out around
 // the entry call, memfmt_model_run_device passes device buffers through.
-// Loading ends with one warm-up run on zeroed inputs, which chooses every
-// convolution algorithm and sizes every workspace, so no run allocates. With
+// Loading ends with one warm-up run on zeroed inputs, on every target: it
+// builds what the kernels cache per node (oneDNN primitives with their
+// packed weights, cuDNN algorithms and workspaces), so that no run packs a
+// weight or allocates (memfmt_context_get_counters; checked by
+// test/E2E/no-per-run-work.test). With
 // the context's cuda_graph option the forward pass is then captured as one
 // CUDA graph and every run replays it (captured again only when the buffers
 // passed to memfmt_model_run_device change).
@@ -166,7 +169,13 @@ struct memfmt_model {
   memfmt_graph_t *Graph = nullptr;
   std::vector<void *> GraphPointers;
 
+  /// The weights blob was declared constant to the context (after
+  /// memfmt_prepare), so kernels may keep what they derive from it.
+  bool WeightsDeclared = false;
+
   ~memfmt_model() {
+    if (WeightsDeclared)
+      memfmt_context_forget_constant(Ctx, weightsBase());
     if (Graph)
       memfmt_graph_destroy(Ctx, Graph);
     for (void *P : DeviceInputs)
@@ -385,6 +394,11 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
                           memfmt_context_last_error(Ctx));
   }
 
+  // From here on the weights never change: kernels may pack them once.
+  if (memfmt_context_declare_constant(Ctx, Model->weightsBase(),
+                                      Man.WeightsBytes) == MEMFMT_STATUS_OK)
+    Model->WeightsDeclared = true;
+
   // The entry's arguments: arena and weights are fixed, the tensors' are
   // filled per run.
   size_t NumArgs = 2 + Man.Inputs.size() + Man.Outputs.size();
@@ -401,9 +415,20 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   for (const TensorSpec &T : Man.Outputs)
     Model->OutputInfo.push_back(tensorInfo(T));
 
-  // Device models: one warm-up run on the zeroed staging buffers chooses
-  // the algorithms and sizes the workspaces (and captures the graph).
-  if (Model->OnDevice) {
+  // One warm-up run on the zeroed staging buffers builds every per-node
+  // cache: host models pack their weights for oneDNN here; device models
+  // choose the algorithms, size the workspaces (and capture the graph).
+  if (!Model->OnDevice) {
+    std::vector<const void *> In;
+    std::vector<void *> Out;
+    for (AlignedBuffer &B : Model->InputStage)
+      In.push_back(B.get());
+    for (AlignedBuffer &B : Model->OutputStage)
+      Out.push_back(B.get());
+    if (memfmt_status_t S =
+            Model->call(In.data(), Out.data(), "memfmt_model_load (warm-up run)"))
+      return S;
+  } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
                                  Model->DeviceInputs.end());
     const char *WarmUp = "memfmt_model_load (warm-up run)";

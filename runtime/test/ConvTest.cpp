@@ -288,4 +288,58 @@ TEST(ConvCacheTest, NodeReusedWithOtherShapesAndWeights) {
   }
 }
 
+/// Weights are packed once only where the context was told they are
+/// constant. Weights elsewhere (a model input) may change between calls at
+/// the same address: each call packs them again and sees the new values.
+TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  ConvAttrs a{1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false};
+  Tensor in({1, 3, 6, 6}, CL), w({4, 3, 3, 3}, CL), b({4});
+  Tensor out({1, 4, 6, 6}, CL);
+  in.fillRandom(1);
+  b.fillRandom(2);
+  auto run = [&] {
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
+                              ctx, 3, in.memref(), w.memref(), b.memref(),
+                              out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1,
+                              1, 1, 1, 0, 0));
+  };
+  auto packs = [&] {
+    memfmt_context_counters_t counters;
+    EXPECT_EQ(memfmt_context_get_counters(ctx, &counters), MEMFMT_STATUS_OK);
+    return counters.weight_packs;
+  };
+  // Not declared: new values at the same address are used, every call packs.
+  for (uint64_t seed : {3, 4}) {
+    w.fillRandom(seed);
+    int64_t before = packs();
+    run();
+    EXPECT_EQ(packs(), before + 1);
+    expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
+                "undeclared weights, seed " + std::to_string(seed));
+  }
+  // Declared constant: packed once, then reused.
+  ASSERT_EQ(memfmt_context_declare_constant(
+                ctx, w.buffer.data(),
+                static_cast<int64_t>(w.buffer.size() * sizeof(float))),
+            MEMFMT_STATUS_OK);
+  w.fillRandom(5);
+  int64_t before = packs();
+  run();
+  run();
+  EXPECT_EQ(packs(), before + 1);
+  expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
+              "constant weights");
+  // Forgetting the range drops the packed weights with it.
+  EXPECT_EQ(memfmt_context_forget_constant(ctx, w.buffer.data()), MEMFMT_STATUS_OK);
+  EXPECT_EQ(memfmt_context_forget_constant(ctx, w.buffer.data()),
+            MEMFMT_STATUS_NOT_FOUND);
+  w.fillRandom(6);
+  run();
+  expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
+              "after forgetting");
+}
+
 } // namespace

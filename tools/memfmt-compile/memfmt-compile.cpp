@@ -310,11 +310,11 @@ Status Compiler::checkOptions() {
                                    : "no model given") +
                      "\n" + kUsage);
   // --target cuda: the same lowering (the runtime dispatches to its CUDA
-  // backend); f16/bf16 run on the GPU only, for now.
-  if (precision != PrecisionOption::F32 && target != TargetOption::Cuda)
-    return userError("--precision " + precisionName(precision) +
-                     " is not available on the cpu target yet; use "
-                     "--precision f32, or --target cuda");
+  // backend). The CPU runs bf16 on oneDNN; it has no f16 kernels.
+  if (precision == PrecisionOption::F16 && target != TargetOption::Cuda)
+    return userError("--precision f16 is not available on the cpu target "
+                     "(its reduced-precision kernels are bf16); use "
+                     "--precision bf16 or f32, or --target cuda");
   if (hasFile) {
     StringRef extension = llvm::sys::path::extension(inputFile);
     isONNX = extension == ".onnx";

@@ -192,11 +192,27 @@ MEMFMT_RUNTIME_EXPORT void memfmt_context_set_error(memfmt_context_t *ctx,
                                                     const char *message);
 
 /// Drops every per-node cache of `ctx` (oneDNN primitives, prepacked
-/// weights). The fast kernels prepack a node's weights once and reuse them
-/// while the node is called with the same weight buffer, shape and strides:
-/// call this after overwriting weights in place.
+/// weights). The fast kernels prepack a node's weights once, when they lie
+/// in memory declared constant (memfmt_context_declare_constant), and reuse
+/// them while the node is called with the same weight buffer, shape and
+/// strides: call this after overwriting constant weights in place. Weights
+/// elsewhere (a model input, say) are repacked on every call.
 MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_context_invalidate_caches(memfmt_context_t *ctx);
+
+/// Declares that the `bytes` bytes at `data` keep their values while
+/// declared (a compiled model's weights, after its load-time preparation):
+/// kernels may then keep what they derive from tensors inside them, such as
+/// weights packed for oneDNN. The model loader declares each model's
+/// weights and forgets them when the model is destroyed.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_declare_constant(
+    memfmt_context_t *ctx, const void *data, int64_t bytes);
+
+/// Ends a declaration of memfmt_context_declare_constant made with `data`,
+/// and drops every per-node cache (the memory may be reused for other
+/// values).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_context_forget_constant(memfmt_context_t *ctx, const void *data);
 
 /*===----------------------------------------------------------------------===*
  * Device memory, copies, streams and graphs
@@ -316,6 +332,28 @@ memfmt_context_profile_count(const memfmt_context_t *ctx, int64_t *out_count);
 MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_context_profile_entry(const memfmt_context_t *ctx, int64_t index,
                              memfmt_profile_entry_t *out_entry);
+
+/*===----------------------------------------------------------------------===*
+ * Counters
+ *===----------------------------------------------------------------------===*/
+
+/// Work a context's kernels did, counted since the context was created
+/// (always on; reading them costs nothing). A compiled model does its
+/// one-time work when it is loaded, so a run should leave `weight_packs` and
+/// `primitives_built` unchanged.
+typedef struct memfmt_context_counters {
+  /// Weight tensors reordered into a library's preferred layout (oneDNN's
+  /// blocked formats).
+  int64_t weight_packs;
+  /// Library primitives created (oneDNN convolutions and matmuls).
+  int64_t primitives_built;
+  /// Library primitives executed.
+  int64_t library_calls;
+} memfmt_context_counters_t;
+
+/// Stores the context's counters in `*out_counters`.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_get_counters(
+    const memfmt_context_t *ctx, memfmt_context_counters_t *out_counters);
 
 /*===----------------------------------------------------------------------===*
  * Build information

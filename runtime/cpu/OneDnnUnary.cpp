@@ -1,0 +1,284 @@
+//===- OneDnnUnary.cpp - oneDNN pooling and reorders, cached per node -----===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one-source, one-destination kernels the CPU backend runs on oneDNN for
+// the reduced-precision types (f32 has its own loops, CpuKernels.h):
+//  * max_pool2d and avg_pool2d on pooling_v2_forward, with the right padding
+//    that gives the call's output size (ceil_mode). Average pooling with
+//    count_include_pad divides by the whole kernel in oneDNN, which is the
+//    window clipped to the padded input (Kernels.def) only when no window
+//    reaches past the given padding, so that case takes exactly the given
+//    padding and declines otherwise;
+//  * adaptive_avg_pool2d whose windows tile the input (H and W multiples of
+//    the output's), as an average pooling with kernel = stride = H / OH;
+//  * copy, cast_f32_to and cast_to_f32_from as a reorder between the two
+//    tensors' own strides and types (rounding to nearest even).
+// Max pooling here takes the larger of two values with oneDNN's max, so a
+// NaN does not always win as it does in the reference; the reduced-precision
+// builds are checked against f32 with a tolerance anyway
+// (test/E2E/cpu_bf16.py).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OneDnn.h"
+
+#include "lib/KernelCall.h"
+
+using namespace memfmt::runtime;
+using namespace memfmt::runtime::cpu;
+using dnnl::memory;
+
+struct OneDnnUnary::Entry {
+  PrimitiveKey key;
+  bool usable = false;
+  BoundPrimitive primitive;
+  memory source, destination;
+
+  explicit Entry(const PrimitiveKey &key) : key(key) {}
+
+  /// Binds `p` to the two memories of `sourceDesc` and `destinationDesc`.
+  void bind(dnnl::primitive p, const memory::desc &sourceDesc,
+            const memory::desc &destinationDesc, int sourceArg,
+            int destinationArg, const dnnl::engine &engine,
+            memfmt_context_counters_t &counters) {
+    source = memory(sourceDesc, engine, DNNL_MEMORY_NONE);
+    destination = memory(destinationDesc, engine, DNNL_MEMORY_NONE);
+    primitive.reset(std::move(p));
+    primitive.bind(sourceArg, source);
+    primitive.bind(destinationArg, destination);
+    ++counters.primitives_built;
+    usable = true;
+  }
+};
+
+namespace {
+
+/// A pooling window along one spatial dimension.
+struct Axis {
+  int64_t in, out, kernel, stride, padBegin, dilation;
+  /// Taps from the first to the last of a window.
+  int64_t extent() const { return (kernel - 1) * dilation + 1; }
+  /// The end padding oneDNN's output size formula needs to give `out`:
+  /// out = (in + padBegin + padEnd - extent) / stride + 1, or -1 if none.
+  int64_t padEndFor() const {
+    int64_t padEnd = (out - 1) * stride + extent() - in - padBegin;
+    if (padEnd < 0)
+      padEnd = 0;
+    if ((in + padBegin + padEnd - extent()) / stride + 1 != out)
+      return -1;
+    return padEnd;
+  }
+};
+
+/// A pooling key: the two tensors, the windows and the algorithm.
+PrimitiveKey poolKey(const TensorView &in, const TensorView &out,
+                     const Axis &h, const Axis &w, int64_t padBottom,
+                     int64_t padRight, dnnl::algorithm algorithm,
+                     DType dtype) {
+  PrimitiveKey key;
+  key.add(in);
+  key.add(out);
+  for (const Axis *axis : {&h, &w})
+    for (int64_t v : {axis->kernel, axis->stride, axis->padBegin,
+                      axis->dilation})
+      key.add(v);
+  key.add(padBottom);
+  key.add(padRight);
+  key.add(static_cast<int64_t>(algorithm));
+  key.add(static_cast<int64_t>(dtype));
+  return key;
+}
+
+/// A reorder key: the two tensors and their types.
+PrimitiveKey reorderKey(const TensorView &in, DType inType,
+                        const TensorView &out, DType outType) {
+  PrimitiveKey key;
+  key.add(in);
+  key.add(out);
+  key.add(static_cast<int64_t>(inType));
+  key.add(static_cast<int64_t>(outType));
+  return key;
+}
+
+bool describable(const TensorView &in, const TensorView &out) {
+  return in.numElements() > 0 && out.numElements() > 0 &&
+         hasPositiveStrides(in) && hasPositiveStrides(out);
+}
+
+} // namespace
+
+OneDnnUnary::OneDnnUnary(OneDnnEngine &dnn) : dnn(dnn) {}
+OneDnnUnary::~OneDnnUnary() = default;
+void OneDnnUnary::clear() { cache.clear(); }
+
+template <typename Build>
+bool OneDnnUnary::runEntry(KernelCall &call, const PrimitiveKey &key,
+                           const TensorView &input, const TensorView &output,
+                           const char *what, Build build,
+                           memfmt_status_t &status) {
+  memfmt_context_counters_t &counters = call.counters();
+  Entry &entry = cache.lookup(call.node(), key,
+                              [&](Entry &e) { build(e, counters); });
+  if (!entry.usable)
+    return false;
+  try {
+    entry.source.set_data_handle(input.data);
+    entry.destination.set_data_handle(output.data);
+    entry.primitive.execute(dnn, counters);
+  } catch (const dnnl::error &error) {
+    status = call.fail(MEMFMT_STATUS_BACKEND_ERROR, describeError(what, error));
+    return true;
+  }
+  call.setImpl("onednn");
+  status = MEMFMT_STATUS_OK;
+  return true;
+}
+
+namespace {
+
+/// Builds a pooling entry from `in` to `out`; leaves it unusable when
+/// oneDNN has no implementation.
+void buildPool(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
+               const OneDnnEngine &dnn, const TensorView &in,
+               const TensorView &out, DType dtype, dnnl::algorithm algorithm,
+               const Axis &h, const Axis &w, int64_t padBottom,
+               int64_t padRight) {
+  memory::desc source = descOf(in, dtype), destination = descOf(out, dtype);
+  dnnl::pooling_v2_forward::desc desc(
+      dnnl::prop_kind::forward_inference, algorithm, source, destination,
+      {h.stride, w.stride}, {h.kernel, w.kernel},
+      {h.dilation - 1, w.dilation - 1}, {h.padBegin, w.padBegin},
+      {padBottom, padRight});
+  dnnl::pooling_v2_forward::primitive_desc pd(desc, dnn.engine,
+                                              /*allow_empty=*/true);
+  if (!pd)
+    return;
+  e.bind(dnnl::pooling_v2_forward(pd), source, destination, DNNL_ARG_SRC,
+         DNNL_ARG_DST, dnn.engine, counters);
+}
+
+} // namespace
+
+bool OneDnnUnary::run(KernelCall &call, const args::max_pool2d &a,
+                      memfmt_status_t &status) {
+  const TensorView &in = a.input, &out = a.output;
+  if (!describable(in, out))
+    return false;
+  Axis h{in.sizes[2], out.sizes[2], a.kernel_h, a.stride_h, a.pad_top,
+         a.dilation_h};
+  Axis w{in.sizes[3], out.sizes[3], a.kernel_w, a.stride_w, a.pad_left,
+         a.dilation_w};
+  int64_t padBottom = h.padEndFor(), padRight = w.padEndFor();
+  if (padBottom < 0 || padRight < 0)
+    return false;
+  const DType dtype = call.dtype();
+  const dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  return runEntry(
+      call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,
+      out, "pooling_forward",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w,
+                  padBottom, padRight);
+      },
+      status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::avg_pool2d &a,
+                      memfmt_status_t &status) {
+  const TensorView &in = a.input, &out = a.output;
+  if (!describable(in, out))
+    return false;
+  Axis h{in.sizes[2], out.sizes[2], a.kernel_h, a.stride_h, a.pad_top, 1};
+  Axis w{in.sizes[3], out.sizes[3], a.kernel_w, a.stride_w, a.pad_left, 1};
+  int64_t padBottom = h.padEndFor(), padRight = w.padEndFor();
+  if (padBottom < 0 || padRight < 0)
+    return false;
+  // Dividing by the whole kernel is right only inside the given padding.
+  if (a.count_include_pad &&
+      (padBottom != a.pad_bottom || padRight != a.pad_right))
+    return false;
+  const DType dtype = call.dtype();
+  const dnnl::algorithm algorithm =
+      a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                          : dnnl::algorithm::pooling_avg_exclude_padding;
+  return runEntry(
+      call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,
+      out, "pooling_forward",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w,
+                  padBottom, padRight);
+      },
+      status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::adaptive_avg_pool2d &a,
+                      memfmt_status_t &status) {
+  const TensorView &in = a.input, &out = a.output;
+  if (!describable(in, out) || in.sizes[2] % out.sizes[2] != 0 ||
+      in.sizes[3] % out.sizes[3] != 0)
+    return false;
+  int64_t kh = in.sizes[2] / out.sizes[2], kw = in.sizes[3] / out.sizes[3];
+  Axis h{in.sizes[2], out.sizes[2], kh, kh, 0, 1};
+  Axis w{in.sizes[3], out.sizes[3], kw, kw, 0, 1};
+  const DType dtype = call.dtype();
+  const dnnl::algorithm algorithm =
+      dnnl::algorithm::pooling_avg_exclude_padding;
+  return runEntry(
+      call, poolKey(in, out, h, w, 0, 0, algorithm, dtype), in, out,
+      "pooling_forward",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w, 0, 0);
+      },
+      status);
+}
+
+namespace {
+
+/// Builds a reorder entry from `in` (of `inType`) to `out` (of `outType`).
+void buildReorder(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
+                  const OneDnnEngine &dnn, const TensorView &in, DType inType,
+                  const TensorView &out, DType outType) {
+  memory::desc source = descOf(in, inType), destination = descOf(out, outType);
+  dnnl::reorder::primitive_desc pd(dnn.engine, source, dnn.engine, destination,
+                                   dnnl::primitive_attr(),
+                                   /*allow_empty=*/true);
+  if (!pd)
+    return;
+  e.bind(dnnl::reorder(pd), source, destination, DNNL_ARG_FROM, DNNL_ARG_TO,
+         dnn.engine, counters);
+}
+
+} // namespace
+
+bool OneDnnUnary::runReorder(KernelCall &call, const TensorView &input,
+                             DType inType, const TensorView &output,
+                             DType outType, memfmt_status_t &status) {
+  if (!describable(input, output))
+    return false;
+  return runEntry(
+      call, reorderKey(input, inType, output, outType), input, output,
+      "reorder",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        buildReorder(e, counters, dnn, input, inType, output, outType);
+      },
+      status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::copy &a,
+                      memfmt_status_t &status) {
+  return runReorder(call, a.input, call.dtype(), a.output, call.dtype(),
+                    status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::cast_f32_to &a,
+                      memfmt_status_t &status) {
+  return runReorder(call, a.input, DType::f32, a.output, call.dtype(), status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::cast_to_f32_from &a,
+                      memfmt_status_t &status) {
+  return runReorder(call, a.input, call.dtype(), a.output, DType::f32, status);
+}
