@@ -3,17 +3,19 @@
 
 One run measures, interleaved round by round so that a noisy machine hurts
 every configuration alike:
-  * memfmt channels-last and NCHW (memfmt-compile + memfmt-run --bench), with
-    the same seeded torchvision weights as the peers (written to safetensors);
+  * memfmt channels-last and NCHW, in f32 and in bf16 (memfmt-compile
+    [--precision bf16] + memfmt-run --bench), with the same seeded
+    torchvision weights as the peers (written to safetensors);
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW, eager channels-last,
     and torch.jit.trace + torch.jit.freeze in channels-last;
   * with --peers: ONNX Runtime and OpenVINO on the same model exported to
     ONNX, installed into bench/.venv from PyPI (never needed by the build or
     the tests).
 It prints images/s (median over rounds of per-round medians), the ratio of
-each memfmt build to the best peer, and the share of the fp32 peak, checks
-that memfmt's outputs match PyTorch's, and appends a dated table to
-bench/RESULTS.md.
+each configuration to the best peer (the peers run f32, so a bf16 row's
+ratio is to the best f32 peer), and the share of the fp32 peak, checks that
+memfmt's outputs match PyTorch's (f32: 1e-4, bf16: 3e-2 of max|torch|), and
+appends a dated table to bench/RESULTS.md.
 
 Share of peak: 2 x multiply-adds of the model per image (ResNet-18 1.82 G,
 ResNet-50 4.11 G at 224x224) x images/s, over --peak-gflops (default 320, the
@@ -37,6 +39,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from torchref import seeded_model, write_safetensors  # noqa: E402
+# The memfmt builds measured, and how close each must be to PyTorch's f32
+# output (max |memfmt - torch| / max |torch|; bf16 as in test/E2E/cpu_bf16.py).
+BUILDS = [("f32", "channels-last"), ("f32", "contiguous"),
+          ("bf16", "channels-last"), ("bf16", "contiguous")]
+TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
 MACS = {"resnet18": 1.82e9, "resnet50": 4.11e9, "resnet34": 3.67e9,
         "resnet101": 7.83e9}
 
@@ -192,19 +199,23 @@ def main():
             np.save(npy, x)
             tx = torch.from_numpy(x)
             txc = tx.to(memory_format=torch.channels_last)
-            runners = {}
-            for fmt in ("channels-last", "contiguous"):
-                d = os.path.join(work, f"{model_name}.{batch}.{fmt}")
+            runners, tolerance = {}, {}
+            for precision, fmt in BUILDS:
+                name = f"memfmt {fmt}" + ("" if precision == "f32" else
+                                          f" {precision}")
+                d = os.path.join(work, f"{model_name}.{batch}.{fmt}.{precision}")
                 subprocess.run([os.path.join(ROOT, "build/bin/memfmt-compile"),
                                 "--model", model_name, "--batch", str(batch),
                                 "--memory-format", fmt, "--weights", weights,
-                                "-o", d], check=True, capture_output=True)
+                                "--precision", precision, "-o", d],
+                               check=True, capture_output=True)
                 out_npy = d + ".out.npy"
                 subprocess.run([os.path.join(ROOT, "build/bin/memfmt-run"), d,
                                 "--input", npy, "--output", out_npy],
                                check=True, capture_output=True)
-                runners[f"memfmt {fmt}"] = MemfmtRunner(d, npy, args.threads)
-                runners[f"memfmt {fmt}"].out = np.load(out_npy)
+                runners[name] = MemfmtRunner(d, npy, args.threads)
+                runners[name].out = np.load(out_npy)
+                tolerance[name] = TOLERANCE[precision]
             runners["torch eager NCHW"] = TorchRunner(torch, model, tx)
             runners["torch eager channels-last"] = TorchRunner(torch, cl_model, txc)
             with torch.no_grad():
@@ -212,9 +223,9 @@ def main():
             runners["torch jit+freeze channels-last"] = TorchRunner(torch, frozen, txc)
             reference = runners["torch eager NCHW"].out.numpy()
             scale = float(np.abs(reference).max())
-            for name in ("memfmt channels-last", "memfmt contiguous"):
+            for name, limit in tolerance.items():
                 err = float(np.abs(runners[name].out - reference).max()) / scale
-                if err > 1e-4:
+                if err > limit:
                     raise SystemExit(f"{name} differs from torch: rel {err:.2e}")
             medians = {name: [] for name in runners}
             for r in range(args.rounds):
