@@ -8,9 +8,11 @@ every configuration alike:
     torchvision weights as the peers (written to safetensors);
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW, eager channels-last,
     and torch.jit.trace + torch.jit.freeze in channels-last;
-  * with --peers: ONNX Runtime and OpenVINO on the same model exported to
-    ONNX, installed into bench/.venv from PyPI (never needed by the build or
-    the tests).
+  * with --peers: ONNX Runtime, OpenVINO and IREE (llvm-cpu, compiled for
+    this CPU) on the same model exported to ONNX, installed into bench/.venv
+    from PyPI (never needed by the build or the tests). PyTorch 2.x is not
+    among them: its PyPI wheels carry the CUDA libraries (gigabytes) and the
+    CPU-only index is not reachable from these machines.
 It prints images/s (median over rounds of per-round medians), the ratio of
 each configuration to the best peer (the peers run f32, so a bf16 row's
 ratio is to the best f32 peer), and the share of the fp32 peak, checks that
@@ -129,6 +131,45 @@ class OpenVinoRunner:
         return times
 
 
+class IreeRunner:
+    """IREE: the ONNX model imported (iree-import-onnx) and compiled for
+    llvm-cpu on this CPU (iree-compile), run by the local-task driver on
+    `threads` CPUs."""
+
+    def __init__(self, onnx_path, x, threads):
+        import iree.runtime as rt
+        bin_dir = os.path.dirname(sys.executable)
+        mlir = onnx_path + ".iree.mlir"
+        vmfb = onnx_path + ".vmfb"
+        subprocess.run([os.path.join(bin_dir, "iree-import-onnx"), onnx_path,
+                        "-o", mlir], check=True, capture_output=True)
+        subprocess.run([os.path.join(bin_dir, "iree-compile"), mlir,
+                        "--iree-hal-target-device=local",
+                        "--iree-hal-local-target-device-backends=llvm-cpu",
+                        "--iree-llvmcpu-target-cpu=host", "-o", vmfb],
+                       check=True, capture_output=True)
+        rt.flags.parse_flags("--task_topology_cpu_ids=" +
+                             ",".join(str(i) for i in range(threads)))
+        self.context = rt.SystemContext(config=rt.Config("local-task"))
+        with open(vmfb, "rb") as f:
+            module = rt.VmModule.copy_buffer(self.context.instance, f.read())
+        self.context.add_vm_module(module)
+        name = next(n for n in module.function_names
+                    if not n.startswith("__") and not n.endswith("$async"))
+        self.fn = getattr(self.context.modules.module, name)
+        self.x = x
+        for _ in range(2):
+            self.fn(x).to_host()
+
+    def measure(self, iters):
+        times = []
+        for _ in range(iters):
+            t = time.perf_counter()
+            self.fn(self.x).to_host()
+            times.append((time.perf_counter() - t) * 1e3)
+        return times
+
+
 def median(values):
     values = sorted(values)
     n = len(values)
@@ -143,7 +184,8 @@ def run_peer_script(args):
         log("setting up bench/.venv (onnxruntime, openvino, onnx, numpy)")
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
         subprocess.run([python, "-m", "pip", "install", "-q", "numpy",
-                        "onnx", "onnxruntime", "openvino"], check=True)
+                        "onnx", "onnxruntime", "openvino",
+                        "iree-base-compiler", "iree-base-runtime"], check=True)
     return python
 
 
@@ -156,7 +198,7 @@ def main():
     p.add_argument("--iters", type=int, default=3)
     p.add_argument("--peak-gflops", type=float, default=320.0)
     p.add_argument("--peers", action="store_true",
-                   help="also ONNX Runtime and OpenVINO from bench/.venv")
+                   help="also ONNX Runtime, OpenVINO and IREE from bench/.venv")
     p.add_argument("--no-record", action="store_true")
     p.add_argument("--peer-worker", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -167,7 +209,9 @@ def main():
         job = json.loads(args.peer_worker)
         x = np.load(job["input"])
         results = {}
-        for name, cls in (("onnxruntime", OrtRunner), ("openvino", OpenVinoRunner)):
+        for name, cls in (("onnxruntime", OrtRunner),
+                          ("openvino", OpenVinoRunner),
+                          ("iree llvm-cpu", IreeRunner)):
             try:
                 runner = cls(job["onnx"], x, job["threads"])
                 results[name] = [median(runner.measure(job["iters"]))

@@ -118,6 +118,11 @@ void cpu::maxPool2dReference(const TensorView &input, const TensorView &output,
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
   const int64_t *is = indices ? indices->strides : nullptr;
+  // Only the taps inside the input (a kernel may be far larger).
+  const std::vector<Window> &rows =
+      tapRanges<0>(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
+  const std::vector<Window> &cols =
+      tapRanges<1>(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
 
   parallelFor(
       output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
@@ -128,14 +133,10 @@ void cpu::maxPool2dReference(const TensorView &input, const TensorView &output,
             for (int64_t ow = 0; ow < outW; ++ow) {
               float best = -std::numeric_limits<float>::infinity();
               int64_t bestIndex = -1;
-              for (int64_t kh = 0; kh < w.kernelH; ++kh) {
+              for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
                 int64_t ih = oh * w.strideH - w.padTop + kh * w.dilationH;
-                if (ih < 0 || ih >= height)
-                  continue;
-                for (int64_t kw = 0; kw < w.kernelW; ++kw) {
+                for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
                   int64_t iw = ow * w.strideW - w.padLeft + kw * w.dilationW;
-                  if (iw < 0 || iw >= width)
-                    continue;
                   float v = plane[ih * xs[2] + iw * xs[3]];
                   if (bestIndex < 0 || v > best || std::isnan(v)) {
                     best = v;

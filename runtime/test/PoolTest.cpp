@@ -179,6 +179,44 @@ TEST(MaxPoolSpecialValuesTest, NanInfAndTiesFollowPyTorch) {
   }
 }
 
+/// Windows far larger than the input: the kernels and the validation visit
+/// only the taps that land in the input, so a 2^30-tap window costs what a
+/// 3-tap one does (walking every tap made one call take seconds, and this
+/// one years; found by memfmt-fuzz-runtime, test/fuzz/regressions/runtime).
+TEST(MaxPoolSpecialValuesTest, HugeWindowsVisitOnlyTheInput) {
+  const int64_t kernel = (int64_t(1) << 30) + 1, pad = int64_t(1) << 29;
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    for (Layout layout : {C, CL, S}) {
+      TestContext ctx(kernels);
+      Tensor in({2, 3, 3, 3}, layout);
+      in.fillRandom(7);
+      // Every window covers the whole 3x3 plane: a 3x3 output of its max.
+      Tensor out({2, 3, 3, 3}, layout);
+      IndexTensor indices({2, 3, 3, 3}, layout);
+      ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_with_indices_f32(
+                    ctx, 0, in.memref(), out.memref(), indices.memref(),
+                    kernel, kernel, 1, 1, pad, pad, 1, 1),
+                MEMFMT_STATUS_OK)
+          << ctx.lastError();
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 3; ++c) {
+          float best = in.at({n, c, 0, 0});
+          int64_t where = 0;
+          for (int64_t i = 1; i < 9; ++i)
+            if (in.at({n, c, i / 3, i % 3}) > best) {
+              best = in.at({n, c, i / 3, i % 3});
+              where = i;
+            }
+          for (int64_t i = 0; i < 9; ++i) {
+            EXPECT_EQ(out.at({n, c, i / 3, i % 3}), best) << toString(layout);
+            EXPECT_EQ(indices.at({n, c, i / 3, i % 3}), where);
+          }
+        }
+    }
+  }
+}
+
 /// Many ties (three distinct values) and scattered NaNs in planes large
 /// enough for the fast kernels' interior loops, checked against the naive
 /// rules in every layout.
