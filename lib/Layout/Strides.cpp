@@ -125,10 +125,9 @@ std::string_view memfmt::layout::toString(MemoryFormat format) {
 }
 
 int64_t memfmt::layout::numElements(IntSpan sizes) {
-  return std::accumulate(sizes.begin(), sizes.end(), int64_t{1},
-                         [](int64_t acc, int64_t size) {
-                           return mulWrap(acc, size);
-                         });
+  return std::accumulate(
+      sizes.begin(), sizes.end(), int64_t{1},
+      [](int64_t acc, int64_t size) { return mulWrap(acc, size); });
 }
 
 bool memfmt::layout::hasChannelsLastFormat(size_t rank) {

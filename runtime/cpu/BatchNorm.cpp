@@ -156,8 +156,7 @@ void cpu::foldBatchNormReference(const args::fold_batch_norm &a) {
                         kh * w.strides[2] + kw * w.strides[3];
           int64_t dst = o * out.strides[0] + i * out.strides[1] +
                         kh * out.strides[2] + kw * out.strides[3];
-          out.as<float>()[dst] =
-              static_cast<float>(w.as<float>()[src] * scale);
+          out.as<float>()[dst] = static_cast<float>(w.as<float>()[src] * scale);
         }
   }
 }

@@ -92,8 +92,7 @@ private:
   bool runReducedOnOneDnn(KernelCall &call, const Args &a,
                           memfmt_status_t &status) {
 #ifdef MEMFMT_HAVE_ONEDNN
-    return fast() && call.dtype() == DType::bf16 &&
-           unary->run(call, a, status);
+    return fast() && call.dtype() == DType::bf16 && unary->run(call, a, status);
 #else
     (void)call, (void)a, (void)status;
     return false;
@@ -128,9 +127,7 @@ void reference(const args::linear &a) { linearReference(a); }
 void reference(const args::copy &a) { copyReference(a.input, a.output); }
 void reference(const args::fold_batch_norm &a) { foldBatchNormReference(a); }
 // With f32 on both sides a cast is a copy; the widening does the rest.
-void reference(const args::cast_f32_to &a) {
-  copyReference(a.input, a.output);
-}
+void reference(const args::cast_f32_to &a) { copyReference(a.input, a.output); }
 void reference(const args::cast_to_f32_from &a) {
   copyReference(a.input, a.output);
 }
@@ -258,7 +255,7 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
   if (runReducedOnOneDnn(call, a, status))
     return status;
   return dispatchTyped(call, a, a.output,
-                  [&] { return adaptiveAvgPool2dFast(a); });
+                       [&] { return adaptiveAvgPool2dFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::linear &a) {
@@ -277,7 +274,7 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::copy &a) {
   if (runReducedOnOneDnn(call, a, status))
     return status;
   return dispatchTyped(call, a, a.output,
-                  [&] { return copyFast(a.input, a.output); });
+                       [&] { return copyFast(a.input, a.output); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::cast_f32_to &a) {
@@ -285,7 +282,7 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::cast_f32_to &a) {
   if (runReducedOnOneDnn(call, a, status))
     return status;
   return dispatchTyped(call, a, a.output,
-                  [&] { return copyFast(a.input, a.output); });
+                       [&] { return copyFast(a.input, a.output); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
@@ -294,11 +291,11 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
   if (runReducedOnOneDnn(call, a, status))
     return status;
   return dispatchTyped(call, a, a.output,
-                  [&] { return copyFast(a.input, a.output); });
+                       [&] { return copyFast(a.input, a.output); });
 }
 
-memfmt_status_t
-CpuBackend::run(KernelCall &call, const args::adaptive_avg_pool2d_backward &a) {
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::adaptive_avg_pool2d_backward &a) {
   return dispatchTyped(call, a, a.grad_input, none);
 }
 

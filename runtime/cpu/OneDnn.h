@@ -200,8 +200,16 @@ public:
   void clear();
 
   struct Entry;
+  /// A pooling window along one spatial dimension.
+  struct PoolAxis;
 
 private:
+  /// A pooling call from `input` to `output` with the windows `h` and `w`
+  /// and oneDNN's end padding.
+  bool runPool(KernelCall &call, const TensorView &input,
+               const TensorView &output, const PoolAxis &h, const PoolAxis &w,
+               int64_t padBottom, int64_t padRight, dnnl::algorithm algorithm,
+               memfmt_status_t &status);
   /// Runs the entry of `call`'s node for `key` (built by `build` when
   /// needed) from `input` to `output`.
   template <typename Build>

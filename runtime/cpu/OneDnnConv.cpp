@@ -217,7 +217,6 @@ struct OneDnnConv::Entry {
       savedResidual.resize(static_cast<size_t>(a.output.numElements()));
     usable = true;
   }
-
 };
 
 OneDnnConv::OneDnnConv(OneDnnEngine &dnn) : dnn(dnn) {}
@@ -252,8 +251,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
   Entry &entry = cache.lookup(
       call.node(), makeKey(a, dtype, format, reorderInput, constantWeights),
       [&](Entry &e) {
-        e.build(dnn, counters, a, dtype, format, reorderInput,
-                constantWeights);
+        e.build(dnn, counters, a, dtype, format, reorderInput, constantWeights);
       });
   if (!entry.usable)
     return false;

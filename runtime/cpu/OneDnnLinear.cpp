@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// linear on oneDNN 2.x's matmul (f32, and bf16 where the CPU has it): out[N, M] = input[N, K] @ weight^T + bias,
-// relu as an eltwise post-op. Every operand is described with its own
-// strides (the weight as the [K, M] matrix with the weight's strides
-// swapped), so row-major, transposed and padded views need no copy and no
-// packed weights are cached: a primitive per node and key is all that is
-// kept. A bias with a non-unit stride is gathered into a buffer of the entry. Calls oneDNN
-// cannot describe (zero or negative strides) fall back to the reference.
+// linear on oneDNN 2.x's matmul (f32, and bf16 where the CPU has it): out[N, M]
+// = input[N, K] @ weight^T + bias, relu as an eltwise post-op. Every operand is
+// described with its own strides (the weight as the [K, M] matrix with the
+// weight's strides swapped), so row-major, transposed and padded views need no
+// copy and no packed weights are cached: a primitive per node and key is all
+// that is kept. A bias with a non-unit stride is gathered into a buffer of the
+// entry. Calls oneDNN cannot describe (zero or negative strides) fall back to
+// the reference.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,9 +112,8 @@ bool OneDnnLinear::run(KernelCall &call, const args::linear &a,
   key.add(a.relu);
   key.add(static_cast<int64_t>(dtype));
   memfmt_context_counters_t &counters = call.counters();
-  Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
-    e.build(dnn, counters, a, dtype);
-  });
+  Entry &entry = cache.lookup(
+      call.node(), key, [&](Entry &e) { e.build(dnn, counters, a, dtype); });
   if (!entry.usable)
     return false;
 

@@ -54,10 +54,7 @@ struct OneDnnUnary::Entry {
   }
 };
 
-namespace {
-
-/// A pooling window along one spatial dimension.
-struct Axis {
+struct OneDnnUnary::PoolAxis {
   int64_t in, out, kernel, stride, padBegin, dilation;
   /// Taps from the first to the last of a window.
   int64_t extent() const { return (kernel - 1) * dilation + 1; }
@@ -73,17 +70,19 @@ struct Axis {
   }
 };
 
+namespace {
+
 /// A pooling key: the two tensors, the windows and the algorithm.
 PrimitiveKey poolKey(const TensorView &in, const TensorView &out,
-                     const Axis &h, const Axis &w, int64_t padBottom,
-                     int64_t padRight, dnnl::algorithm algorithm,
-                     DType dtype) {
+                     const OneDnnUnary::PoolAxis &h,
+                     const OneDnnUnary::PoolAxis &w, int64_t padBottom,
+                     int64_t padRight, dnnl::algorithm algorithm, DType dtype) {
   PrimitiveKey key;
   key.add(in);
   key.add(out);
-  for (const Axis *axis : {&h, &w})
-    for (int64_t v : {axis->kernel, axis->stride, axis->padBegin,
-                      axis->dilation})
+  for (const OneDnnUnary::PoolAxis *axis : {&h, &w})
+    for (int64_t v :
+         {axis->kernel, axis->stride, axis->padBegin, axis->dilation})
       key.add(v);
   key.add(padBottom);
   key.add(padRight);
@@ -120,8 +119,8 @@ bool OneDnnUnary::runEntry(KernelCall &call, const PrimitiveKey &key,
                            const char *what, Build build,
                            memfmt_status_t &status) {
   memfmt_context_counters_t &counters = call.counters();
-  Entry &entry = cache.lookup(call.node(), key,
-                              [&](Entry &e) { build(e, counters); });
+  Entry &entry =
+      cache.lookup(call.node(), key, [&](Entry &e) { build(e, counters); });
   if (!entry.usable)
     return false;
   try {
@@ -144,8 +143,8 @@ namespace {
 void buildPool(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
                const OneDnnEngine &dnn, const TensorView &in,
                const TensorView &out, DType dtype, dnnl::algorithm algorithm,
-               const Axis &h, const Axis &w, int64_t padBottom,
-               int64_t padRight) {
+               const OneDnnUnary::PoolAxis &h, const OneDnnUnary::PoolAxis &w,
+               int64_t padBottom, int64_t padRight) {
   memory::desc source = descOf(in, dtype), destination = descOf(out, dtype);
   dnnl::pooling_v2_forward::desc desc(
       dnnl::prop_kind::forward_inference, algorithm, source, destination,
@@ -162,28 +161,36 @@ void buildPool(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
 
 } // namespace
 
+bool OneDnnUnary::runPool(KernelCall &call, const TensorView &in,
+                          const TensorView &out, const PoolAxis &h,
+                          const PoolAxis &w, int64_t padBottom,
+                          int64_t padRight, dnnl::algorithm algorithm,
+                          memfmt_status_t &status) {
+  const DType dtype = call.dtype();
+  return runEntry(
+      call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,
+      out, "pooling_forward",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w, padBottom,
+                  padRight);
+      },
+      status);
+}
+
 bool OneDnnUnary::run(KernelCall &call, const args::max_pool2d &a,
                       memfmt_status_t &status) {
   const TensorView &in = a.input, &out = a.output;
   if (!describable(in, out))
     return false;
-  Axis h{in.sizes[2], out.sizes[2], a.kernel_h, a.stride_h, a.pad_top,
-         a.dilation_h};
-  Axis w{in.sizes[3], out.sizes[3], a.kernel_w, a.stride_w, a.pad_left,
-         a.dilation_w};
+  PoolAxis h{in.sizes[2], out.sizes[2], a.kernel_h,
+             a.stride_h,  a.pad_top,    a.dilation_h};
+  PoolAxis w{in.sizes[3], out.sizes[3], a.kernel_w,
+             a.stride_w,  a.pad_left,   a.dilation_w};
   int64_t padBottom = h.padEndFor(), padRight = w.padEndFor();
   if (padBottom < 0 || padRight < 0)
     return false;
-  const DType dtype = call.dtype();
-  const dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
-  return runEntry(
-      call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,
-      out, "pooling_forward",
-      [&](Entry &e, memfmt_context_counters_t &counters) {
-        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w,
-                  padBottom, padRight);
-      },
-      status);
+  return runPool(call, in, out, h, w, padBottom, padRight,
+                 dnnl::algorithm::pooling_max, status);
 }
 
 bool OneDnnUnary::run(KernelCall &call, const args::avg_pool2d &a,
@@ -191,8 +198,8 @@ bool OneDnnUnary::run(KernelCall &call, const args::avg_pool2d &a,
   const TensorView &in = a.input, &out = a.output;
   if (!describable(in, out))
     return false;
-  Axis h{in.sizes[2], out.sizes[2], a.kernel_h, a.stride_h, a.pad_top, 1};
-  Axis w{in.sizes[3], out.sizes[3], a.kernel_w, a.stride_w, a.pad_left, 1};
+  PoolAxis h{in.sizes[2], out.sizes[2], a.kernel_h, a.stride_h, a.pad_top, 1};
+  PoolAxis w{in.sizes[3], out.sizes[3], a.kernel_w, a.stride_w, a.pad_left, 1};
   int64_t padBottom = h.padEndFor(), padRight = w.padEndFor();
   if (padBottom < 0 || padRight < 0)
     return false;
@@ -200,18 +207,11 @@ bool OneDnnUnary::run(KernelCall &call, const args::avg_pool2d &a,
   if (a.count_include_pad &&
       (padBottom != a.pad_bottom || padRight != a.pad_right))
     return false;
-  const DType dtype = call.dtype();
-  const dnnl::algorithm algorithm =
-      a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                          : dnnl::algorithm::pooling_avg_exclude_padding;
-  return runEntry(
-      call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,
-      out, "pooling_forward",
-      [&](Entry &e, memfmt_context_counters_t &counters) {
-        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w,
-                  padBottom, padRight);
-      },
-      status);
+  return runPool(call, in, out, h, w, padBottom, padRight,
+                 a.count_include_pad
+                     ? dnnl::algorithm::pooling_avg_include_padding
+                     : dnnl::algorithm::pooling_avg_exclude_padding,
+                 status);
 }
 
 bool OneDnnUnary::run(KernelCall &call, const args::adaptive_avg_pool2d &a,
@@ -221,18 +221,10 @@ bool OneDnnUnary::run(KernelCall &call, const args::adaptive_avg_pool2d &a,
       in.sizes[3] % out.sizes[3] != 0)
     return false;
   int64_t kh = in.sizes[2] / out.sizes[2], kw = in.sizes[3] / out.sizes[3];
-  Axis h{in.sizes[2], out.sizes[2], kh, kh, 0, 1};
-  Axis w{in.sizes[3], out.sizes[3], kw, kw, 0, 1};
-  const DType dtype = call.dtype();
-  const dnnl::algorithm algorithm =
-      dnnl::algorithm::pooling_avg_exclude_padding;
-  return runEntry(
-      call, poolKey(in, out, h, w, 0, 0, algorithm, dtype), in, out,
-      "pooling_forward",
-      [&](Entry &e, memfmt_context_counters_t &counters) {
-        buildPool(e, counters, dnn, in, out, dtype, algorithm, h, w, 0, 0);
-      },
-      status);
+  PoolAxis h{in.sizes[2], out.sizes[2], kh, kh, 0, 1};
+  PoolAxis w{in.sizes[3], out.sizes[3], kw, kw, 0, 1};
+  return runPool(call, in, out, h, w, 0, 0,
+                 dnnl::algorithm::pooling_avg_exclude_padding, status);
 }
 
 namespace {

@@ -387,8 +387,8 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
     return "contiguous";
   }
 
-  std::vector<double> &scratch = scratchBuffer<double, 0>(
-      static_cast<size_t>(maxThreads()) * channels);
+  std::vector<double> &scratch =
+      scratchBuffer<double, 0>(static_cast<size_t>(maxThreads()) * channels);
   parallelFor(
       output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int thread) {
         double *acc = scratch.data() + thread * channels;

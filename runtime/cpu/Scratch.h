@@ -1,4 +1,5 @@
-//===- Scratch.h - Per-thread scratch buffers of the CPU kernels -*- C++ -*-===//
+//===- Scratch.h - Per-thread scratch buffers of the CPU kernels -*- C++
+//-*-===//
 //
 // Part of the memfmt project.
 //

@@ -161,8 +161,8 @@ bool resolveCudaOptions(memfmt_context_options_t &options, std::string &error) {
   if (options.workspace_limit == 0) {
     options.workspace_limit = int64_t(1) << 30;
     if (const char *value = getEnv("MEMFMT_CUDNN_WORKSPACE_MB")) {
-      int megabytes = std::strcmp(value, "0") == 0 ? 0
-                                                   : parsePositive(value, '\0');
+      int megabytes =
+          std::strcmp(value, "0") == 0 ? 0 : parsePositive(value, '\0');
       if (megabytes <= 0 && std::strcmp(value, "0") != 0) {
         error = std::string("MEMFMT_CUDNN_WORKSPACE_MB is '") + value +
                 "'; expected a number of MiB";
@@ -358,10 +358,9 @@ memfmt_status_t memfmt_context_forget_constant(memfmt_context_t *ctx,
                                                const void *data) {
   if (!ctx)
     return MEMFMT_STATUS_INVALID_ARGUMENT;
-  auto found = std::find_if(ctx->constants.begin(), ctx->constants.end(),
-                            [&](const auto &range) {
-                              return range.first == data;
-                            });
+  auto found =
+      std::find_if(ctx->constants.begin(), ctx->constants.end(),
+                   [&](const auto &range) { return range.first == data; });
   if (found == ctx->constants.end())
     return MEMFMT_STATUS_NOT_FOUND;
   ctx->constants.erase(found);

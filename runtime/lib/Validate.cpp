@@ -286,12 +286,12 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                (paddedW - spanW) / a.stride_w + 1});
   MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
     return " for input " + formatShape(a.input) + ", weight " +
-          formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
-          "x" + std::to_string(a.stride_w) + ", padding (top " +
-          std::to_string(a.pad_top) + ", left " + std::to_string(a.pad_left) +
-          ", bottom " + std::to_string(a.pad_bottom) + ", right " +
-          std::to_string(a.pad_right) + "), dilation " +
-          std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w);
+           formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
+           "x" + std::to_string(a.stride_w) + ", padding (top " +
+           std::to_string(a.pad_top) + ", left " + std::to_string(a.pad_left) +
+           ", bottom " + std::to_string(a.pad_bottom) + ", right " +
+           std::to_string(a.pad_right) + "), dilation " +
+           std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w);
   }));
   if (a.has_bias) {
     MEMFMT_CHECK(checkRank(call, a.bias, "bias", 1));
@@ -510,8 +510,8 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkShape(call, a.out_bias, "out_bias", channels, why));
   MEMFMT_CHECK(checkDistinct(call, a.out_weight, "out_weight"));
   MEMFMT_CHECK(checkDistinct(call, a.out_bias, "out_bias"));
-  MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.out_bias,
-                               "out_bias"));
+  MEMFMT_CHECK(
+      checkNotAliased(call, a.weight, "weight", a.out_bias, "out_bias"));
   return checkNotAliased(call, a.out_weight, "out_weight", a.out_bias,
                          "out_bias");
 }

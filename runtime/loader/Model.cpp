@@ -343,8 +343,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
     if (memfmt_status_t S =
             DeviceAlloc(&Model->DeviceArena, Man.ArenaBytes, "the arena"))
       return S;
-    if (memfmt_status_t S = DeviceAlloc(&Model->DeviceWeights,
-                                        Man.WeightsBytes, "the weights"))
+    if (memfmt_status_t S =
+            DeviceAlloc(&Model->DeviceWeights, Man.WeightsBytes, "the weights"))
       return S;
     Model->DeviceInputs.assign(Man.Inputs.size(), nullptr);
     Model->DeviceOutputs.assign(Man.Outputs.size(), nullptr);
@@ -354,13 +354,13 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
                           "an input buffer"))
         return S;
     for (size_t I = 0; I < Man.Outputs.size(); ++I)
-      if (memfmt_status_t S = DeviceAlloc(&Model->DeviceOutputs[I],
-                                          Man.Outputs[I].extentBytes(),
-                                          "an output buffer"))
+      if (memfmt_status_t S =
+              DeviceAlloc(&Model->DeviceOutputs[I],
+                          Man.Outputs[I].extentBytes(), "an output buffer"))
         return S;
     if (memfmt_device_copy(Ctx, Model->DeviceWeights, Model->Weights.get(),
-                           Man.WeightsBytes, MEMFMT_COPY_HOST_TO_DEVICE) !=
-            MEMFMT_STATUS_OK ||
+                           Man.WeightsBytes,
+                           MEMFMT_COPY_HOST_TO_DEVICE) != MEMFMT_STATUS_OK ||
         memfmt_context_synchronize(Ctx) != MEMFMT_STATUS_OK)
       return failLoad(Ctx, MEMFMT_STATUS_BACKEND_ERROR,
                       std::string("uploading the weights failed: ") +
@@ -371,12 +371,10 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   // weights): once, now, never per run. Models without it have no symbol.
   using PrepareFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *);
   if (void *Prepare = ::dlsym(Model->Library, "_mlir_ciface_memfmt_prepare")) {
-    memfmt_byte_memref_t WeightsDesc = {Model->weightsBase(),
-                                        Model->weightsBase(), 0,
-                                        Man.WeightsBytes, 1};
+    memfmt_byte_memref_t WeightsDesc = {
+        Model->weightsBase(), Model->weightsBase(), 0, Man.WeightsBytes, 1};
     memfmt_context_clear_error(Ctx);
-    int32_t Prepared =
-        reinterpret_cast<PrepareFn>(Prepare)(Ctx, &WeightsDesc);
+    int32_t Prepared = reinterpret_cast<PrepareFn>(Prepare)(Ctx, &WeightsDesc);
     if (Prepared != MEMFMT_STATUS_OK)
       return failLoad(Ctx,
                       Prepared > 0 && Prepared <= MEMFMT_STATUS_INTERNAL
@@ -425,8 +423,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       In.push_back(B.get());
     for (AlignedBuffer &B : Model->OutputStage)
       Out.push_back(B.get());
-    if (memfmt_status_t S =
-            Model->call(In.data(), Out.data(), "memfmt_model_load (warm-up run)"))
+    if (memfmt_status_t S = Model->call(In.data(), Out.data(),
+                                        "memfmt_model_load (warm-up run)"))
       return S;
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
@@ -475,8 +473,8 @@ memfmt_status_t memfmt_model::call(const void *const *Inputs,
   }
   for (size_t I = 0; I < M.Outputs.size(); ++I) {
     void *Data = Stage ? DeviceOutputs[I] : Outputs[I];
-    Descriptors[2 + NumInputs + I] = {Data, Data, 0,
-                                      OutputInfo[I].buffer_bytes, 1};
+    Descriptors[2 + NumInputs + I] = {Data, Data, 0, OutputInfo[I].buffer_bytes,
+                                      1};
   }
   if (memfmt_status_t S = invoke(Function))
     return S;
@@ -547,9 +545,8 @@ memfmt_status_t memfmt_model::invokeEntry(const char *Function) {
 }
 
 static memfmt_status_t runModel(memfmt_model_t *model,
-                                const void *const *inputs,
-                                void *const *outputs, const char *Function,
-                                bool DeviceBuffers) {
+                                const void *const *inputs, void *const *outputs,
+                                const char *Function, bool DeviceBuffers) {
   if (!model)
     return MEMFMT_STATUS_INVALID_ARGUMENT;
   // `inputs` may be null for a model without inputs.
@@ -626,8 +623,7 @@ memfmt_status_t memfmt_model_load_any_target(memfmt_context_t *ctx,
                     "the model directory is null or empty");
   memfmt_context_clear_error(ctx);
   try {
-    return loadModel(ctx, dir, weights_override, /*AnyTarget=*/true,
-                     out_model);
+    return loadModel(ctx, dir, weights_override, /*AnyTarget=*/true, out_model);
   } catch (const std::bad_alloc &) {
     return failLoad(ctx, MEMFMT_STATUS_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception &E) {

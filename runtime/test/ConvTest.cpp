@@ -333,7 +333,8 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
   expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
               "constant weights");
   // Forgetting the range drops the packed weights with it.
-  EXPECT_EQ(memfmt_context_forget_constant(ctx, w.buffer.data()), MEMFMT_STATUS_OK);
+  EXPECT_EQ(memfmt_context_forget_constant(ctx, w.buffer.data()),
+            MEMFMT_STATUS_OK);
   EXPECT_EQ(memfmt_context_forget_constant(ctx, w.buffer.data()),
             MEMFMT_STATUS_NOT_FOUND);
   w.fillRandom(6);

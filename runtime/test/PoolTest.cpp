@@ -195,8 +195,8 @@ TEST(MaxPoolSpecialValuesTest, HugeWindowsVisitOnlyTheInput) {
       Tensor out({2, 3, 3, 3}, layout);
       IndexTensor indices({2, 3, 3, 3}, layout);
       ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_with_indices_f32(
-                    ctx, 0, in.memref(), out.memref(), indices.memref(),
-                    kernel, kernel, 1, 1, pad, pad, 1, 1),
+                    ctx, 0, in.memref(), out.memref(), indices.memref(), kernel,
+                    kernel, 1, 1, pad, pad, 1, 1),
                 MEMFMT_STATUS_OK)
           << ctx.lastError();
       for (int64_t n = 0; n < 2; ++n)

@@ -1,4 +1,5 @@
-//===- CountRunWork.cpp - Counting what one run of a model allocates -------===//
+//===- CountRunWork.cpp - Counting what one run of a model allocates
+//-------===//
 //
 // Part of the memfmt project.
 //
@@ -109,10 +110,10 @@ void free(void *pointer) { __libc_free(pointer); }
 dnnl_status_t dnnl_primitive_execute(const_dnnl_primitive_t primitive,
                                      dnnl_stream_t stream, int nargs,
                                      const dnnl_exec_arg_t *args) {
-  using Execute = dnnl_status_t (*)(const_dnnl_primitive_t, dnnl_stream_t,
-                                    int, const dnnl_exec_arg_t *);
-  static Execute real = reinterpret_cast<Execute>(
-      ::dlsym(RTLD_NEXT, "dnnl_primitive_execute"));
+  using Execute = dnnl_status_t (*)(const_dnnl_primitive_t, dnnl_stream_t, int,
+                                    const dnnl_exec_arg_t *);
+  static Execute real =
+      reinterpret_cast<Execute>(::dlsym(RTLD_NEXT, "dnnl_primitive_execute"));
   insideLibrary.fetch_add(1);
   dnnl_status_t status = real(primitive, stream, nargs, args);
   insideLibrary.fetch_sub(1);
