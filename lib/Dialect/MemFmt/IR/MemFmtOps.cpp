@@ -744,7 +744,7 @@ LogicalResult ChunkOp::verify() {
   // An empty dim gives `chunks` empty pieces: compare the counts before
   // making the pieces, so that a huge `chunks` allocates nothing.
   if (in[*dim] == 0 &&
-      getChunks() != static_cast<int64_t>(getOutputs().size()))
+      getChunks() != static_cast<uint64_t>(getOutputs().size()))
     return emitOpError() << "splitting size 0 into " << getChunks()
                          << " chunks gives " << getChunks()
                          << " empty pieces, but the op has "
