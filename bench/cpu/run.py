@@ -9,10 +9,10 @@ every configuration alike:
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW, eager channels-last,
     and torch.jit.trace + torch.jit.freeze in channels-last;
   * with --peers: ONNX Runtime, OpenVINO and IREE (llvm-cpu, compiled for
-    this CPU) on the same model exported to ONNX, installed into bench/.venv
-    from PyPI (never needed by the build or the tests). PyTorch 2.x is not
-    among them: its PyPI wheels carry the CUDA libraries (gigabytes) and the
-    CPU-only index is not reachable from these machines.
+    this CPU) on the same model exported to ONNX, and PyTorch 2.x eager and
+    torch.compile (inductor) in channels-last on the same weights, all
+    installed into bench/.venv from PyPI (never needed by the build or the
+    tests).
 It prints images/s (median over rounds of per-round medians), the ratio of
 each configuration to the best peer (the peers run f32, so a bf16 row's
 ratio is to the best f32 peer), and the share of the fp32 peak, checks that
@@ -33,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import struct
 import subprocess
 import sys
 import tempfile
@@ -90,7 +91,8 @@ class MemfmtRunner:
 
 
 class OrtRunner:
-    def __init__(self, onnx_path, x, threads):
+    def __init__(self, job, x):
+        onnx_path, threads = job["onnx"], job["threads"]
         import onnxruntime as ort
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
@@ -112,7 +114,8 @@ class OrtRunner:
 
 
 class OpenVinoRunner:
-    def __init__(self, onnx_path, x, threads):
+    def __init__(self, job, x):
+        onnx_path, threads = job["onnx"], job["threads"]
         import openvino as ov
         core = ov.Core()
         core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads,
@@ -136,7 +139,8 @@ class IreeRunner:
     llvm-cpu on this CPU (iree-compile), run by the local-task driver on
     `threads` CPUs."""
 
-    def __init__(self, onnx_path, x, threads):
+    def __init__(self, job, x):
+        onnx_path, threads = job["onnx"], job["threads"]
         import iree.runtime as rt
         bin_dir = os.path.dirname(sys.executable)
         mlir = onnx_path + ".iree.mlir"
@@ -170,6 +174,41 @@ class IreeRunner:
         return times
 
 
+def read_safetensors(path):
+    """The tensors of a .safetensors file (as write_safetensors writes them)
+    as numpy arrays."""
+    import numpy as np
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        data = f.read()
+    types = {"F32": np.float32, "I64": np.int64}
+    return {name: np.frombuffer(data[t["data_offsets"][0]:t["data_offsets"][1]],
+                                dtype=types[t["dtype"]]).reshape(t["shape"])
+            for name, t in header.items() if name != "__metadata__"}
+
+
+class Torch2Runner:
+    """PyTorch 2.x from bench/.venv, channels-last, eager or torch.compile
+    (inductor), on the same weights (the job's safetensors file)."""
+
+    def __init__(self, job, x, compiled):
+        import torch
+        import torchvision
+        torch.set_num_threads(job["threads"])
+        model = getattr(torchvision.models, job["model"])()
+        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in
+                               read_safetensors(job["weights"]).items()})
+        model = model.eval().to(memory_format=torch.channels_last)
+        if compiled:
+            model = torch.compile(model)
+        tx = torch.from_numpy(x).to(memory_format=torch.channels_last)
+        self.runner = TorchRunner(torch, model, tx)
+
+    def measure(self, iters):
+        return self.runner.measure(iters)
+
+
 def median(values):
     values = sorted(values)
     n = len(values)
@@ -185,7 +224,8 @@ def run_peer_script(args):
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
         subprocess.run([python, "-m", "pip", "install", "-q", "numpy",
                         "onnx", "onnxruntime", "openvino",
-                        "iree-base-compiler", "iree-base-runtime"], check=True)
+                        "iree-base-compiler", "iree-base-runtime", "torch",
+                        "torchvision"], check=True)
     return python
 
 
@@ -205,15 +245,20 @@ def main():
 
     import numpy as np
     if args.peer_worker:
-        # Inside bench/.venv: time ORT and OpenVINO for one (onnx, npy) job.
+        # Inside bench/.venv: time the PyPI peers for one (model, input) job.
         job = json.loads(args.peer_worker)
         x = np.load(job["input"])
         results = {}
-        for name, cls in (("onnxruntime", OrtRunner),
-                          ("openvino", OpenVinoRunner),
-                          ("iree llvm-cpu", IreeRunner)):
+        peers = (("onnxruntime", OrtRunner),
+                 ("openvino", OpenVinoRunner),
+                 ("iree llvm-cpu", IreeRunner),
+                 ("torch 2.x eager channels-last",
+                  lambda job, x: Torch2Runner(job, x, compiled=False)),
+                 ("torch 2.x compile channels-last",
+                  lambda job, x: Torch2Runner(job, x, compiled=True)))
+        for name, make in peers:
             try:
-                runner = cls(job["onnx"], x, job["threads"])
+                runner = make(job, x)
                 results[name] = [median(runner.measure(job["iters"]))
                                  for _ in range(job["rounds"])]
             except Exception as e:  # a peer that cannot run is reported
@@ -280,6 +325,7 @@ def main():
                 torch.onnx.export(model, tx, onnx_path, opset_version=13)
                 python = run_peer_script(args)
                 job = json.dumps({"onnx": onnx_path, "input": npy,
+                                  "model": model_name, "weights": weights,
                                   "threads": args.threads, "iters": args.iters,
                                   "rounds": args.rounds})
                 out = subprocess.run([python, __file__, "--peer-worker", job],
