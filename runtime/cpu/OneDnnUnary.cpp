@@ -166,6 +166,11 @@ bool OneDnnUnary::runPool(KernelCall &call, const TensorView &in,
                           const PoolAxis &w, int64_t padBottom,
                           int64_t padRight, dnnl::algorithm algorithm,
                           memfmt_status_t &status) {
+  // oneDNN visits every tap of a window, padding included: a kernel larger
+  // than the input (up to 2^31 taps, found by memfmt-fuzz-runtime) goes to
+  // the widened kernels, which visit only the taps inside the input.
+  if (h.kernel > h.in || w.kernel > w.in)
+    return false;
   const DType dtype = call.dtype();
   return runEntry(
       call, poolKey(in, out, h, w, padBottom, padRight, algorithm, dtype), in,

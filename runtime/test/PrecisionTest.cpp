@@ -240,6 +240,36 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(C, CL, S),
                        ::testing::Values(C, CL, CLS)));
 
+/// bf16 max pooling with windows far larger than the input: oneDNN visits
+/// every tap of a window, so such calls go to the widened kernels, which
+/// visit only the taps inside the input (a 2^30-tap window ran for minutes
+/// on oneDNN; found by memfmt-fuzz-runtime, test/fuzz/regressions/runtime).
+TEST(ReducedPrecisionPoolTest, HugeWindowsVisitOnlyTheInput) {
+  const int64_t kernel = (int64_t(1) << 30) + 1, pad = int64_t(1) << 29;
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  for (Layout layout : {C, CL}) {
+    Tensor values({2, 3, 3, 3}, layout);
+    values.fillRandom(5);
+    Half in = make16(Kind::BF16, values);
+    Half out({2, 3, 3, 3}, layout);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_max_pool2d_bf16(
+                              ctx, 0, in.memref(), out.memref(), kernel,
+                              kernel, 1, 1, pad, pad, 1, 1));
+    // Every window covers the whole plane: each output is its plane's max.
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 3; ++c) {
+        uint16_t best = in.at({n, c, 0, 0});
+        for (int64_t i = 1; i < 9; ++i) {
+          uint16_t v = in.at({n, c, i / 3, i % 3});
+          if (widen(Kind::BF16, v) > widen(Kind::BF16, best))
+            best = v;
+        }
+        for (int64_t i = 0; i < 9; ++i)
+          EXPECT_EQ(out.at({n, c, i / 3, i % 3}), best) << toString(layout);
+      }
+  }
+}
+
 TEST(CastErrorTest, ShapesMustMatchAndOutputsMustNotAlias) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor x({2, 3});
