@@ -22,6 +22,8 @@
 
 #include "lib/Parallel.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 using namespace memfmt::runtime;
@@ -58,21 +60,62 @@ void cpu::adaptiveAvgPool2dBackwardReference(
   const int64_t outH = go.sizes[2], outW = go.sizes[3];
   const int64_t *gs = go.strides;
   const float *g = go.as<float>();
+  // The spatial sizes of an empty tensor may be anything, up to 2^31: an
+  // empty grad_input has nothing to write, an empty grad_output contributes
+  // nothing (walking its 2^31 rows took seconds; found by
+  // memfmt-fuzz-runtime).
+  if (gi.numElements() == 0)
+    return;
+  if (go.numElements() == 0) {
+    const std::vector<double> zeros(static_cast<size_t>(h * w), 0.0);
+    for (int64_t p = 0; p < gi.sizes[0] * channels; ++p)
+      writePlane(gi, p / channels, p % channels, zeros);
+    return;
+  }
+  // The output cells whose window holds input row ih are the rows
+  // [rows[ih].first, rows[ih].second] (windows are monotonic), likewise for
+  // columns. An input position then receives a rectangle of the output's
+  // share grid, summed in O(1) from 2-D prefix sums: O(outH * outW + H * W)
+  // per plane, where adding every window's share to its positions took up
+  // to outH * outW * H * W (seconds for 1024 x 1 -> 1 x 1024 under the
+  // sanitizers; found by memfmt-fuzz-runtime).
+  auto ranges = [](int64_t out, int64_t in) {
+    std::vector<std::pair<int64_t, int64_t>> holders(in, {out, -1});
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = o * in / out; i < ((o + 1) * in + out - 1) / out; ++i) {
+        holders[i].first = std::min(holders[i].first, o);
+        holders[i].second = std::max(holders[i].second, o);
+      }
+    return holders;
+  };
+  const auto rows = ranges(outH, h), cols = ranges(outW, w);
+  auto extent = [](int64_t o, int64_t out, int64_t in) {
+    return ((o + 1) * in + out - 1) / out - o * in / out;
+  };
   parallelFor(gi.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
     std::vector<double> acc(static_cast<size_t>(h * w));
+    // prefix[(oh + 1) * (outW + 1) + ow + 1]: the shares of cells
+    // [0, oh] x [0, ow].
+    std::vector<double> prefix(static_cast<size_t>((outH + 1) * (outW + 1)));
+    const int64_t stride = outW + 1;
     for (int64_t p = begin; p < end; ++p) {
       int64_t n = p / channels, c = p % channels;
-      std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t oh = 0; oh < outH; ++oh) {
-        int64_t h0 = oh * h / outH, h1 = ((oh + 1) * h + outH - 1) / outH;
+        double row = 0;
         for (int64_t ow = 0; ow < outW; ++ow) {
-          int64_t w0 = ow * w / outW, w1 = ((ow + 1) * w + outW - 1) / outW;
-          double share =
-              double(g[n * gs[0] + c * gs[1] + oh * gs[2] + ow * gs[3]]) /
-              double((h1 - h0) * (w1 - w0));
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw)
-              acc[ih * w + iw] += share;
+          row += double(g[n * gs[0] + c * gs[1] + oh * gs[2] + ow * gs[3]]) /
+                 double(extent(oh, outH, h) * extent(ow, outW, w));
+          prefix[(oh + 1) * stride + ow + 1] =
+              prefix[oh * stride + ow + 1] + row;
+        }
+      }
+      for (int64_t ih = 0; ih < h; ++ih) {
+        int64_t r0 = rows[ih].first, r1 = rows[ih].second + 1;
+        for (int64_t iw = 0; iw < w; ++iw) {
+          int64_t c0 = cols[iw].first, c1 = cols[iw].second + 1;
+          acc[ih * w + iw] =
+              prefix[r1 * stride + c1] - prefix[r0 * stride + c1] -
+              prefix[r1 * stride + c0] + prefix[r0 * stride + c0];
         }
       }
       writePlane(gi, n, c, acc);
@@ -88,12 +131,14 @@ void cpu::maxPool2dWithIndicesBackwardReference(
   const int64_t *gs = go.strides, *is = a.indices.strides;
   const float *g = go.as<float>();
   const int64_t *idx = a.indices.as<int64_t>();
+  // An empty grad_output holds no cell, whatever its row count (up to 2^31).
+  const int64_t cellRows = go.numElements() > 0 ? outH : 0;
   parallelFor(gi.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
     std::vector<double> acc(static_cast<size_t>(h * w));
     for (int64_t p = begin; p < end; ++p) {
       int64_t n = p / channels, c = p % channels;
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t oh = 0; oh < cellRows; ++oh)
         for (int64_t ow = 0; ow < outW; ++ow) {
           int64_t index = idx[n * is[0] + c * is[1] + oh * is[2] + ow * is[3]];
           if (index < 0 || index >= h * w)

@@ -80,7 +80,7 @@ void PrintTo(const AdaptiveCase &c, std::ostream *os) { *os << c.name; }
 const AdaptiveCase kAdaptiveCases[] = {
     {"GlobalResNet", 2, 8, 7, 7, 1, 1}, {"Overlapping", 1, 3, 10, 7, 4, 3},
     {"Upsampling", 2, 2, 3, 2, 5, 4},   {"OnePixel", 1, 5, 1, 1, 1, 1},
-    {"Identity", 1, 4, 3, 5, 3, 5},
+    {"Identity", 1, 4, 3, 5, 3, 5},     {"TallToWide", 1, 2, 1, 33, 31, 1},
 };
 
 class AdaptiveBackwardTest : public ::testing::TestWithParam<
