@@ -4,29 +4,27 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// conv2d on oneDNN 2.x (convolution_forward::desc), in f32 and, where the
-// CPU has an implementation (AVX-512 BF16, AMX), bf16 with f32
-// accumulation. The output decides the
-// format: NHWC when it is channels-last contiguous, NCHW when it is
-// contiguous (a tensor that is both takes the input's format, L3); any other
-// output goes to the reference. An input in that format is used in place,
-// any other input (the other format, or a strided view) is reordered into a
-// scratch buffer first. Weights, whatever their strides, are described as
-// they are ([G, O/G, I/G, KH, KW] for groups) and reordered into the layout
+// conv2d on oneDNN 2.x (convolution_forward::desc), in f32 and, where the CPU
+// has an implementation (AVX-512 BF16, AMX), bf16 with f32 accumulation. The
+// output decides the format: NHWC when it is channels-last contiguous, NCHW
+// when it is contiguous (a tensor that is both takes the input's format, L3);
+// any other output goes to the reference. An input in that format is used in
+// place, any other input (the other format, or a strided view) is reordered
+// into a scratch buffer first. Weights, whatever their strides, are described
+// as they are ([G, O/G, I/G, KH, KW] for groups) and reordered into the layout
 // the primitive picked (format_tag::any): once, when they lie in memory the
 // context was told is constant (a model's weights), else on every call (a
-// weight that is a model input). Bias is fused; the residual
-// is copied into the output unless it already is the output and added by a
-// sum post-op; relu is an eltwise post-op after it, so the result is
-// relu(conv + bias + residual) as Kernels.def says.
+// weight that is a model input). Bias is fused; the residual is copied into the
+// output unless it already is the output and added by a sum post-op; relu is an
+// eltwise post-op after it, so the result is relu(conv + bias + residual) as
+// Kernels.def says.
 //
-// Everything that depends on the call's shapes, strides, attributes and
-// weight buffer (the primitive, the packed weights, the reorders of the
-// input and of a residual that is not already the output) is built once per
-// node and kept until a call with a
-// different key arrives or the context's caches are invalidated; a
-// configuration oneDNN cannot implement is remembered as such, so the
-// fallback costs nothing on later calls.
+// Everything that depends on the call's shapes, strides, attributes and weight
+// buffer (the primitive, the packed weights, the reorders of the input and of a
+// residual that is not already the output) is built once per node and kept
+// until a call with a different key arrives or the context's caches are
+// invalidated; a configuration oneDNN cannot implement is remembered as such,
+// so the fallback costs nothing on later calls.
 //
 //===----------------------------------------------------------------------===//
 
