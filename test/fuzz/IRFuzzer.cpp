@@ -35,6 +35,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#include "memfmt/Import/MLIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,6 +48,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -209,8 +212,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // MLIR's lexer reads source buffers up to a terminating NUL, as files are
   // loaded (memfmt-compile's MemoryBuffer has one); libFuzzer's bytes have
   // none, so parse a copy.
-  std::string text(reinterpret_cast<const char *>(data), size);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  // Parsed as memfmt-compile parses a file (parseMLIRModule: the nesting
+  // check, then MLIR's parser).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                                   llvm::StringRef(
+                                       reinterpret_cast<const char *>(data),
+                                       size),
+                                   "input.mlir"),
+                               llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseMLIRModule(sourceMgr, ParserConfig(&context));
   if (!module) {
     if (session.errors == 0)
       bug("parsing failed without an error");

@@ -35,6 +35,7 @@
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Conversions.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#include "memfmt/Import/MLIR.h"
 #ifdef MEMFMT_HAVE_ONNX
 #include "memfmt/Import/ONNX.h"
 #endif
@@ -380,7 +381,7 @@ Status Compiler::parseModelFile() {
     return userError(message);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   ParserConfig config(&context);
-  module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  module = parseMLIRModule(sourceMgr, config);
   if (!module)
     return userError("cannot load " + inputFile + " (see the errors above)");
   return kContinue;
