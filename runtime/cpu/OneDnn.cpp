@@ -48,7 +48,18 @@ memory::dims cpu::stridesOf(const TensorView &t) {
   return strides;
 }
 
-memory::desc cpu::descOf(const TensorView &t, DType dtype) {
+memory::desc cpu::descOf(const TensorView &t, DType dtype,
+                         const TensorView *like) {
+  if (t.rank == 4) {
+    bool channelsLast = t.isChannelsLastContiguous(),
+         contiguous = t.isContiguous();
+    if (channelsLast && contiguous && like)
+      channelsLast = like->isChannelsLastContiguous();
+    if (channelsLast || contiguous)
+      return memory::desc(dimsOf(t), dataTypeOf(dtype),
+                          channelsLast ? memory::format_tag::nhwc
+                                       : memory::format_tag::nchw);
+  }
   return memory::desc(dimsOf(t), dataTypeOf(dtype), stridesOf(t));
 }
 

@@ -68,8 +68,12 @@ dnnl::memory::dims dimsOf(const TensorView &t);
 /// extent, as if the dim were outermost, which oneDNN always accepts.
 dnnl::memory::dims stridesOf(const TensorView &t);
 
-/// `t` as it is in memory, with element type `dtype`.
-dnnl::memory::desc descOf(const TensorView &t, DType dtype);
+/// `t` as it is in memory, with element type `dtype`. A 4-D tensor that is
+/// channels-last (or NCHW) contiguous gets oneDNN's nhwc (nchw) tag, whose
+/// jit kernels a desc of its raw strides can miss when a size-1 dim has an
+/// arbitrary stride (L2); one that is both takes `like`'s format when given.
+dnnl::memory::desc descOf(const TensorView &t, DType dtype,
+                          const TensorView *like = nullptr);
 
 /// What a cached entry was built for, compared on every call. Its capacity
 /// is fixed, so making and comparing one allocates nothing.

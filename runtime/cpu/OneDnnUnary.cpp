@@ -145,18 +145,18 @@ void buildPool(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
                const TensorView &out, DType dtype, dnnl::algorithm algorithm,
                const OneDnnUnary::PoolAxis &h, const OneDnnUnary::PoolAxis &w,
                int64_t padBottom, int64_t padRight) {
-  memory::desc source = descOf(in, dtype), destination = descOf(out, dtype);
+  memory::desc source = descOf(in, dtype, &out),
+               destination = descOf(out, dtype, &in);
+  const auto inference = dnnl::prop_kind::forward_inference;
   dnnl::pooling_v2_forward::desc desc(
-      dnnl::prop_kind::forward_inference, algorithm, source, destination,
-      {h.stride, w.stride}, {h.kernel, w.kernel},
-      {h.dilation - 1, w.dilation - 1}, {h.padBegin, w.padBegin},
-      {padBottom, padRight});
+      inference, algorithm, source, destination, {h.stride, w.stride},
+      {h.kernel, w.kernel}, {h.dilation - 1, w.dilation - 1},
+      {h.padBegin, w.padBegin}, {padBottom, padRight});
   dnnl::pooling_v2_forward::primitive_desc pd(desc, dnn.engine,
                                               /*allow_empty=*/true);
-  if (!pd)
-    return;
-  e.bind(dnnl::pooling_v2_forward(pd), source, destination, DNNL_ARG_SRC,
-         DNNL_ARG_DST, dnn.engine, counters);
+  if (pd)
+    e.bind(dnnl::pooling_v2_forward(pd), source, destination, DNNL_ARG_SRC,
+           DNNL_ARG_DST, dnn.engine, counters);
 }
 
 } // namespace
@@ -238,7 +238,8 @@ namespace {
 void buildReorder(OneDnnUnary::Entry &e, memfmt_context_counters_t &counters,
                   const OneDnnEngine &dnn, const TensorView &in, DType inType,
                   const TensorView &out, DType outType) {
-  memory::desc source = descOf(in, inType), destination = descOf(out, outType);
+  memory::desc source = descOf(in, inType, &out),
+               destination = descOf(out, outType, &in);
   dnnl::reorder::primitive_desc pd(dnn.engine, source, dnn.engine, destination,
                                    dnnl::primitive_attr(),
                                    /*allow_empty=*/true);
