@@ -27,6 +27,8 @@
 
 #include "memfmt/runtime/io/HalfFloat.h"
 
+#include <algorithm>
+
 using namespace memfmt::runtime;
 namespace io = memfmt::io;
 
@@ -59,8 +61,14 @@ void storeAs(DType type, void *base, int64_t index, float value) {
   }
 }
 
-/// Row-major strides of `view`'s shape.
+/// Row-major strides of `view`'s shape. An empty view's strides are never
+/// used, and its other sizes may be anything (up to INT64_MAX, whose product
+/// overflows; found by memfmt-fuzz-runtime): they are all 1.
 void setRowMajor(TensorView &view) {
+  if (view.numElements() == 0) {
+    std::fill(view.strides, view.strides + view.rank, int64_t(1));
+    return;
+  }
   int64_t running = 1;
   for (int64_t d = view.rank; d-- > 0;) {
     view.strides[d] = running;
