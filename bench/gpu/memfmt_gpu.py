@@ -38,6 +38,12 @@ import sys
 import time
 
 import numpy as np
+
+# The model and weights helpers the CPU tests use (the GPU run starts from a
+# copy of the repository, so scripts/ is there).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import seeded_model, write_safetensors  # noqa: E402
 import torch
 import torchvision
 
@@ -98,46 +104,6 @@ class Runner:
         return result
 
 
-def seeded_resnet50(seed):
-    """torchvision's ResNet-50 with seeded weights and non-trivial batch-norm
-    statistics (as test/E2E/torch_resnet.py builds it)."""
-    torch.manual_seed(seed)
-    model = torchvision.models.resnet50()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.normal_(0.0, 0.1)
-                m.running_mean.normal_(0.0, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-    return model.eval()
-
-
-def save_weights(model, path):
-    state = {k: v.detach().cpu().contiguous() for k, v in
-             model.state_dict().items()}
-    try:
-        from safetensors.torch import save_file
-    except ImportError:  # The format by hand (Debian has no safetensors).
-        import struct
-        header, blobs, offset = {}, [], 0
-        for name, tensor in state.items():
-            array = tensor.numpy()
-            kind = "I64" if array.dtype == np.int64 else "F32"
-            data = array.astype(np.int64 if kind == "I64" else np.float32)
-            data = data.tobytes()
-            header[name] = {"dtype": kind, "shape": list(array.shape),
-                            "data_offsets": [offset, offset + len(data)]}
-            blobs.append(data)
-            offset += len(data)
-        text = json.dumps(header, separators=(",", ":")).encode()
-        text += b" " * ((8 - len(text) % 8) % 8)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-        return
-    save_file(state, path)
-
-
 def rel_error(a, b):
     return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-30))
 
@@ -160,7 +126,7 @@ def check(runner, work, model):
     results = {"torch": [], "reference": []}
     check_batch = 1 if SMOKE else 32
     weights = os.path.join(work, "resnet50.safetensors")
-    save_weights(model, weights)
+    write_safetensors(weights, model.state_dict())
     gen = torch.Generator().manual_seed(7)
     x = torch.randn(check_batch, 3, 224, 224, generator=gen)
     x_path = os.path.join(work, f"x{check_batch}.npy")
@@ -269,7 +235,7 @@ def bench(runner, model):
     exact_f32()
     torch.backends.cudnn.benchmark = True
     m = model.to(DEVICE).eval()
-    m_cl = seeded_resnet50(1).to(DEVICE).eval().to(
+    m_cl = seeded_model("resnet50", 1).to(DEVICE).eval().to(
         memory_format=torch.channels_last)
     compiled = None
     rows = {}
@@ -464,13 +430,13 @@ def main():
         return 1
     runner = Runner(args.artifacts, args.work, args.deadline, args.bin)
     summary = {"tests": args.tests}
-    model = seeded_resnet50(1)
+    model = seeded_model("resnet50", 1)
     try:
         summary["checks"] = check(runner, args.work, model)
     except Exception as e:  # noqa: BLE001 - report, then benchmark anyway
         print(f"checks failed with {type(e).__name__}: {e}", flush=True)
         summary["checks"] = {"passed": False, "error": str(e)}
-    rows = bench(runner, seeded_resnet50(1))
+    rows = bench(runner, seeded_model("resnet50", 1))
     summary["bench_ms"] = rows
     bench_table = table(rows)
     with open(os.path.join(args.work, "table.md"), "w") as f:
