@@ -32,6 +32,7 @@
 
 #include "CpuKernels.h"
 #include "lib/KernelCall.h"
+#include "memfmt/Layout/Windows.h"
 
 #include <algorithm>
 #include <vector>
@@ -49,16 +50,8 @@ namespace {
 /// residual is added separately there (found by the random-graph tests).
 bool hasPaddingOnlyWindow(int64_t in, int64_t out, int64_t kernel,
                           int64_t stride, int64_t padBegin, int64_t dilation) {
-  for (int64_t o = 0; o < out; ++o) {
-    bool seesInput = false;
-    for (int64_t k = 0; k < kernel && !seesInput; ++k) {
-      int64_t i = o * stride - padBegin + k * dilation;
-      seesInput = i >= 0 && i < in;
-    }
-    if (!seesInput)
-      return true;
-  }
-  return false;
+  return memfmt::layout::findEmptyWindow(out, kernel, stride, padBegin,
+                                         dilation, 0, in) >= 0;
 }
 
 /// True if the residual can be a sum post-op (see hasPaddingOnlyWindow).

@@ -27,6 +27,7 @@
 #include "Scratch.h"
 
 #include "lib/Parallel.h"
+#include "memfmt/Layout/Windows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,18 +86,10 @@ const std::vector<Window> &tapRanges(int64_t outSize, int64_t kernel,
                                      int64_t stride, int64_t pad,
                                      int64_t dilation, int64_t size) {
   std::vector<Window> &ranges = scratchBuffer<Window, Slot>(outSize);
-  // The first tap at or above `bound`: ceil((bound - first) / dilation),
-  // clamped to [0, kernel] (constant time, whatever the kernel size).
-  auto firstTapAtOrAbove = [&](int64_t first, int64_t bound) {
-    if (first >= bound)
-      return int64_t(0);
-    return std::min(kernel, (bound - first + dilation - 1) / dilation);
-  };
   for (int64_t o = 0; o < outSize; ++o) {
-    int64_t first = o * stride - pad;
-    int64_t begin = firstTapAtOrAbove(first, 0);
-    int64_t end = std::max(begin, firstTapAtOrAbove(first, size));
-    ranges[o] = {begin, end, end - begin};
+    memfmt::layout::TapRange taps =
+        memfmt::layout::windowTaps(o, kernel, stride, pad, dilation, 0, size);
+    ranges[o] = {taps.begin, taps.end, taps.size()};
   }
   return ranges;
 }

@@ -29,6 +29,7 @@
 #include "Validate.h"
 
 #include "KernelCall.h"
+#include "memfmt/Layout/Windows.h"
 
 #include <cmath>
 #include <string>
@@ -138,23 +139,6 @@ memfmt_status_t checkInPlace(KernelCall &call, const TensorView &in,
   if (memfmt_status_t status = (EXPR))                                         \
   return status
 
-/// Finds a window of a pooled dimension with no element in [low, high):
-/// window `o` covers `o * stride - pad + k * dilation` for k in [0, kernel).
-/// Returns the first such window or -1. Constant time per window: the
-/// first tap at or above `low` decides (attributes reach 2^31, so walking
-/// the taps made one call take seconds; found by memfmt-fuzz-runtime).
-int64_t findEmptyWindow(int64_t outSize, int64_t kernel, int64_t stride,
-                        int64_t pad, int64_t dilation, int64_t low,
-                        int64_t high) {
-  for (int64_t o = 0; o < outSize; ++o) {
-    int64_t first = o * stride - pad;
-    int64_t k = first >= low ? 0 : (low - first + dilation - 1) / dilation;
-    if (k >= kernel || first + k * dilation >= high)
-      return o;
-  }
-  return -1;
-}
-
 /// Checks the window attributes and the coverage of each window of a max
 /// or average pool.
 memfmt_status_t checkPoolWindows(KernelCall &call, const TensorView &input,
@@ -177,15 +161,15 @@ memfmt_status_t checkPoolWindows(KernelCall &call, const TensorView &input,
   // it; found by memfmt-fuzz-runtime.)
   if (output.numElements() == 0)
     return MEMFMT_STATUS_OK;
-  int64_t row = findEmptyWindow(output.sizes[2], kernelH, strideH, padTop,
-                                dilationH, lowH, highH);
+  int64_t row = memfmt::layout::findEmptyWindow(
+      output.sizes[2], kernelH, strideH, padTop, dilationH, lowH, highH);
   if (row >= 0)
     return invalid(call, "the window of output row " + std::to_string(row) +
                              " covers no element of " + what + " (input " +
                              formatShape(input) + ", output " +
                              formatShape(output) + ")");
-  int64_t col = findEmptyWindow(output.sizes[3], kernelW, strideW, padLeft,
-                                dilationW, lowW, highW);
+  int64_t col = memfmt::layout::findEmptyWindow(
+      output.sizes[3], kernelW, strideW, padLeft, dilationW, lowW, highW);
   if (col >= 0)
     return invalid(call, "the window of output column " + std::to_string(col) +
                              " covers no element of " + what + " (input " +

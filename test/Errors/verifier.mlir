@@ -36,6 +36,26 @@ func.func @covered(%x: tensor<1x3x2x9xf32>) -> tensor<1x3x1x9xf32> {
 
 // -----
 
+// The check takes constant time per window, whatever the kernel size (it
+// walked the taps, and the 2^29-tap MaxPool of an ONNX model took 16 s;
+// found by memfmt-fuzz-onnx). Walking these 2^40-tap windows would take
+// hours.
+func.func @huge_covered(%x: tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32> {
+  %y = memfmt.max_pool2d %x {kernel_size = array<i64: 1099511627777, 1>, stride = array<i64: 1, 1>, padding = array<i64: 549755813888, 0>, dilation = array<i64: 1, 1>} : tensor<1x1x5x3xf32> -> tensor<1x1x5x3xf32>
+  return %y : tensor<1x1x5x3xf32>
+}
+
+// -----
+
+// Dilation 2 from an odd offset: row 0's taps are all odd, none is 0.
+func.func @huge_empty(%x: tensor<1x1x1x3xf32>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{'memfmt.max_pool2d' op the window of output row 0 sees no input element (kernel [1099511627776, 1], dilation [2, 1], padding [1099511627775, 0, 1099511627777, 0], input [1, 3])}}
+  %y = memfmt.max_pool2d %x {kernel_size = array<i64: 1099511627776, 1>, stride = array<i64: 1, 1>, padding = array<i64: 1099511627775, 0, 1099511627777, 0>, dilation = array<i64: 2, 1>} : tensor<1x1x1x3xf32> -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}
+
+// -----
+
 // Found by memfmt-fuzz-ir: chunks = INT64_MAX overflowed the ceil division
 // of the piece size (signed overflow, UBSan), and on an empty dim asked for
 // INT64_MAX empty pieces. Both are now plain verifier errors.

@@ -17,6 +17,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+#include "memfmt/Layout/Windows.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -344,24 +345,20 @@ static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
            << " (dilated, with padding) does not fit the input "
            << formatList(in.drop_front(2));
   // With dilation a window can also fall between input elements (taps at
-  // -1 and 1 of a 1-high input): check every window's taps, as the runtime
-  // does.
+  // -1 and 1 of a 1-high input): check every window, as the runtime does
+  // (constant time per window, whatever the kernel size).
   int64_t outSizes[2] = {oh, ow}, padBegin[2] = {pad.top, pad.left};
-  for (int d = 0; d < 2; ++d)
-    for (int64_t o = 0; o < outSizes[d]; ++o) {
-      bool covered = false;
-      for (int64_t k = 0; k < kernel[d] && !covered; ++k) {
-        int64_t i = o * stride[d] - padBegin[d] + k * dilation[d];
-        covered = i >= 0 && i < in[2 + d];
-      }
-      if (!covered)
-        return op->emitOpError()
-               << "the window of output " << (d == 0 ? "row " : "column ")
-               << o << " sees no input element (kernel "
-               << formatList(kernel) << ", dilation " << formatList(dilation)
-               << ", padding " << formatList(padding) << ", input "
-               << formatList(in.drop_front(2)) << ")";
-    }
+  for (int d = 0; d < 2; ++d) {
+    int64_t o = layout::findEmptyWindow(outSizes[d], kernel[d], stride[d],
+                                        padBegin[d], dilation[d], 0, in[2 + d]);
+    if (o >= 0)
+      return op->emitOpError()
+             << "the window of output " << (d == 0 ? "row " : "column ") << o
+             << " sees no input element (kernel " << formatList(kernel)
+             << ", dilation " << formatList(dilation) << ", padding "
+             << formatList(padding) << ", input "
+             << formatList(in.drop_front(2)) << ")";
+  }
   for (Value result : op->getResults())
     if (failed(verifyShape(op, tensorType(result), {in[0], in[1], oh, ow},
                            "result")))
