@@ -12,11 +12,17 @@
 //     (arguments), the weights blob (memfmt.weight, packed in op order,
 //     64-byte aligned, laid out with the strides of their type; then the
 //     results of load-time ops, i.e. side-effect-free ops on weights only,
-//     such as memfmt.fold_batch_norm), or the activation arena. Ops that move no bytes alias their operand instead:
-//     conversions where source and result give every element the same
-//     offset (L3), and reshape/flatten of a contiguous tensor.
-//  2. Memory plan. Arena values are live from their definition to their
-//     last use (through aliases); a greedy first-fit by decreasing size
+//     such as memfmt.fold_batch_norm), or the activation arena. Ops that move
+//     no bytes alias their operand instead: conversions where source and result
+//     give every element the same offset (L3), and reshape/flatten of a
+//     contiguous tensor.
+//  2. Memory plan. A result may take the buffer of an operand whose last
+//     use is its op, where the kernel computes in place (a fused conv's
+//     residual, relu, add, batch norm; same shape, strides and type): the
+//     residual of a bottleneck block is then summed in place by the
+//     convolution instead of being copied into a fresh output first. Arena
+//     values are live from their definition to their last use (through
+//     aliases and shared buffers); a greedy first-fit by decreasing size
 //     places them at 64-byte aligned offsets so that values live at the
 //     same time never overlap. The arena size and the peak of live bytes go
 //     to the manifest.
@@ -50,10 +56,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -155,8 +161,8 @@ enum class Home { Arena, Weights, Input };
 
 struct Place {
   Home home = Home::Arena;
-  Value root;            ///< arena: the value owning the allocation
-  int64_t offset = 0;    ///< weights: byte offset; input: argument index
+  Value root;         ///< arena: the value owning the allocation
+  int64_t offset = 0; ///< weights: byte offset; input: argument index
 };
 
 class Lowering {
@@ -168,6 +174,7 @@ public:
 
 private:
   LogicalResult place();
+  void shareBuffers();
   void planArena();
   LogicalResult emitPrepare();
   LogicalResult emitForward();
@@ -258,8 +265,7 @@ LogicalResult Lowering::place() {
     // Side-effect-free ops on weights only run once, at load; their results
     // live in the weights blob after the parameters.
     if (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
-        isMemoryEffectFree(&op) &&
-        llvm::all_of(op.getOperands(), [&](Value v) {
+        isMemoryEffectFree(&op) && llvm::all_of(op.getOperands(), [&](Value v) {
           auto it = places.find(v);
           return it != places.end() && it->second.home == Home::Weights;
         })) {
@@ -303,6 +309,74 @@ LogicalResult Lowering::place() {
   return success();
 }
 
+/// The operands whose buffer `op`'s result may take: the runtime kernel
+/// computes in place for them (reads each element before writing it, and
+/// only there; runtime/lib/Validate.cpp allows exactly these).
+static SmallVector<OpOperand *> inPlaceCandidates(Operation *op) {
+  if (auto conv = dyn_cast<FusedConv2dOp>(op))
+    return conv.getResidual()
+               ? SmallVector<OpOperand *>{&conv.getResidualMutable()[0]}
+               : SmallVector<OpOperand *>{};
+  if (isa<AddOp>(op))
+    return {&op->getOpOperand(0), &op->getOpOperand(1)};
+  if (isa<ReluOp, BatchNormOp>(op))
+    return {&op->getOpOperand(0)};
+  return {};
+}
+
+void Lowering::shareBuffers() {
+  llvm::DenseMap<Value, Value> sharedWith; // merged root -> its buffer's root
+  auto rootOf = [&](Value v) -> Value {
+    auto it = places.find(v);
+    if (it == places.end() || it->second.home != Home::Arena)
+      return Value();
+    Value root = it->second.root;
+    while (Value next = sharedWith.lookup(root))
+      root = next;
+    return root;
+  };
+  auto spanOf = [](Value v) {
+    return spanBytes(cast<RankedTensorType>(v.getType()));
+  };
+  for (Operation &op : func.getBody().front()) {
+    if (op.getNumResults() != 1 || loadTimeOps.contains(&op))
+      continue;
+    Value result = op.getResult(0);
+    auto it = places.find(result);
+    if (it == places.end() || it->second.home != Home::Arena ||
+        it->second.root != result)
+      continue;
+    bool elementwise = !isa<FusedConv2dOp>(op);
+    for (OpOperand *operand : inPlaceCandidates(&op)) {
+      Value candidate = operand->get();
+      Value root = rootOf(candidate);
+      // The operand's buffer must be dead after this op, hold exactly the
+      // result's bytes, and be read by no other operand except (for an
+      // elementwise kernel) one with the result's very layout.
+      if (!root || candidate.getType() != result.getType() ||
+          lastUse.lookup(root) != opIndex[&op] ||
+          spanOf(root) != spanOf(result))
+        continue;
+      bool conflict = llvm::any_of(op.getOpOperands(), [&](OpOperand &other) {
+        return &other != operand && rootOf(other.get()) == root &&
+               (!elementwise || other.get().getType() != result.getType());
+      });
+      if (conflict)
+        continue;
+      sharedWith[result] = root;
+      lastUse[root] = std::max(lastUse[root], lastUse[result]);
+      break;
+    }
+  }
+  if (sharedWith.empty())
+    return;
+  for (auto &[value, place] : places)
+    if (place.home == Home::Arena)
+      place.root = rootOf(value);
+  llvm::erase_if(arenaRoots,
+                 [&](Value root) { return sharedWith.count(root) != 0; });
+}
+
 void Lowering::planArena() {
   struct Interval {
     Value root;
@@ -311,10 +385,9 @@ void Lowering::planArena() {
   std::vector<Interval> intervals;
   for (Value root : arenaRoots) {
     int64_t begin = opIndex[root.getDefiningOp()];
-    intervals.push_back({root, begin, lastUse[root],
-                         alignTo(spanBytes(cast<RankedTensorType>(
-                             root.getType()))),
-                         0});
+    intervals.push_back(
+        {root, begin, lastUse[root],
+         alignTo(spanBytes(cast<RankedTensorType>(root.getType()))), 0});
   }
   // Peak of live bytes: a lower bound for any plan.
   std::map<int64_t, int64_t> delta;
@@ -377,10 +450,9 @@ Value Lowering::viewAt(Value buffer, int64_t byteOffset,
   Location loc = func.getLoc();
   int64_t span = std::max<int64_t>(spanElements(type), 1);
   auto flatType = MemRefType::get({span}, type.getElementType());
-  Value flat = memref::ViewOp::create(builder, loc, flatType, buffer,
-                                      arith::ConstantIndexOp::create(
-                                          builder, loc, byteOffset),
-                                      ValueRange{});
+  Value flat = memref::ViewOp::create(
+      builder, loc, flatType, buffer,
+      arith::ConstantIndexOp::create(builder, loc, byteOffset), ValueRange{});
   SmallVector<int64_t> strides = getStrides(type);
   auto layout = StridedLayoutAttr::get(builder.getContext(), 0, strides);
   auto viewType =
@@ -468,8 +540,8 @@ LogicalResult Lowering::call(Operation *op, StringRef kernel, Type elementType,
   for (Value arg : args)
     operands.push_back(isa<MemRefType>(arg.getType()) ? unranked(arg) : arg);
   manifest.nodeNames.push_back(describe(op));
-  Value status =
-      func::CallOp::create(builder, op->getLoc(), callee, operands).getResult(0);
+  Value status = func::CallOp::create(builder, op->getLoc(), callee, operands)
+                     .getResult(0);
   // Return the status at once when the kernel fails.
   Value zero = arith::ConstantIntOp::create(builder, op->getLoc(), 0, 32);
   Value ok = arith::CmpIOp::create(builder, op->getLoc(),
@@ -504,14 +576,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto fold = dyn_cast<FoldBatchNormOp>(op)) {
     Value newBias = view(fold.getNewBias());
-    return call(op, "fold_batch_norm", elem(fold.getWeight()),
-                {view(fold.getWeight()),
-                 fold.getBias() ? view(fold.getBias()) : newBias,
-                 view(fold.getGamma()), view(fold.getBeta()),
-                 view(fold.getRunningMean()), view(fold.getRunningVar()),
-                 view(fold.getNewWeight()), newBias,
-                 f64(fold.getEps().convertToDouble()),
-                 i64(fold.getBias() ? 1 : 0)});
+    return call(
+        op, "fold_batch_norm", elem(fold.getWeight()),
+        {view(fold.getWeight()),
+         fold.getBias() ? view(fold.getBias()) : newBias, view(fold.getGamma()),
+         view(fold.getBeta()), view(fold.getRunningMean()),
+         view(fold.getRunningVar()), view(fold.getNewWeight()), newBias,
+         f64(fold.getEps().convertToDouble()), i64(fold.getBias() ? 1 : 0)});
   }
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     Padding2d pad = Padding2d::fromList(conv.getPadding());
@@ -550,16 +621,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return std::make_tuple(kernel, stride, pad);
   };
   if (auto pool = dyn_cast<MaxPool2dOp>(op)) {
-    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
-                                pool.getPadding());
+    auto [k, s, pad] =
+        poolArgs(pool.getKernelSize(), pool.getStride(), pool.getPadding());
     return call(op, "max_pool2d", elem(pool.getInput()),
                 {view(pool.getInput()), view(pool.getOutput()), i64(k[0]),
                  i64(k[1]), i64(s[0]), i64(s[1]), i64(pad.top), i64(pad.left),
                  i64(pool.getDilation()[0]), i64(pool.getDilation()[1])});
   }
   if (auto pool = dyn_cast<MaxPool2dWithIndicesOp>(op)) {
-    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
-                                pool.getPadding());
+    auto [k, s, pad] =
+        poolArgs(pool.getKernelSize(), pool.getStride(), pool.getPadding());
     return call(op, "max_pool2d_with_indices", elem(pool.getInput()),
                 {view(pool.getInput()), view(pool.getOutput()),
                  view(pool.getIndices()), i64(k[0]), i64(k[1]), i64(s[0]),
@@ -567,8 +638,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
                  i64(pool.getDilation()[0]), i64(pool.getDilation()[1])});
   }
   if (auto pool = dyn_cast<AvgPool2dOp>(op)) {
-    auto [k, s, pad] = poolArgs(pool.getKernelSize(), pool.getStride(),
-                                pool.getPadding());
+    auto [k, s, pad] =
+        poolArgs(pool.getKernelSize(), pool.getStride(), pool.getPadding());
     return call(op, "avg_pool2d", elem(pool.getInput()),
                 {view(pool.getInput()), view(pool.getOutput()), i64(k[0]),
                  i64(k[1]), i64(s[0]), i64(s[1]), i64(pad.top), i64(pad.left),
@@ -609,8 +680,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (auto cat = dyn_cast<CatOp>(op)) {
     // Copy each input into its slice of the output.
     auto outType = cast<RankedTensorType>(cat.getType());
-    int64_t dim = cat.getDim() < 0 ? cat.getDim() + outType.getRank()
-                                   : cat.getDim();
+    int64_t dim =
+        cat.getDim() < 0 ? cat.getDim() + outType.getRank() : cat.getDim();
     SmallVector<int64_t> strides = getStrides(outType);
     Place p = places.lookup(cat.getResult());
     int64_t base = arenaOffsets.lookup(p.root);
@@ -619,10 +690,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     for (Value input : cat.getTensors()) {
       auto inType = cast<RankedTensorType>(input.getType());
       auto slice = getTypeWithStrides(inType, strides);
-      Value dst = viewAt(arenaBuf, base + start * strides[dim] * elementBytes,
-                         slice);
-      if (failed(call(op, "copy", inType.getElementType(),
-                      {view(input), dst})))
+      Value dst =
+          viewAt(arenaBuf, base + start * strides[dim] * elementBytes, slice);
+      if (failed(call(op, "copy", inType.getElementType(), {view(input), dst})))
         return failure();
       start += inType.getDimSize(dim);
     }
@@ -630,8 +700,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto chunk = dyn_cast<ChunkOp>(op)) {
     auto inType = cast<RankedTensorType>(chunk.getInput().getType());
-    int64_t dim = chunk.getDim() < 0 ? chunk.getDim() + inType.getRank()
-                                     : chunk.getDim();
+    int64_t dim =
+        chunk.getDim() < 0 ? chunk.getDim() + inType.getRank() : chunk.getDim();
     SmallVector<int64_t> strides = getStrides(inType);
     Place p = places.lookup(chunk.getInput());
     int64_t elementBytes = (inType.getElementTypeBitWidth() + 7) / 8;
@@ -652,8 +722,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         src = viewAt(arenaBuf, arenaOffsets.lookup(p.root) + shift, slice);
         break;
       }
-      if (failed(call(op, "copy", pieceType.getElementType(),
-                      {src, view(piece)})))
+      if (failed(
+              call(op, "copy", pieceType.getElementType(), {src, view(piece)})))
         return failure();
       start += pieceType.getDimSize(dim);
     }
@@ -747,7 +817,8 @@ LogicalResult Lowering::run() {
     return func.emitError() << "expects a function body of one block";
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() || dtypeName(type.getElementType()).empty())
+    if (!type || !type.hasStaticShape() ||
+        dtypeName(type.getElementType()).empty())
       return func.emitError() << "argument #" << arg.getArgNumber()
                               << " must be a statically shaped f32, f16, "
                                  "bf16 or i64 tensor, got "
@@ -763,9 +834,10 @@ LogicalResult Lowering::run() {
   }
   for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);
-    if (!type || !type.hasStaticShape() || dtypeName(type.getElementType()).empty())
-      return func.emitError() << "result #" << i
-                              << " must be a statically shaped tensor";
+    if (!type || !type.hasStaticShape() ||
+        dtypeName(type.getElementType()).empty())
+      return func.emitError()
+             << "result #" << i << " must be a statically shaped tensor";
     TensorPlacement p;
     p.name = "output_" + std::to_string(i);
     p.elementType = dtypeName(type.getElementType());
@@ -777,6 +849,7 @@ LogicalResult Lowering::run() {
   }
   if (failed(place()))
     return failure();
+  shareBuffers();
   planArena();
   if (failed(emitPrepare()) || failed(emitForward()))
     return failure();

@@ -1,9 +1,9 @@
 // RUN: memfmt-opt %s -split-input-file --convert-memfmt-to-runtime | FileCheck %s
 
-// Each op becomes one kernel call on strided views (relu and add outputs are
-// live together: 2 x 512 B); a failing status
-// returns at once; the result is copied into the caller's buffer.
-// CHECK-LABEL: module attributes {memfmt.arena_bytes = 1024 : i64, memfmt.kernel_calls = 3 : i64, memfmt.peak_live_bytes = 1024 : i64, memfmt.weights_bytes = 0 : i64}
+// Each op becomes one kernel call on strided views (the add runs in place
+// on the relu's output: one 512 B slot); a failing status returns at once;
+// the result is copied into the caller's buffer.
+// CHECK-LABEL: module attributes {memfmt.arena_bytes = 512 : i64, memfmt.kernel_calls = 3 : i64, memfmt.peak_live_bytes = 512 : i64, memfmt.weights_bytes = 0 : i64}
 // CHECK: func.func private @memfmt_relu_f32(!llvm.ptr, i64, memref<*xf32>, memref<*xf32>) -> i32 attributes {llvm.emit_c_interface}
 // CHECK: func.func @memfmt_forward(%[[CTX:.+]]: !llvm.ptr, %[[ARENA:.+]]: memref<?xi8>, %[[W:.+]]: memref<?xi8>, %[[IN:.+]]: memref<?xi8>, %[[OUT:.+]]: memref<?xi8>) -> i32 attributes {llvm.emit_c_interface}
 // CHECK: memref.view %[[IN]]
@@ -23,10 +23,11 @@ func.func @relu_add(%x: tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>) ->
 
 // -----
 
-// The arena reuses memory: a chain of four 4 KiB values needs only two slots
-// at a time. L3 conversions and reshapes of contiguous tensors are aliases
-// (no call); weights are packed in the blob with their channels-last strides.
-// CHECK-LABEL: module attributes {memfmt.arena_bytes = 8192 : i64, memfmt.kernel_calls = 5 : i64, memfmt.peak_live_bytes = 8192 : i64, memfmt.weights_bytes = 64 : i64}
+// The arena reuses memory: a chain of three 4 KiB relus runs in place in
+// one slot, and the convolution's output takes 64 B more. L3 conversions
+// and reshapes of contiguous tensors are aliases (no call); weights are
+// packed in the blob with their channels-last strides.
+// CHECK-LABEL: module attributes {memfmt.arena_bytes = 4160 : i64, memfmt.kernel_calls = 5 : i64, memfmt.peak_live_bytes = 4160 : i64, memfmt.weights_bytes = 64 : i64}
 // CHECK-NOT: memfmt_copy_f32(%{{.*}}, %c2_i64
 // CHECK: memref.view %{{.+}}[%c0{{.*}}][] : memref<?xi8> to memref<16xf32>
 // CHECK-NEXT: memref.reinterpret_cast {{.*}} sizes: [4, 4, 1, 1], strides: [4, 1, 4, 4]
