@@ -20,9 +20,10 @@ memfmt's outputs match PyTorch's (f32: 1e-4, bf16: 3e-2 of max|torch|), and
 appends a dated table to bench/RESULTS.md.
 
 Share of peak: 2 x multiply-adds of the model per image (ResNet-18 1.82 G,
-ResNet-50 4.11 G at 224x224) x images/s, over --peak-gflops (default 320, the
-nominal fp32 peak of this project's 2-vCPU AVX-512 machines). Fast
-convolution algorithms can do fewer operations than that count.
+ResNet-50 4.11 G at 224x224) x images/s, over the fp32 peak at the thread
+count: measured by bench/cpu/peak.c (chains of FMAs on the widest vectors,
+best of 3, before the models run; --peak-gflops gives a figure instead).
+Fast convolution algorithms can do fewer operations than that count.
 
 Usage: bench/cpu/run.py [--models resnet18,resnet50] [--batches 1,8,32]
                         [--threads 2] [--rounds 3] [--iters 3] [--peers]
@@ -229,6 +230,20 @@ def run_peer_script(args):
     return python
 
 
+def measure_peak(work, threads):
+    """The fp32 FMA peak of `threads` threads, best of 3 (bench/cpu/peak.c)."""
+    exe = os.path.join(work, "peak")
+    subprocess.run(["cc", "-O2", "-march=native", "-ffp-contract=fast",
+                    "-pthread", os.path.join(ROOT, "bench/cpu/peak.c"), "-o",
+                    exe], check=True)
+    best = 0.0
+    for _ in range(3):
+        out = subprocess.run([exe, str(threads)], check=True,
+                             capture_output=True, text=True).stdout
+        best = max(best, float(out.split()[0]))
+    return best
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="resnet18,resnet50")
@@ -236,7 +251,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--iters", type=int, default=3)
-    p.add_argument("--peak-gflops", type=float, default=320.0)
+    p.add_argument("--peak-gflops", type=float, default=0.0,
+                   help="fp32 peak (default: measured by bench/cpu/peak.c)")
     p.add_argument("--peers", action="store_true",
                    help="also ONNX Runtime, OpenVINO and IREE from bench/.venv")
     p.add_argument("--no-record", action="store_true")
@@ -273,6 +289,12 @@ def main():
     subprocess.run([os.path.join(ROOT, "scripts/build.sh"), "memfmt-compile",
                     "memfmt-run"], check=True, stdout=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="memfmt-bench-")
+    peak_how = "given"
+    if not args.peak_gflops:
+        args.peak_gflops = measure_peak(work, args.threads)
+        peak_how = "measured by bench/cpu/peak.c"
+    log(f"fp32 peak at {args.threads} threads: {args.peak_gflops:.0f} GFLOP/s "
+        f"({peak_how})")
     rows = []
     for model_name in args.models.split(","):
         model = seeded_model(model_name, 0)
@@ -372,7 +394,8 @@ def main():
                     f"{' '.join(sys.argv[1:])}`. Images/s are medians of "
                     f"{args.rounds} interleaved rounds of {args.iters} "
                     f"iterations; the peak share counts 2 x multiply-adds "
-                    f"against {args.peak_gflops:.0f} GFLOP/s.\n\n{table}\n")
+                    f"against {args.peak_gflops:.0f} GFLOP/s ({peak_how})."
+                    f"\n\n{table}\n")
     return 0
 
 
