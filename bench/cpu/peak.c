@@ -23,13 +23,19 @@
 #else
 #define LANES 4
 #endif
+/* The chains, named so that each is its own register variable. */
 #define CHAINS 12
+#define FOR_EACH_CHAIN(M)                                                      \
+  M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
 #define ITERS 500000000L
 
 typedef float vec __attribute__((vector_size(LANES * 4)));
 
 /* Keeps a value in a vector register and opaque to the optimiser. */
 #define KEEP(x) __asm__ volatile("" : "+v"(x))
+#define START(c) vec x##c = a * (float)c;
+#define STEP(c) x##c = x##c * a + b; KEEP(x##c);
+#define SUM(c) + x##c[0]
 
 static void *run(void *out) {
   vec a, b;
@@ -37,23 +43,11 @@ static void *run(void *out) {
     a[l] = 0.999999f;
     b[l] = 1e-7f;
   }
-  vec x0 = a * (float)0;
-  vec x1 = a * (float)1;
-  vec x2 = a * (float)2;
-  vec x3 = a * (float)3;
-  vec x4 = a * (float)4;
-  vec x5 = a * (float)5;
-  vec x6 = a * (float)6;
-  vec x7 = a * (float)7;
-  vec x8 = a * (float)8;
-  vec x9 = a * (float)9;
-  vec x10 = a * (float)10;
-  vec x11 = a * (float)11;
+  FOR_EACH_CHAIN(START)
   for (long i = 0; i < ITERS; ++i) {
-    x0 = x0 * a + b; x1 = x1 * a + b; x2 = x2 * a + b; x3 = x3 * a + b; x4 = x4 * a + b; x5 = x5 * a + b; x6 = x6 * a + b; x7 = x7 * a + b; x8 = x8 * a + b; x9 = x9 * a + b; x10 = x10 * a + b; x11 = x11 * a + b;
-    KEEP(x0); KEEP(x1); KEEP(x2); KEEP(x3); KEEP(x4); KEEP(x5); KEEP(x6); KEEP(x7); KEEP(x8); KEEP(x9); KEEP(x10); KEEP(x11);
+    FOR_EACH_CHAIN(STEP)
   }
-  *(float *)out = x0[0] + x1[0] + x2[0] + x3[0] + x4[0] + x5[0] + x6[0] + x7[0] + x8[0] + x9[0] + x10[0] + x11[0];
+  *(float *)out = 0 FOR_EACH_CHAIN(SUM);
   return NULL;
 }
 
