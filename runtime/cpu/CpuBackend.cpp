@@ -40,7 +40,7 @@ public:
 #ifdef MEMFMT_HAVE_ONEDNN
     if (fast()) {
       dnn = std::make_unique<OneDnnEngine>();
-      conv = std::make_unique<OneDnnConv>(*dnn);
+      conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
     }

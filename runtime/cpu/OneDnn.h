@@ -158,7 +158,8 @@ private:
 
 class OneDnnConv {
 public:
-  explicit OneDnnConv(OneDnnEngine &dnn);
+  /// `winograd`: f32 3x3 convolutions may use Winograd's algorithm.
+  OneDnnConv(OneDnnEngine &dnn, bool winograd);
   ~OneDnnConv();
   bool run(KernelCall &call, const args::conv2d &a, memfmt_status_t &status);
   /// Drops every cached primitive and packed weight.
@@ -167,7 +168,10 @@ public:
 private:
   struct Entry;
   OneDnnEngine &dnn;
+  bool winograd;
   NodeCache<Entry> cache;
+  /// Blocked input and output of the Winograd convolutions (one at a time).
+  std::vector<char> blocked;
 };
 
 class OneDnnLinear {

@@ -43,6 +43,8 @@ struct BackendOptions {
   int device = 0;
   bool allowTf32 = false;
   int64_t workspaceLimit = int64_t(1) << 30;
+  /// CPU: f32 3x3 convolutions may use Winograd's algorithm.
+  bool winograd = true;
 };
 
 /// Runs kernels on one device family. Not thread-safe (one per context).

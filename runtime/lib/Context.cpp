@@ -6,7 +6,7 @@
 //
 // The context half of memfmt_runtime.h: option defaults and their
 // environment variables (MEMFMT_KERNELS, MEMFMT_NUM_THREADS,
-// OMP_NUM_THREADS, and for CUDA MEMFMT_CUDA_DEVICE, MEMFMT_ALLOW_TF32,
+// OMP_NUM_THREADS, MEMFMT_WINOGRAD, and for CUDA MEMFMT_CUDA_DEVICE, MEMFMT_ALLOW_TF32,
 // MEMFMT_CUDA_GRAPH, MEMFMT_CUDNN_WORKSPACE_MB), backend creation, error
 // messages and the per-node profile. The kernels' entry points are in
 // EntryPoints.cpp, the device functions in Device.cpp.
@@ -112,7 +112,8 @@ bool resolveThreads(memfmt_context_options_t &options, std::string &error) {
 /// Resolves a memfmt_switch_t from environment variable `name`. Returns
 /// false and sets `error` for a value that is neither on nor off.
 bool resolveSwitch(memfmt_switch_t &value, const char *name,
-                   std::string &error) {
+                   std::string &error,
+                   memfmt_switch_t unset = MEMFMT_SWITCH_OFF) {
   if (value == MEMFMT_SWITCH_ON || value == MEMFMT_SWITCH_OFF)
     return true;
   if (value != MEMFMT_SWITCH_DEFAULT) {
@@ -121,7 +122,7 @@ bool resolveSwitch(memfmt_switch_t &value, const char *name,
             name;
     return false;
   }
-  value = MEMFMT_SWITCH_OFF;
+  value = unset;
   const char *text = getEnv(name);
   if (!text)
     return true;
@@ -131,8 +132,10 @@ bool resolveSwitch(memfmt_switch_t &value, const char *name,
       return true;
     }
   for (const char *off : {"0", "off", "false", "no"})
-    if (std::strcmp(text, off) == 0)
+    if (std::strcmp(text, off) == 0) {
+      value = MEMFMT_SWITCH_OFF;
       return true;
+    }
   error = std::string(name) + " is '" + text + "'; expected 1 or 0";
   return false;
 }
@@ -236,6 +239,7 @@ void memfmt_context_options_init(memfmt_context_options_t *opts) {
   opts->allow_tf32 = MEMFMT_SWITCH_DEFAULT;
   opts->cuda_graph = MEMFMT_SWITCH_DEFAULT;
   opts->workspace_limit = 0;
+  opts->winograd = MEMFMT_SWITCH_DEFAULT;
 }
 
 memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
@@ -263,7 +267,9 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
                       out_ctx);
   std::string error;
   if (!resolveKernels(options, error) || !resolveThreads(options, error) ||
-      !resolveCudaOptions(options, error))
+      !resolveCudaOptions(options, error) ||
+      !resolveSwitch(options.winograd, "MEMFMT_WINOGRAD", error,
+                     MEMFMT_SWITCH_ON))
     return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, error, out_ctx);
 
   BackendOptions backendOptions;
@@ -271,6 +277,7 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
   backendOptions.device = options.device;
   backendOptions.allowTf32 = options.allow_tf32 == MEMFMT_SWITCH_ON;
   backendOptions.workspaceLimit = options.workspace_limit;
+  backendOptions.winograd = options.winograd == MEMFMT_SWITCH_ON;
   try {
     auto ctx = std::make_unique<memfmt_context>();
     ctx->options = options;

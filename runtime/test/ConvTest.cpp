@@ -343,4 +343,129 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
               "after forgetting");
 }
 
+//===----------------------------------------------------------------------===//
+// Winograd
+//===----------------------------------------------------------------------===//
+
+struct WinogradCase {
+  const char *name;
+  int64_t n, c, h, w, o;
+  int64_t padTop, padLeft, padBottom, padRight;
+  bool bias, relu;
+};
+
+/// 3x3 convolutions with unit stride and dilation and one group, the
+/// convolutions Winograd may compute: ResNet-like, odd, one-pixel and
+/// unpadded planes, asymmetric padding, and few channels (which oneDNN pads
+/// to its vector width).
+const WinogradCase kWinogradCases[] = {
+    {"ResNetLike", 2, 32, 14, 14, 32, 1, 1, 1, 1, true, true},
+    {"OddPlaneWideOutput", 1, 16, 9, 13, 48, 1, 1, 1, 1, true, false},
+    {"Unpadded", 3, 16, 6, 7, 16, 0, 0, 0, 0, false, true},
+    {"OnePixel", 2, 64, 1, 1, 16, 1, 1, 1, 1, true, true},
+    {"AsymmetricPadding", 1, 16, 5, 8, 32, 1, 0, 0, 1, false, false},
+    {"ThreeChannels", 2, 3, 8, 8, 16, 1, 1, 1, 1, true, true},
+};
+
+/// Winograd's F(4x4, 3x3) transforms input tiles, weights and products
+/// with coefficients up to 4 and down to 1/24, so its rounding differs from
+/// direct summation's; on these cases it stays within the same bound
+/// (floatSumFactor), which the test holds it to.
+TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  for (memfmt_switch_t winograd : {MEMFMT_SWITCH_ON, MEMFMT_SWITCH_OFF}) {
+    memfmt_context_options_t options;
+    memfmt_context_options_init(&options);
+    options.kernels = MEMFMT_KERNELS_FAST;
+    options.winograd = winograd;
+    memfmt_context_t *ctx = nullptr;
+    ASSERT_EQ(memfmt_context_create(&options, &ctx), MEMFMT_STATUS_OK);
+    memfmt_context_set_profiling(ctx, 1);
+    int64_t node = 0, winogradRuns = 0;
+    for (const WinogradCase &cs : kWinogradCases) {
+      ConvAttrs a{1, 1, cs.padTop, cs.padLeft, cs.padBottom, cs.padRight,
+                  1, 1, 1,         cs.bias,    false,        cs.relu};
+      int64_t oh = convOutSize(cs.h, 3, 1, cs.padTop, cs.padBottom, 1);
+      int64_t ow = convOutSize(cs.w, 3, 1, cs.padLeft, cs.padRight, 1);
+      for (Layout layout : {C, CL, S}) {
+        Layout outLayout = layout == S ? CL : layout;
+        Tensor in({cs.n, cs.c, cs.h, cs.w}, layout);
+        Tensor w({cs.o, cs.c, 3, 3}, layout), b({cs.o});
+        Tensor out({cs.n, cs.o, oh, ow}, outLayout);
+        in.fillRandom(11);
+        w.fillRandom(12);
+        b.fillRandom(13);
+        std::string what =
+            std::string(cs.name) + " input " + in.describe() + " output " +
+            out.describe() +
+            (winograd == MEMFMT_SWITCH_ON ? ", Winograd on" : ", Winograd off");
+        ASSERT_EQ(_mlir_ciface_memfmt_conv2d_f32(
+                      ctx, node, in.memref(), w.memref(),
+                      cs.bias ? b.memref() : out.memref(), out.memref(),
+                      out.memref(), 1, 1, cs.padTop, cs.padLeft, cs.padBottom,
+                      cs.padRight, 1, 1, 1, cs.bias, 0, cs.relu),
+                  MEMFMT_STATUS_OK)
+            << what << ": " << memfmt_context_last_error(ctx);
+        std::string impl;
+        int64_t count = 0;
+        memfmt_context_profile_count(ctx, &count);
+        for (int64_t i = 0; i < count; ++i) {
+          memfmt_profile_entry_t entry;
+          memfmt_context_profile_entry(ctx, i, &entry);
+          if (entry.node == node)
+            impl = entry.impl;
+        }
+        bool ranWinograd = impl == "onednn_winograd";
+        winogradRuns += ranWinograd;
+        if (winograd == MEMFMT_SWITCH_OFF)
+          EXPECT_FALSE(ranWinograd) << what;
+        EXPECT_EQ(impl.rfind("onednn", 0), 0u) << what << ": ran " << impl;
+        int64_t terms = cs.c * 9;
+        expectClose(out, naiveConv(in, w, cs.bias ? &b : nullptr, nullptr, a),
+                    floatSumFactor(terms), what + " (" + impl + ")");
+        ++node;
+      }
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    // oneDNN 2.6 has Winograd kernels for AVX-512 (avx512_core).
+    if (winograd == MEMFMT_SWITCH_ON && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      EXPECT_GT(winogradRuns, 0) << "no case ran Winograd on an AVX-512 CPU";
+#endif
+    memfmt_context_destroy(ctx);
+  }
+}
+
+/// MEMFMT_WINOGRAD=0 turns it off by default; a bad value is an error.
+TEST(ConvWinogradTest, EnvironmentVariable) {
+  for (const char *value : {"0", "off"}) {
+    setenv("MEMFMT_WINOGRAD", value, 1);
+    memfmt_context_options_t options;
+    memfmt_context_options_init(&options);
+    memfmt_context_t *ctx = nullptr;
+    ASSERT_EQ(memfmt_context_create(&options, &ctx), MEMFMT_STATUS_OK);
+    memfmt_context_options_t resolved;
+    memfmt_context_get_options(ctx, &resolved);
+    EXPECT_EQ(resolved.winograd, MEMFMT_SWITCH_OFF) << value;
+    memfmt_context_destroy(ctx);
+  }
+  setenv("MEMFMT_WINOGRAD", "maybe", 1);
+  memfmt_context_t *ctx = nullptr;
+  EXPECT_EQ(memfmt_context_create(nullptr, &ctx),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(memfmt_context_last_error(nullptr))
+                .find("MEMFMT_WINOGRAD is 'maybe'"),
+            std::string::npos);
+  unsetenv("MEMFMT_WINOGRAD");
+  memfmt_context_options_t options;
+  memfmt_context_options_init(&options);
+  ASSERT_EQ(memfmt_context_create(&options, &ctx), MEMFMT_STATUS_OK);
+  memfmt_context_options_t resolved;
+  memfmt_context_get_options(ctx, &resolved);
+  EXPECT_EQ(resolved.winograd, MEMFMT_SWITCH_ON);
+  memfmt_context_destroy(ctx);
+}
+
 } // namespace

@@ -9,6 +9,7 @@
 //   memfmt-run DIR [--input FILE.npy | --input random[:SEED]]
 //              [--output FILE.npy] [--check] [--bench N] [--profile] [--json]
 //              [--weights SOURCE] [--threads N] [--cuda-graph] [--tf32]
+//              [--no-winograd]
 //
 // It loads the compiled model directory DIR into a context of the model's
 // target (the CPU, or a CUDA GPU for memfmt-compile --target cuda), runs it once
@@ -32,6 +33,8 @@
 //              replay it (MEMFMT_CUDA_GRAPH=1 does the same).
 //   --tf32     (CUDA) let f32 convolutions and linear layers use TF32 tensor
 //              cores (MEMFMT_ALLOW_TF32=1 does the same).
+//   --no-winograd  (CPU) compute f32 3x3 convolutions directly, never by
+//              Winograd's algorithm (MEMFMT_WINOGRAD=0 does the same).
 //   --cpu      run a model of any target on the CPU (the compiled code is the
 //              same for every target; the runtime dispatches), e.g. a CUDA
 //              model on a machine without a GPU.
@@ -117,6 +120,8 @@ options:
   --tf32                CUDA models: allow TF32 for f32 convolutions and
                         linear layers (or MEMFMT_ALLOW_TF32=1); --check then
                         allows 1e-2
+  --no-winograd         CPU: compute f32 3x3 convolutions directly, never by
+                        Winograd's algorithm (or MEMFMT_WINOGRAD=0)
   --cpu                 run a model of any target (a CUDA model) on the CPU
   -h, --help            print this help
 
@@ -146,6 +151,7 @@ struct Options {
   int32_t Threads = 0;
   bool CudaGraph = false;
   bool Tf32 = false;
+  bool NoWinograd = false;
   bool Cpu = false;
 };
 
@@ -251,6 +257,9 @@ Options parseArgs(int Argc, char **Argv) {
     } else if (Name == "--tf32") {
       NoValue();
       Opts.Tf32 = true;
+    } else if (Name == "--no-winograd") {
+      NoValue();
+      Opts.NoWinograd = true;
     } else if (Name == "--cpu") {
       NoValue();
       Opts.Cpu = true;
@@ -291,6 +300,8 @@ ContextPtr createContext(memfmt_kernels_t Kernels, const Options &Opts,
   memfmt_context_options_init(&Options);
   Options.kernels = Kernels;
   Options.num_threads = Opts.Threads;
+  if (Opts.NoWinograd)
+    Options.winograd = MEMFMT_SWITCH_OFF;
   if (Target == "cuda") {
     Options.backend = MEMFMT_BACKEND_CUDA;
     if (Opts.CudaGraph)
@@ -889,9 +900,14 @@ void printText(const Report &R) {
               humanBytes(I.arena_bytes).c_str(),
               humanBytes(I.peak_live_bytes).c_str(),
               humanBytes(I.weights_bytes).c_str(), I.weights_source);
-  std::printf(
-      "context    %s kernels%s, %d threads\n", kernelsName(R.Context.kernels),
-      memfmt_runtime_has_onednn() ? " (oneDNN)" : "", R.Context.num_threads);
+  std::printf("context    %s kernels%s, %d threads%s\n",
+              kernelsName(R.Context.kernels),
+              memfmt_runtime_has_onednn() ? " (oneDNN)" : "",
+              R.Context.num_threads,
+              R.Context.kernels == MEMFMT_KERNELS_FAST &&
+                      R.Context.winograd == MEMFMT_SWITCH_OFF
+                  ? ", no Winograd"
+                  : "");
   if (!R.Device.empty())
     std::printf("device     %s; CUDA graph %s, TF32 %s\n", R.Device.c_str(),
                 R.CudaGraph ? "on" : "off", R.Tf32 ? "on" : "off");
@@ -973,6 +989,7 @@ void printJson(const Report &R) {
   J.field("kernels", kernelsName(R.Context.kernels));
   J.field("onednn", memfmt_runtime_has_onednn() != 0);
   J.field("threads", static_cast<int64_t>(R.Context.num_threads));
+  J.field("winograd", R.Context.winograd == MEMFMT_SWITCH_ON);
   if (!R.Device.empty()) {
     J.field("device", R.Device);
     J.field("cuda_graph", R.CudaGraph);
