@@ -151,11 +151,30 @@ struct OneDnnConv::Entry {
 
   /// Creates the primitives and packs the weights; leaves `usable` false
   /// when oneDNN has no implementation. Throws dnnl::error when oneDNN
-  /// rejects the description.
+  /// rejects the description. A Winograd build that fails anywhere falls
+  /// back to the direct algorithm.
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
              bool constantWeights, bool winogradAllowed,
              std::vector<char> &blocked) {
+    if (winogradAllowed && winogradCandidate(a, dtype)) {
+      try {
+        buildWith(dnn, counters, a, dtype, format, reorderInput,
+                  constantWeights, /*tryWinograd=*/true, blocked);
+        if (usable)
+          return;
+      } catch (const dnnl::error &) {
+      }
+      *this = Entry(PrimitiveKey(key)); // Drop the half-built attempt.
+    }
+    buildWith(dnn, counters, a, dtype, format, reorderInput, constantWeights,
+              /*tryWinograd=*/false, blocked);
+  }
+
+  void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
+                 const args::conv2d &a, DType dtype, Tag format,
+                 bool reorderInput, bool constantWeights, bool tryWinograd,
+                 std::vector<char> &blocked) {
     this->reorderInput = reorderInput;
     packedOnce = constantWeights;
     const TensorView &w = a.weight;
@@ -198,7 +217,7 @@ struct OneDnnConv::Entry {
         {a.pad_top, a.pad_left}, {a.pad_bottom, a.pad_right});
     dnnl::convolution_forward::primitive_desc pd(desc, attr, dnn.engine,
                                                  /*allow_empty=*/true);
-    if (winogradAllowed && winogradCandidate(a, dtype)) {
+    if (tryWinograd) {
       dnnl::convolution_forward::desc winogradDesc(
           dnnl::prop_kind::forward_inference,
           dnnl::algorithm::convolution_winograd,
@@ -221,8 +240,8 @@ struct OneDnnConv::Entry {
     weights = memory(pd.weights_desc(), dnn.engine);
     memory packFrom = userWeights;
     if (winograd) {
-      plainWeights = memory(memory::desc(weightDims, type, Tag::oihw),
-                            dnn.engine);
+      plainWeights =
+          memory(memory::desc(weightDims, type, Tag::oihw), dnn.engine);
       weightPlain.reset(dnnl::reorder(userWeights, plainWeights));
       weightPlain.bind(DNNL_ARG_FROM, userWeights);
       weightPlain.bind(DNNL_ARG_TO, plainWeights);
