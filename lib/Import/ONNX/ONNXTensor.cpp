@@ -453,7 +453,13 @@ mlir::memfmt::onnx_import::decodeTensor(const onnx::TensorProto &proto,
     }
     bytes->assign(raw.begin(), raw.end());
   } else {
-    bytes->resize(expectedBytes);
+    // The typed fields hold at most `present` values: a shape that needs
+    // more is an error below, and must not allocate what it declares first
+    // (up to 2^40 elements; found by memfmt-fuzz-onnx).
+    int64_t present = proto.float_data_size() + proto.double_data_size() +
+                      proto.int64_data_size() + proto.uint64_data_size() +
+                      proto.int32_data_size();
+    bytes->resize(count <= present ? expectedBytes : 0);
     uint8_t *out = bytes->data();
     int64_t found = 0;
     const char *field = "";

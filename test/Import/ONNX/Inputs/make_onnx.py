@@ -481,6 +481,13 @@ def init_wrong_typed_size():
 
 
 @model
+def init_huge_typed():
+    # 2^38 floats declared (1 TiB), one given: an error, not an allocation.
+    w = bare_tensor("w", [1 << 19, 1 << 19, 1, 1], [1.0])
+    return conv_with(w, init("b", rand(3)))
+
+
+@model
 def init_no_data():
     return conv_with(bare_tensor("w", [3, 2, 3, 3]),
                      init("b", rand(3)))
