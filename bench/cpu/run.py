@@ -23,6 +23,8 @@ Share of peak: 2 x multiply-adds of the model per image (ResNet-18 1.82 G,
 ResNet-50 4.11 G at 224x224) x images/s, over the fp32 peak at the thread
 count: measured by bench/cpu/peak.c (chains of FMAs on the widest vectors,
 best of 3, before the models run; --peak-gflops gives a figure instead).
+bf16 rows use the same fp32 figure; the bf16 dot-product peak, measured the
+same way, is printed and recorded beside it.
 Fast convolution algorithms can do fewer operations than that count.
 
 Usage: bench/cpu/run.py [--models resnet18,resnet50] [--batches 1,8,32]
@@ -230,17 +232,22 @@ def run_peer_script(args):
     return python
 
 
-def measure_peak(work, threads):
-    """The fp32 FMA peak of `threads` threads, best of 3 (bench/cpu/peak.c)."""
+def measure_peak(work, threads, kind=""):
+    """The fp32 FMA peak (kind "") or bf16 dot-product peak (kind "bf16") of
+    `threads` threads in GFLOP/s, best of 3 (bench/cpu/peak.c); None where
+    the CPU has no such instructions."""
     exe = os.path.join(work, "peak")
-    subprocess.run(["cc", "-O2", "-march=native", "-ffp-contract=fast",
-                    "-pthread", os.path.join(ROOT, "bench/cpu/peak.c"), "-o",
-                    exe], check=True)
+    if not os.path.exists(exe):
+        subprocess.run(["cc", "-O2", "-march=native", "-ffp-contract=fast",
+                        "-pthread", os.path.join(ROOT, "bench/cpu/peak.c"),
+                        "-o", exe], check=True)
     best = 0.0
     for _ in range(3):
-        out = subprocess.run([exe, str(threads)], check=True,
-                             capture_output=True, text=True).stdout
-        best = max(best, float(out.split()[0]))
+        run = subprocess.run([exe, str(threads)] + ([kind] if kind else []),
+                             capture_output=True, text=True)
+        if run.returncode:
+            return None
+        best = max(best, float(run.stdout.split()[0]))
     return best
 
 
@@ -295,6 +302,13 @@ def main():
         peak_how = "measured by bench/cpu/peak.c"
     log(f"fp32 peak at {args.threads} threads: {args.peak_gflops:.0f} GFLOP/s "
         f"({peak_how})")
+    bf16_peak = measure_peak(work, args.threads, "bf16")
+    bf16_note = ("" if bf16_peak is None else
+                 f" The bf16 dot-product peak measured the same way is "
+                 f"{bf16_peak:.0f} GFLOP/s.")
+    log(f"bf16 dot-product peak: " +
+        ("none (no AVX-512 BF16)" if bf16_peak is None
+         else f"{bf16_peak:.0f} GFLOP/s"))
     rows = []
     for model_name in args.models.split(","):
         model = seeded_model(model_name, 0)
@@ -395,7 +409,7 @@ def main():
                     f"{args.rounds} interleaved rounds of {args.iters} "
                     f"iterations; the peak share counts 2 x multiply-adds "
                     f"against {args.peak_gflops:.0f} GFLOP/s ({peak_how})."
-                    f"\n\n{table}\n")
+                    f"{bf16_note}\n\n{table}\n")
     return 0
 
 
