@@ -119,6 +119,12 @@ public:
     assert(count < arguments.size() && "too many primitive arguments");
     arguments[count++] = {argument, memory.get()};
   }
+  /// Becomes a reorder from `from` to `to`, bound to both.
+  void resetReorder(const dnnl::memory &from, const dnnl::memory &to) {
+    reset(dnnl::reorder(from, to));
+    bind(DNNL_ARG_FROM, from);
+    bind(DNNL_ARG_TO, to);
+  }
   explicit operator bool() const { return static_cast<bool>(primitive); }
   /// Runs the primitive on `dnn`'s stream and waits; throws dnnl::error.
   void execute(OneDnnEngine &dnn, memfmt_context_counters_t &counters) const;

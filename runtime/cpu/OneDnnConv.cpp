@@ -242,14 +242,10 @@ struct OneDnnConv::Entry {
     if (winograd) {
       plainWeights =
           memory(memory::desc(weightDims, type, Tag::oihw), dnn.engine);
-      weightPlain.reset(dnnl::reorder(userWeights, plainWeights));
-      weightPlain.bind(DNNL_ARG_FROM, userWeights);
-      weightPlain.bind(DNNL_ARG_TO, plainWeights);
+      weightPlain.resetReorder(userWeights, plainWeights);
       packFrom = plainWeights;
     }
-    weightPack.reset(dnnl::reorder(packFrom, weights));
-    weightPack.bind(DNNL_ARG_FROM, packFrom);
-    weightPack.bind(DNNL_ARG_TO, weights);
+    weightPack.resetReorder(packFrom, weights);
     if (constantWeights) {
       userWeights.set_data_handle(w.data);
       packWeights(dnn, counters);
@@ -265,22 +261,16 @@ struct OneDnnConv::Entry {
       size_t bytes = blockedInputBytes + pd.dst_desc().get_size();
       if (blocked.size() < bytes)
         blocked.resize(bytes);
-      toBlocked.reset(dnnl::reorder(userInput, blockedInput));
-      toBlocked.bind(DNNL_ARG_FROM, userInput);
-      toBlocked.bind(DNNL_ARG_TO, blockedInput);
+      toBlocked.resetReorder(userInput, blockedInput);
       userOutput = output;
-      fromBlocked.reset(dnnl::reorder(blockedOutput, userOutput));
-      fromBlocked.bind(DNNL_ARG_FROM, blockedOutput);
-      fromBlocked.bind(DNNL_ARG_TO, userOutput);
+      fromBlocked.resetReorder(blockedOutput, userOutput);
       counters.primitives_built += 2;
       input = blockedInput;
       output = blockedOutput;
     } else if (reorderInput) {
       userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
       input = memory(inputDesc, dnn.engine); // Scratch, owned here.
-      inputReorder.reset(dnnl::reorder(userInput, input));
-      inputReorder.bind(DNNL_ARG_FROM, userInput);
-      inputReorder.bind(DNNL_ARG_TO, input);
+      inputReorder.resetReorder(userInput, input);
       ++counters.primitives_built;
     } else {
       input = memory(inputDesc, dnn.engine, DNNL_MEMORY_NONE);
@@ -297,9 +287,7 @@ struct OneDnnConv::Entry {
     if (sumPostOp) {
       residual =
           memory(descOf(a.residual, dtype), dnn.engine, DNNL_MEMORY_NONE);
-      residualCopy.reset(dnnl::reorder(residual, output));
-      residualCopy.bind(DNNL_ARG_FROM, residual);
-      residualCopy.bind(DNNL_ARG_TO, output);
+      residualCopy.resetReorder(residual, output);
       ++counters.primitives_built;
     }
     if (residualOutside)

@@ -375,13 +375,10 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
   if (!memfmt_runtime_has_onednn())
     GTEST_SKIP() << "no oneDNN in this build";
   for (memfmt_switch_t winograd : {MEMFMT_SWITCH_ON, MEMFMT_SWITCH_OFF}) {
-    memfmt_context_options_t options;
-    memfmt_context_options_init(&options);
-    options.kernels = MEMFMT_KERNELS_FAST;
+    memfmt_context_options_t options =
+        TestContext::optionsFor(MEMFMT_KERNELS_FAST);
     options.winograd = winograd;
-    memfmt_context_t *ctx = nullptr;
-    ASSERT_EQ(memfmt_context_create(&options, &ctx), MEMFMT_STATUS_OK);
-    memfmt_context_set_profiling(ctx, 1);
+    TestContext ctx(options);
     int64_t node = 0, winogradRuns = 0;
     for (const WinogradCase &cs : kWinogradCases) {
       ConvAttrs a{1, 1, cs.padTop, cs.padLeft, cs.padBottom, cs.padRight,
@@ -406,16 +403,8 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
                       out.memref(), 1, 1, cs.padTop, cs.padLeft, cs.padBottom,
                       cs.padRight, 1, 1, 1, cs.bias, 0, cs.relu),
                   MEMFMT_STATUS_OK)
-            << what << ": " << memfmt_context_last_error(ctx);
-        std::string impl;
-        int64_t count = 0;
-        memfmt_context_profile_count(ctx, &count);
-        for (int64_t i = 0; i < count; ++i) {
-          memfmt_profile_entry_t entry;
-          memfmt_context_profile_entry(ctx, i, &entry);
-          if (entry.node == node)
-            impl = entry.impl;
-        }
+            << what << ": " << ctx.lastError();
+        std::string impl = ctx.implOf(node);
         bool ranWinograd = impl == "onednn_winograd";
         winogradRuns += ranWinograd;
         if (winograd == MEMFMT_SWITCH_OFF)
@@ -434,7 +423,6 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
         __builtin_cpu_supports("avx512vl"))
       EXPECT_GT(winogradRuns, 0) << "no case ran Winograd on an AVX-512 CPU";
 #endif
-    memfmt_context_destroy(ctx);
   }
 }
 

@@ -51,17 +51,25 @@ inline double floatSumFactor(int64_t terms) {
 /// Owns a context; profiling is on.
 class TestContext {
 public:
-  explicit TestContext(memfmt_kernels_t kernels, int32_t threads = 0) {
-    memfmt_context_options_t options;
-    memfmt_context_options_init(&options);
-    options.kernels = kernels;
-    options.num_threads = threads;
+  explicit TestContext(memfmt_kernels_t kernels, int32_t threads = 0)
+      : TestContext(optionsFor(kernels, threads)) {}
+  explicit TestContext(const memfmt_context_options_t &options) {
     memfmt_status_t status = memfmt_context_create(&options, &ctx);
     EXPECT_EQ(status, MEMFMT_STATUS_OK) << memfmt_context_last_error(nullptr);
     if (ctx)
       memfmt_context_set_profiling(ctx, 1);
   }
   ~TestContext() { memfmt_context_destroy(ctx); }
+
+  /// The default options with `kernels` and `threads`.
+  static memfmt_context_options_t optionsFor(memfmt_kernels_t kernels,
+                                             int32_t threads = 0) {
+    memfmt_context_options_t options;
+    memfmt_context_options_init(&options);
+    options.kernels = kernels;
+    options.num_threads = threads;
+    return options;
+  }
   TestContext(const TestContext &) = delete;
   TestContext &operator=(const TestContext &) = delete;
 
