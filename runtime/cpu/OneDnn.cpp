@@ -78,6 +78,16 @@ std::string cpu::describeError(const char *what, const dnnl::error &error) {
          std::to_string(static_cast<int>(error.status)) + ")";
 }
 
+void cpu::AlignedScratch::grow(size_t bytes) {
+  if (bytes <= capacity)
+    return;
+  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  storage.reset(static_cast<char *>(std::aligned_alloc(kAlign, rounded)));
+  if (!storage)
+    throw std::bad_alloc();
+  capacity = rounded;
+}
+
 bool cpu::hasPositiveStrides(const TensorView &t) {
   for (int64_t d = 0; d < t.rank; ++d)
     if (t.sizes[d] > 1 && t.strides[d] <= 0)

@@ -40,6 +40,7 @@
 
 #include <array>
 #include <cassert>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -162,6 +163,25 @@ private:
   std::unordered_map<int64_t, std::unique_ptr<Entry>> entries;
 };
 
+/// A grow-only scratch buffer aligned to a cache line (64 bytes, the
+/// alignment oneDNN gives its own memory objects). A std::vector<char> of
+/// that size is only as aligned as malloc makes it (16 bytes past a page),
+/// so every 64-byte vector load of a jit kernel would straddle two lines.
+class AlignedScratch {
+public:
+  static constexpr size_t kAlign = 64;
+  /// Makes room for at least `bytes`; the contents are not kept.
+  void grow(size_t bytes);
+  char *data() const { return storage.get(); }
+
+private:
+  struct Free {
+    void operator()(char *p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> storage;
+  size_t capacity = 0;
+};
+
 class OneDnnConv {
 public:
   /// `winograd`: f32 3x3 convolutions may use Winograd's algorithm.
@@ -177,7 +197,7 @@ private:
   bool winograd;
   NodeCache<Entry> cache;
   /// Blocked input and output of the Winograd convolutions (one at a time).
-  std::vector<char> blocked;
+  AlignedScratch blocked;
 };
 
 class OneDnnLinear {

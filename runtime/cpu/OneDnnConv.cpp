@@ -156,7 +156,7 @@ struct OneDnnConv::Entry {
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
              bool constantWeights, bool winogradAllowed,
-             std::vector<char> &blocked) {
+             AlignedScratch &blocked) {
     if (winogradAllowed && winogradCandidate(a, dtype)) {
       try {
         buildWith(dnn, counters, a, dtype, format, reorderInput,
@@ -174,7 +174,7 @@ struct OneDnnConv::Entry {
   void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
                  const args::conv2d &a, DType dtype, Tag format,
                  bool reorderInput, bool constantWeights, bool tryWinograd,
-                 std::vector<char> &blocked) {
+                 AlignedScratch &blocked) {
     this->reorderInput = reorderInput;
     packedOnce = constantWeights;
     const TensorView &w = a.weight;
@@ -257,10 +257,10 @@ struct OneDnnConv::Entry {
       userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
       blockedInput = memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
       blockedOutput = memory(pd.dst_desc(), dnn.engine, DNNL_MEMORY_NONE);
-      blockedInputBytes = (pd.src_desc().get_size() + 63) / 64 * 64;
-      size_t bytes = blockedInputBytes + pd.dst_desc().get_size();
-      if (blocked.size() < bytes)
-        blocked.resize(bytes);
+      constexpr size_t align = AlignedScratch::kAlign;
+      blockedInputBytes =
+          (pd.src_desc().get_size() + align - 1) / align * align;
+      blocked.grow(blockedInputBytes + pd.dst_desc().get_size());
       toBlocked.resetReorder(userInput, blockedInput);
       userOutput = output;
       fromBlocked.resetReorder(blockedOutput, userOutput);

@@ -17,8 +17,9 @@
 //     give every element the same offset (L3), and reshape/flatten of a
 //     contiguous tensor.
 //  2. Memory plan. A result may take the buffer of an operand whose last
-//     use is its op, where the kernel computes in place (a fused conv's
-//     residual, relu, add, batch norm; same shape, strides and type): the
+//     use is its op, where the kernel computes in place (the operands an op
+//     names through InPlaceOpInterface: a fused conv's residual, relu, add,
+//     batch norm; same shape, strides and type): the
 //     residual of a bottleneck block is then summed in place by the
 //     convolution instead of being copied into a fresh output first. Arena
 //     values are live from their definition to their last use (through
@@ -174,6 +175,8 @@ public:
 
 private:
   LogicalResult place();
+  /// Gives a result the arena buffer of an operand that dies at its op,
+  /// where the op's InPlaceOpInterface allows it.
   void shareBuffers();
   void planArena();
   LogicalResult emitPrepare();
@@ -309,21 +312,6 @@ LogicalResult Lowering::place() {
   return success();
 }
 
-/// The operands whose buffer `op`'s result may take: the runtime kernel
-/// computes in place for them (reads each element before writing it, and
-/// only there; runtime/lib/Validate.cpp allows exactly these).
-static SmallVector<OpOperand *> inPlaceCandidates(Operation *op) {
-  if (auto conv = dyn_cast<FusedConv2dOp>(op))
-    return conv.getResidual()
-               ? SmallVector<OpOperand *>{&conv.getResidualMutable()[0]}
-               : SmallVector<OpOperand *>{};
-  if (isa<AddOp>(op))
-    return {&op->getOpOperand(0), &op->getOpOperand(1)};
-  if (isa<ReluOp, BatchNormOp>(op))
-    return {&op->getOpOperand(0)};
-  return {};
-}
-
 void Lowering::shareBuffers() {
   llvm::DenseMap<Value, Value> sharedWith; // merged root -> its buffer's root
   auto rootOf = [&](Value v) -> Value {
@@ -346,8 +334,11 @@ void Lowering::shareBuffers() {
     if (it == places.end() || it->second.home != Home::Arena ||
         it->second.root != result)
       continue;
-    bool elementwise = !isa<FusedConv2dOp>(op);
-    for (OpOperand *operand : inPlaceCandidates(&op)) {
+    auto inPlace = dyn_cast<InPlaceOpInterface>(op);
+    if (!inPlace)
+      continue;
+    bool elementwise = inPlace.readsOperandsElementwise();
+    for (OpOperand *operand : inPlace.getInPlaceOperands()) {
       Value candidate = operand->get();
       Value root = rootOf(candidate);
       // The operand's buffer must be dead after this op, hold exactly the

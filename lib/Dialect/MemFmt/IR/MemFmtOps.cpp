@@ -216,6 +216,16 @@ LogicalResult FusedConv2dOp::verify() {
 
 bool FusedConv2dOp::propagatesChannelsLast() { return true; }
 
+/// The residual is summed into the output (oneDNN's sum post-op, cuDNN's
+/// beta = 1); the input is read around each output element, never in place.
+SmallVector<OpOperand *> FusedConv2dOp::getInPlaceOperands() {
+  if (!getResidual())
+    return {};
+  return {&getResidualMutable()[0]};
+}
+
+bool FusedConv2dOp::readsOperandsElementwise() { return false; }
+
 LogicalResult FoldBatchNormOp::verify() {
   if (failed(verifyCommon(*this)))
     return failure();
@@ -266,6 +276,12 @@ LogicalResult BatchNormOp::verify() {
 
 bool BatchNormOp::propagatesChannelsLast() { return true; }
 
+SmallVector<OpOperand *> BatchNormOp::getInPlaceOperands() {
+  return {&getInputMutable()};
+}
+
+bool BatchNormOp::readsOperandsElementwise() { return true; }
+
 //===----------------------------------------------------------------------===//
 // ReluOp, AddOp
 //===----------------------------------------------------------------------===//
@@ -279,6 +295,12 @@ LogicalResult ReluOp::verify() {
 }
 
 bool ReluOp::propagatesChannelsLast() { return true; }
+
+SmallVector<OpOperand *> ReluOp::getInPlaceOperands() {
+  return {&getInputMutable()};
+}
+
+bool ReluOp::readsOperandsElementwise() { return true; }
 
 LogicalResult AddOp::verify() {
   if (failed(verifyCommon(*this)))
@@ -302,6 +324,14 @@ LogicalResult AddOp::verify() {
 }
 
 bool AddOp::propagatesChannelsLast() { return true; }
+
+/// Either addend; a broadcast one never has the result's type, so the
+/// memory plan passes it over.
+SmallVector<OpOperand *> AddOp::getInPlaceOperands() {
+  return {&getSelfMutable(), &getOtherMutable()};
+}
+
+bool AddOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
 // Pooling

@@ -1,11 +1,13 @@
-//===- MemFmtInterfaces.h - LayoutOpInterface -------------------*- C++ -*-===//
+//===- MemFmtInterfaces.h - Layout and in-place op interfaces ---*- C++ -*-===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
 // Declares LayoutOpInterface, through which every op says how it treats
-// memory formats (L5, L6, L7). Generated from MemFmtInterfaces.td.
+// memory formats (L5, L6, L7), and InPlaceOpInterface, through which an op
+// says which operand buffers its lowered kernel may write its result into.
+// Generated from MemFmtInterfaces.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #define MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H
 
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 

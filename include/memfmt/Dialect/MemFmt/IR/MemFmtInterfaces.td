@@ -8,6 +8,10 @@
 // L5, L6, L7 of DESIGN.md). The layout passes read only this interface; they
 // keep no list of op names.
 //
+// InPlaceOpInterface: an op declares which operand buffers its result may
+// take when it is lowered (its runtime kernel computes in place there). The
+// memory plan reads only this interface.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MEMFMT_INTERFACES_TD
@@ -64,6 +68,38 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
       "at compile time.",
       "bool", "isParameter", (ins), "",
       [{ return false; }]>,
+  ];
+}
+
+def MemFmt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares the operands whose buffer the op's single result may take once
+    the op is lowered to its runtime kernel. For each such operand the kernel
+    reads an element before it writes the same element of the result and
+    never reads it again, so the memory plan of `convert-memfmt-to-runtime`
+    may place the result in that operand's arena buffer when the operand
+    dies at the op (runtime/lib/Validate.cpp accepts exactly these aliases,
+    with identical shapes and strides, at run time):
+
+      * `getInPlaceOperands`: the candidates, the preferred one first.
+      * `readsOperandsElementwise`: the kernel reads element `i` of every
+        operand only to write element `i` of the result, so another operand
+        of the result's very type may read the shared buffer as well
+        (`add(x, x)`). When false, no other operand may (a convolution
+        reads its input around each output element).
+
+    Ops that do not implement the interface never share a buffer with an
+    operand.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "The operands whose buffer the result may take, preferred first.",
+      "::llvm::SmallVector<::mlir::OpOperand *>", "getInPlaceOperands", (ins)>,
+    InterfaceMethod<
+      "True if every operand is read only at the element being written.",
+      "bool", "readsOperandsElementwise", (ins)>,
   ];
 }
 

@@ -45,6 +45,8 @@ defvar PropagatesL5 = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                                                 ["propagatesChannelsLast"]>;
 /// Ops with this trait take any layout and fix nothing about their results.
 defvar AnyLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>;
+/// Ops with this trait name the operands whose buffer their result may take.
+defvar InPlace = DeclareOpInterfaceMethods<MemFmt_InPlaceOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Convolution and normalisation
@@ -81,7 +83,7 @@ def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5]> {
 }
 
 def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
-                                                     AttrSizedOperandSegments]> {
+    InPlace, AttrSizedOperandSegments]> {
   let summary = "convolution with fused bias, residual add and relu";
   let description = [{
     `output = act(conv2d(input, weight) + bias + residual)`, where `act` is
@@ -145,7 +147,8 @@ def MemFmt_FoldBatchNormOp : MemFmt_Op<"fold_batch_norm", [Pure, PropagatesL5]> 
   let hasVerifier = 1;
 }
 
-def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5]> {
+def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
+                                                 InPlace]> {
   let summary = "batch normalisation (aten::batch_norm)";
   let description = [{
     Normalises over dim 1 with per-channel `weight`, `bias`, `running_mean`
@@ -177,7 +180,7 @@ def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5]> {
+def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace]> {
   let summary = "max(x, 0) (aten::relu)";
   let description = [{
     ```mlir
@@ -190,7 +193,7 @@ def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5]> {
   let hasVerifier = 1;
 }
 
-def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5]> {
+def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace]> {
   let summary = "elementwise sum with broadcasting (aten::add)";
   let description = [{
     `output = self + other` with NumPy broadcasting. By L5 the result is
