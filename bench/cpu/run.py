@@ -80,6 +80,10 @@ class TorchRunner:
 class MemfmtRunner:
     """A compiled memfmt model timed by memfmt-run --bench."""
 
+    # What memfmt-run says it ran on: "CPU (2 threads, oneDNN 2.6.3 on
+    # avx512_core_bf16)". The instruction set decides how fast bf16 is.
+    device = ""
+
     def __init__(self, directory, input_npy, threads):
         self.directory, self.input, self.threads = directory, input_npy, threads
 
@@ -89,7 +93,9 @@ class MemfmtRunner:
              "--input", self.input, "--bench", str(iters), "--json",
              "--threads", str(self.threads)],
             check=True, capture_output=True, text=True).stdout
-        bench = json.loads(out)["bench"]
+        result = json.loads(out)
+        MemfmtRunner.device = result.get("device", "")
+        bench = result["bench"]
         return [bench["median_ms"]] * iters  # memfmt-run reports the median
 
 
@@ -403,7 +409,8 @@ def main():
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
             f.write(f"\n## CPU, {datetime.date.today()}, commit {commit}\n\n"
                     f"Machine: {cpu}, {os.cpu_count()} vCPUs, "
-                    f"{platform.system()}; {args.threads} threads; PyTorch "
+                    f"{platform.system()}; {args.threads} threads; memfmt "
+                    f"runtime: {MemfmtRunner.device or 'unknown'}; PyTorch "
                     f"{torch.__version__} (Debian). Command: `bench/cpu/run.py "
                     f"{' '.join(sys.argv[1:])}`. Images/s are medians of "
                     f"{args.rounds} interleaved rounds of {args.iters} "

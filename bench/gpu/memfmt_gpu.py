@@ -52,7 +52,13 @@ ITERATIONS = {1: 200, 32: 50, 256: 20}
 WARMUP = {1: 20, 32: 5, 256: 3}
 F32_TOLERANCE = 1e-3
 BF16_TOLERANCE = 6e-2
+# bf16 top-1 agreement with torch f32: 90%, or torch AMP's own agreement
+# less 10 points where that is lower. A seeded ResNet-50 on noise has top-2
+# logit gaps of a few hundredths of a standard deviation, so bf16 rounding
+# flips some argmaxes whoever computes it (on the CPU: 2 of 32 images for
+# torch AMP and for memfmt bf16, commit d28a882).
 BF16_TOP1 = 0.9
+BF16_TOP1_BELOW_AMP = 0.1
 VARIANTS = [("nchw", "f32"), ("cl", "f32"), ("nchw", "bf16"), ("cl", "bf16")]
 NAMES = {"nchw": "NCHW", "cl": "channels-last"}
 
@@ -159,7 +165,9 @@ def check(runner, work, model):
             y = np.load(out)
             err, agree = rel_error(y, ref), top1(y, ref)
             limit = F32_TOLERANCE if prec == "f32" else BF16_TOLERANCE
-            passed = err <= limit and (prec == "f32" or agree >= BF16_TOP1)
+            top1_limit = min(BF16_TOP1, results["torch_amp_vs_f32"]["top1"]
+                             - BF16_TOP1_BELOW_AMP)
+            passed = err <= limit and (prec == "f32" or agree >= top1_limit)
             entry.update(rel_error=err, top1=agree, limit=limit,
                          passed=passed, device=r.get("device", ""))
         ok &= entry["passed"]

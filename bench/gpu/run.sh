@@ -94,6 +94,13 @@ fi
 export MEMFMT_FAKE_MODEL="$PWD/$A/lib/fake_model.so"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
   | tee "$LOGS/gpu.txt" >&2
+# The runtime is built with CUDA 13, which needs an R580 or newer driver
+# (without one every test reports cudaErrorInsufficientDriver).
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+if [[ ${driver%%.*} =~ ^[0-9]+$ ]] && (( ${driver%%.*} < 580 )); then
+  echo "run.sh: warning: driver $driver is older than CUDA 13's minimum" \
+       "(580); expect the tests to find no usable device" >&2
+fi
 
 # 1. Kernel tests.
 say "1/3 GPU kernel tests"

@@ -51,6 +51,19 @@ public:
   memfmt_status_t run(KernelCall &call, const args::NAME &a) override;
 #include "memfmt/runtime/Kernels.def"
 
+  /// "CPU (2 threads, oneDNN 2.6.3 on avx512_core_bf16)": the instruction
+  /// set is the best one oneDNN dispatches to here, which decides how fast
+  /// bf16 runs (native dot products or AMX tiles).
+  std::string description() override {
+    std::string text = "CPU (" + std::to_string(options.numThreads) +
+                       (options.numThreads == 1 ? " thread" : " threads");
+#ifdef MEMFMT_HAVE_ONEDNN
+    if (dnn)
+      text += ", " + describeOneDnn();
+#endif
+    return text + ")";
+  }
+
   void invalidateCaches() override {
 #ifdef MEMFMT_HAVE_ONEDNN
     if (conv)

@@ -19,6 +19,24 @@
 using namespace memfmt::runtime;
 using dnnl::memory;
 
+std::string cpu::describeOneDnn() {
+  const dnnl_version_t *v = dnnl_version();
+  std::string isa;
+  switch (dnnl_get_effective_cpu_isa()) {
+  case dnnl_cpu_isa_sse41: isa = "sse41"; break;
+  case dnnl_cpu_isa_avx: isa = "avx"; break;
+  case dnnl_cpu_isa_avx2: isa = "avx2"; break;
+  case dnnl_cpu_isa_avx2_vnni: isa = "avx2_vnni"; break;
+  case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
+  case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
+  case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
+  case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
+  default: isa = "an unnamed instruction set"; break;
+  }
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+         "." + std::to_string(v->patch) + " on " + isa;
+}
+
 memory::data_type cpu::dataTypeOf(DType dtype) {
   switch (dtype) {
   case DType::f16:

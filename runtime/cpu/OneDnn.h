@@ -58,6 +58,10 @@ struct OneDnnEngine {
   dnnl::stream stream{engine};
 };
 
+/// "oneDNN 2.6.3 on avx512_core_bf16": the library's version and the best
+/// instruction set it dispatches to on this CPU (after DNNL_MAX_CPU_ISA).
+std::string describeOneDnn();
+
 /// oneDNN's type for a floating-point element type.
 dnnl::memory::data_type dataTypeOf(DType dtype);
 

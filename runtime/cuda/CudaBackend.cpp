@@ -305,9 +305,12 @@ void CudaBackend::destroyGraph(void *graph) {
     cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
 }
 
-void CudaBackend::finishProfiledCall() {
-  if (!capturing)
-    cudaStreamSynchronize(stream);
+memfmt_status_t CudaBackend::finishProfiledCall(std::string &error) {
+  if (capturing)
+    return MEMFMT_STATUS_OK;
+  ErrorSink sink{error};
+  MEMFMT_CUDA_TRY(sink, cudaStreamSynchronize(stream));
+  return MEMFMT_STATUS_OK;
 }
 
 //===----------------------------------------------------------------------===//

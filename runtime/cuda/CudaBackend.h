@@ -97,7 +97,7 @@ public:
   memfmt_status_t captureEnd(void **graph, std::string &error) override;
   memfmt_status_t launchGraph(void *graph, std::string &error) override;
   void destroyGraph(void *graph) override;
-  void finishProfiledCall() override;
+  memfmt_status_t finishProfiledCall(std::string &error) override;
 
 private:
   /// Makes the device current for a kernel call.

@@ -287,8 +287,12 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
     std::string message;
     ErrorSink sink{message};
     memfmt_status_t s = selectConv(sink, key, *choice, elem);
-    if (s == MEMFMT_STATUS_UNSUPPORTED)
-      choice->unsupported = message; // The next call tries the other format.
+    // A format cuDNN rejects, whether as "not supported" or as a bad
+    // parameter of a descriptor or of the search, makes the caller try the
+    // other format (both messages are reported if that fails too); running
+    // out of memory, and a shape first seen during a graph capture, fail.
+    if (s == MEMFMT_STATUS_UNSUPPORTED || s == MEMFMT_STATUS_BACKEND_ERROR)
+      choice->unsupported = message;
     else if (s != MEMFMT_STATUS_OK)
       return call.fail(s, message);
     found = convCache.emplace(key, std::move(choice)).first;

@@ -43,8 +43,10 @@ struct BackendOptions {
   int device = 0;
   bool allowTf32 = false;
   int64_t workspaceLimit = int64_t(1) << 30;
-  /// CPU: f32 3x3 convolutions may use Winograd's algorithm.
+  /// CPU: f32 3x3 convolutions may use Winograd's algorithm; the number
+  /// of threads the kernels run on (resolved, >= 1).
   bool winograd = true;
+  int numThreads = 1;
 };
 
 /// Runs kernels on one device family. Not thread-safe (one per context).
@@ -62,8 +64,8 @@ public:
   // The device functions of memfmt_runtime.h. Each failure returns a status
   // and sets `error` (without the C function's name).
 
-  /// A description of the device ("" lets the context describe the CPU).
-  virtual std::string description() { return ""; }
+  /// A description of the device for memfmt_context_device_description.
+  virtual std::string description() = 0;
   /// `bytes` of zeroed memory aligned to at least 256 bytes.
   virtual memfmt_status_t allocate(int64_t bytes, void **out,
                                    std::string &error);
@@ -78,8 +80,11 @@ public:
   virtual memfmt_status_t launchGraph(void *graph, std::string &error);
   virtual void destroyGraph(void *graph);
   /// Called after each kernel call while profiling, before its time is
-  /// taken (the CUDA backend waits for the kernel there).
-  virtual void finishProfiledCall() {}
+  /// taken (the CUDA backend waits for the kernel there, so that a fault on
+  /// the device is reported by the call that caused it).
+  virtual memfmt_status_t finishProfiledCall(std::string &) {
+    return MEMFMT_STATUS_OK;
+  }
 
 private:
   double timerStartSeconds = 0;

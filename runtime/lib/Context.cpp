@@ -278,6 +278,7 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
   backendOptions.allowTf32 = options.allow_tf32 == MEMFMT_SWITCH_ON;
   backendOptions.workspaceLimit = options.workspace_limit;
   backendOptions.winograd = options.winograd == MEMFMT_SWITCH_ON;
+  backendOptions.numThreads = options.num_threads;
   try {
     auto ctx = std::make_unique<memfmt_context>();
     ctx->options = options;
@@ -310,10 +311,6 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
                         out_ctx);
     }
     ctx->description = ctx->backend->description();
-    if (ctx->description.empty())
-      ctx->description = "CPU (" + std::to_string(options.num_threads) +
-                         " threads" +
-                         (memfmt_runtime_has_onednn() ? ", oneDNN" : "") + ")";
     *out_ctx = ctx.release();
     return MEMFMT_STATUS_OK;
   } catch (const std::bad_alloc &) {

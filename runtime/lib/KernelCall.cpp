@@ -78,7 +78,9 @@ void KernelCall::decode(TensorView &view, const memfmt_memref_t *memref,
 void KernelCall::finish() {
   if (!ctx || !profiling)
     return;
-  ctx->backend->finishProfiledCall();
+  std::string error;
+  if (memfmt_status_t finished = ctx->backend->finishProfiledCall(error))
+    fail(finished, "the kernel failed on the device: " + error);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -15,6 +15,8 @@
 
 #include "RuntimeTest.h"
 
+#include <gmock/gmock.h>
+
 #include <cstring>
 
 using namespace memfmt::test;
@@ -80,6 +82,18 @@ TEST(DeviceTest, DescriptionNamesTheCpu) {
   TestContext ctx(MEMFMT_KERNELS_FAST, 3);
   std::string text = memfmt_context_device_description(ctx);
   EXPECT_EQ(text.rfind("CPU (3 threads", 0), 0u) << text;
+  // The fast kernels name oneDNN's version and the instruction set it
+  // dispatches to ("oneDNN 2.6.3 on avx512_core_bf16").
+  if (memfmt_runtime_has_onednn())
+    EXPECT_THAT(text, ::testing::MatchesRegex(
+                          "CPU \\(3 threads, oneDNN [0-9.]+ on [a-z0-9_]+\\)"));
+  else
+    EXPECT_EQ(text, "CPU (3 threads)");
+}
+
+TEST(DeviceTest, ReferenceKernelsDescribeNoLibrary) {
+  TestContext ctx(MEMFMT_KERNELS_REFERENCE, 1);
+  EXPECT_STREQ(memfmt_context_device_description(ctx), "CPU (1 thread)");
 }
 
 memfmt_context_options_t resolve(const memfmt_context_options_t &options,

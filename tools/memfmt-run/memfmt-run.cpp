@@ -878,9 +878,10 @@ struct Report {
   bool CheckPassed = true;
   std::optional<BenchResult> Bench;
   std::optional<ProfileResult> Profile;
-  /// CUDA models: the device and whether graphs and TF32 are on.
+  /// The device (memfmt_context_device_description); on a GPU, whether
+  /// graphs and TF32 are on.
   std::string Device;
-  bool CudaGraph = false, Tf32 = false;
+  bool OnDevice = false, CudaGraph = false, Tf32 = false;
 };
 
 const char *const RelDefinition =
@@ -908,7 +909,9 @@ void printText(const Report &R) {
                       R.Context.winograd == MEMFMT_SWITCH_OFF
                   ? ", no Winograd"
                   : "");
-  if (!R.Device.empty())
+  if (!R.OnDevice)
+    std::printf("device     %s\n", R.Device.c_str());
+  else
     std::printf("device     %s; CUDA graph %s, TF32 %s\n", R.Device.c_str(),
                 R.CudaGraph ? "on" : "off", R.Tf32 ? "on" : "off");
   for (size_t K = 0; K < R.T.Inputs.size(); ++K) {
@@ -990,8 +993,8 @@ void printJson(const Report &R) {
   J.field("onednn", memfmt_runtime_has_onednn() != 0);
   J.field("threads", static_cast<int64_t>(R.Context.num_threads));
   J.field("winograd", R.Context.winograd == MEMFMT_SWITCH_ON);
-  if (!R.Device.empty()) {
-    J.field("device", R.Device);
+  J.field("device", R.Device);
+  if (R.OnDevice) {
     J.field("cuda_graph", R.CudaGraph);
     J.field("tf32", R.Tf32);
   }
@@ -1116,8 +1119,9 @@ int run(const Options &Opts) {
   ContextPtr Ctx = createContext(MEMFMT_KERNELS_DEFAULT, Opts, Target);
   memfmt_context_get_options(Ctx.get(), &R.Context);
   bool OnDevice = R.Context.backend != MEMFMT_BACKEND_CPU;
+  R.Device = memfmt_context_device_description(Ctx.get());
+  R.OnDevice = OnDevice;
   if (OnDevice) {
-    R.Device = memfmt_context_device_description(Ctx.get());
     R.CudaGraph = R.Context.cuda_graph == MEMFMT_SWITCH_ON;
     R.Tf32 = R.Context.allow_tf32 == MEMFMT_SWITCH_ON;
   }

@@ -17,6 +17,8 @@
 
 #include "CudaTestUtil.h"
 
+#include <cstdio>
+
 using namespace memfmt::test;
 
 namespace {
@@ -302,10 +304,21 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
       expectMatch(y, y.download(), Match::Reduction, what);
       std::string impl = env().implOf(6);
       EXPECT_EQ(impl.rfind("cudnn_", 0), 0u) << what << ": " << impl;
-      // (A 1x1 output is both formats: cuDNN may take either.)
+      // Channels-last runs cuDNN's NHWC kernels where cuDNN surely has them
+      // (ResNet's convolutions: channel counts that fill 16-byte vectors,
+      // one group, no dilation). Elsewhere cuDNN may have no NHWC algorithm
+      // and the backend falls back to NCHW through packed copies, which is
+      // correct (checked above) and printed. (A 1x1 output is both
+      // formats: cuDNN may take either.)
+      bool nhwcKnown = cs.c % 8 == 0 && cs.o % 8 == 0 && cs.groups == 1 &&
+                       cs.dilation == 1;
       if (layout == CL && weightLayout == CL && cs.padTop == cs.padBottom &&
-          cs.padLeft == cs.padRight && oh * ow > 1)
-        EXPECT_EQ(impl, "cudnn_nhwc") << what;
+          cs.padLeft == cs.padRight && oh * ow > 1) {
+        if (nhwcKnown)
+          EXPECT_EQ(impl, "cudnn_nhwc") << what;
+        else if (impl != "cudnn_nhwc")
+          std::printf("note: %s ran %s\n", what.c_str(), impl.c_str());
+      }
     }
 }
 
