@@ -89,14 +89,15 @@ class Runner:
     def model(self, fmt, prec, batch):
         return os.path.join(self.models, f"resnet50-{fmt}-{prec}-b{batch}")
 
-    def run(self, args, limit=180):
+    def run(self, args, limit=180, env=None):
         timeout = max(5.0, min(limit, self.left() - 5))
         cmd = [self.bin] + args + ["--json"] + (["--cpu"] if SMOKE else [])
         self.log.write("$ " + " ".join(cmd) + "\n")
         self.log.flush()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True,
-                               timeout=timeout)
+                               timeout=timeout,
+                               env=dict(os.environ, **(env or {})))
         except subprocess.TimeoutExpired:
             self.log.write(f"timed out after {timeout:.0f} s\n")
             return {"error": f"timed out after {timeout:.0f} s"}
@@ -286,10 +287,15 @@ def bench(runner, model):
         else:
             put("torch.compile channels-last + AMP bf16", batch, None)
         for fmt, prec in VARIANTS:
-            for graph in ([True, False] if (fmt, prec) == ("cl", "bf16")
-                          else [True]):
+            # channels-last bf16 also without the CUDA graph, and with the
+            # convolutions' bias/residual/relu as a separate epilogue
+            # (MEMFMT_CUDA_FUSED_CONV=0) instead of inside cuDNN.
+            for graph, fused in ([(True, True), (False, True), (True, False)]
+                                 if (fmt, prec) == ("cl", "bf16")
+                                 else [(True, True)]):
                 name = (f"memfmt {NAMES[fmt]} {prec}"
-                        + ("" if graph else " (no CUDA graph)"))
+                        + ("" if graph else " (no CUDA graph)")
+                        + ("" if fused else " (separate conv epilogue)"))
                 if runner.left() < 20:
                     put(name, batch, None)
                     continue
@@ -297,7 +303,9 @@ def bench(runner, model):
                         str(ITERATIONS[batch])]
                 if graph:
                     args.append("--cuda-graph")
-                r = runner.run(args, limit=120)
+                r = runner.run(args, limit=120,
+                               env=None if fused else
+                               {"MEMFMT_CUDA_FUSED_CONV": "0"})
                 ms = r.get("bench", {}).get("median_ms")
                 if r.get("exit_code") != 0:
                     print(f"memfmt-run failed: {r.get('error')}", flush=True)

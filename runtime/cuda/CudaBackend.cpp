@@ -52,6 +52,11 @@ ConvChoice::~ConvChoice() {
     cudnnDestroyFilterDescriptor(w);
   if (conv)
     cudnnDestroyConvolutionDescriptor(conv);
+  if (bias)
+    cudnnDestroyTensorDescriptor(bias);
+  for (cudnnActivationDescriptor_t activation : {relu, identity})
+    if (activation)
+      cudnnDestroyActivationDescriptor(activation);
 }
 
 namespace {
@@ -83,6 +88,8 @@ CudaBackend::CudaBackend(const BackendOptions &options, int device)
     heuristicAlgorithms = std::strcmp(mode, "heuristic") == 0;
   if (const char *mode = getEnv("MEMFMT_CUDA_BATCH_NORM"))
     cudnnBatchNorm = std::strcmp(mode, "cudnn") == 0;
+  if (const char *mode = getEnv("MEMFMT_CUDA_FUSED_CONV"))
+    fusedConv = std::strcmp(mode, "0") != 0;
 }
 
 CudaBackend::~CudaBackend() {

@@ -52,6 +52,13 @@ struct ConvChoice {
   size_t workspace = 0;
   /// Not empty when cuDNN has no algorithm for this shape (the reason).
   std::string unsupported;
+  /// The bias (1xKx1x1) and activations of cudnnConvolutionBiasActivation-
+  /// Forward, made on the first fused call; `fusedFailed` holds why cuDNN
+  /// refused it for this shape (later calls then run the separate
+  /// epilogue).
+  cudnnTensorDescriptor_t bias = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr, identity = nullptr;
+  std::string fusedFailed;
   ~ConvChoice();
 };
 
@@ -112,6 +119,14 @@ private:
                              const TensorView &from, const TensorView &to,
                              const char **impl);
   /// out = act(x + bias[channel dim 1] + residual); x may be out.
+  /// conv2d with its bias, residual and relu in one cuDNN call
+  /// (cudnnConvolutionBiasActivationForward) on packed tensors; `fused` is
+  /// false when cuDNN refuses this shape (then the caller runs the
+  /// separate epilogue).
+  memfmt_status_t runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
+                               const TensorView &x, const TensorView &wt,
+                               const args::conv2d &a, const TensorView &y,
+                               void *workspace, bool &fused);
   memfmt_status_t epilogue(KernelCall &call, Elem elem, const TensorView &out,
                            const TensorView &x, const TensorView *bias,
                            const TensorView *residual, bool relu);
@@ -143,6 +158,10 @@ private:
   /// MEMFMT_CUDA_BATCH_NORM=cudnn: cuDNN's inference batch norm for f32
   /// packed 4-D tensors instead of the own kernel.
   bool cudnnBatchNorm = false;
+  /// MEMFMT_CUDA_FUSED_CONV=0: bias, residual and relu always run as a
+  /// separate epilogue kernel, never inside cudnnConvolutionBiasActivation-
+  /// Forward.
+  bool fusedConv = true;
 
   struct Scratch {
     void *data = nullptr;

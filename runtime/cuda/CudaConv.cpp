@@ -21,9 +21,13 @@
 //     Arithmetic: f32 uses FMA math unless TF32 is allowed (then tensor
 //     cores may run TF32, as PyTorch's allow_tf32); f16 and bf16 use tensor
 //     cores with f32 accumulation.
-//  3. The epilogue: a residual that is the output itself is accumulated by
-//     cuDNN (beta = 1); bias, any other residual, relu and the copy out of
-//     a scratch output run as one per-channel kernel.
+//  3. The epilogue: with a bias and a packed output, cuDNN's fused
+//     convolution (cudnnConvolutionBiasActivationForward) adds the bias,
+//     the residual and relu as it writes the output. Where cuDNN refuses
+//     that for a shape (remembered per shape) or MEMFMT_CUDA_FUSED_CONV=0,
+//     a residual that is the output itself is accumulated by cuDNN (beta =
+//     1), and bias, any other residual, relu and the copy out of a scratch
+//     output run as one per-channel kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,7 +301,7 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
       return call.fail(s, message);
     found = convCache.emplace(key, std::move(choice)).first;
   }
-  const ConvChoice &choice = *found->second;
+  ConvChoice &choice = *found->second;
   if (!choice.unsupported.empty()) {
     unsupported = true;
     why = choice.unsupported;
@@ -368,6 +372,30 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
     if (memfmt_status_t s =
             scratch(call, kConvWorkspace, choice.workspace, &workspace))
       return s;
+  static const char *const names[2][3] = {
+      {"cudnn_nchw", "cudnn_nchw_repacked", "cudnn_nchw_fused"},
+      {"cudnn_nhwc", "cudnn_nhwc_repacked", "cudnn_nhwc_fused"}};
+  const bool nhwc = format == ConvFormat::Nhwc;
+
+  // bias (+ residual) (+ relu) inside cuDNN's fused convolution, where the
+  // output is packed, the bias dense and the residual (if any) the output
+  // itself or packed like it.
+  bool residualPacked =
+      a.has_residual && a.residual.sameLayoutAs(y) &&
+      isPacked(format, a.residual.sizes, a.residual.strides);
+  if (fusedConv && choice.fusedFailed.empty() && outputPacked &&
+      a.has_bias && (a.bias.sizes[0] <= 1 || a.bias.strides[0] == 1) &&
+      (!a.has_residual || residualInPlace || residualPacked)) {
+    bool fused = false;
+    if (memfmt_status_t s =
+            runFusedConv(call, choice, elem, x, wt, a, y, workspace, fused))
+      return s;
+    if (fused) {
+      call.setImpl(names[nhwc][2]);
+      return MEMFMT_STATUS_OK;
+    }
+  }
+
   float alpha = 1.0f, beta = residualInPlace ? 1.0f : 0.0f;
   MEMFMT_CUDNN_TRY(call, cudnnConvolutionForward(
                              cudnn, &alpha, choice.x, x.data, choice.w, wt.data,
@@ -381,9 +409,72 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
                      residualLeft ? &a.residual : nullptr, a.relu != 0))
       return s;
   }
-  static const char *const names[2][2] = {
-      {"cudnn_nchw", "cudnn_nchw_repacked"},
-      {"cudnn_nhwc", "cudnn_nhwc_repacked"}};
-  call.setImpl(names[format == ConvFormat::Nhwc][repacked]);
+  call.setImpl(names[nhwc][repacked]);
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice,
+                                          Elem elem, const TensorView &x,
+                                          const TensorView &wt,
+                                          const args::conv2d &a,
+                                          const TensorView &y, void *workspace,
+                                          bool &fused) {
+  fused = false;
+  // cuDNN applies the identity only after its implicit precomputed GEMM.
+  if (!a.relu && choice.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+    return MEMFMT_STATUS_OK;
+  std::string message;
+  ErrorSink sink{message};
+  // A refusal by cuDNN (of the bias type, the format, the algorithm) is
+  // remembered for the shape, and the separate epilogue runs instead; out
+  // of memory, a lost device and a fault while running fail the call.
+  auto refuse = [&](memfmt_status_t status, bool running) {
+    bool refusal = status == MEMFMT_STATUS_UNSUPPORTED ||
+                   (status == MEMFMT_STATUS_BACKEND_ERROR && !running);
+    if (!refusal)
+      return call.fail(status, message);
+    choice.fusedFailed = message;
+    return MEMFMT_STATUS_OK;
+  };
+  // The descriptors, once per shape (by the warm-up run at load, never
+  // inside a graph capture).
+  if (!choice.bias) {
+    if (capturing)
+      return MEMFMT_STATUS_OK;
+    memfmt_status_t s = [&]() -> memfmt_status_t {
+      MEMFMT_CUDNN_TRY(sink, cudnnCreateTensorDescriptor(&choice.bias));
+      MEMFMT_CUDNN_TRY(sink, cudnnSetTensor4dDescriptor(
+                                 choice.bias, CUDNN_TENSOR_NCHW,
+                                 cudnnType(elem), 1, int(y.sizes[1]), 1, 1));
+      for (auto [desc, mode] :
+           {std::pair{&choice.relu, CUDNN_ACTIVATION_RELU},
+            std::pair{&choice.identity, CUDNN_ACTIVATION_IDENTITY}}) {
+        MEMFMT_CUDNN_TRY(sink, cudnnCreateActivationDescriptor(desc));
+        MEMFMT_CUDNN_TRY(sink, cudnnSetActivationDescriptor(
+                                   *desc, mode, CUDNN_PROPAGATE_NAN, 0.0));
+      }
+      return MEMFMT_STATUS_OK;
+    }();
+    if (s)
+      return refuse(s, /*running=*/false);
+  }
+  // y = act(conv(x, w) + alpha2 * z + bias): z is the residual (the output
+  // itself when it is summed in place), unread when alpha2 is 0.
+  float alpha1 = 1.0f, alpha2 = a.has_residual ? 1.0f : 0.0f;
+  const void *z = a.has_residual ? a.residual.data : y.data;
+  cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+      cudnn, &alpha1, choice.x, x.data, choice.w, wt.data, choice.conv,
+      choice.algo, workspace, choice.workspace, &alpha2, choice.y, z,
+      choice.bias, a.bias.data, a.relu ? choice.relu : choice.identity,
+      choice.y, y.data);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    sink.fail(statusOf(status),
+              std::string("cudnnConvolutionBiasActivationForward failed: ") +
+                  cudnnGetErrorString(status));
+    bool badParameter = CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_BAD_PARAM;
+    return refuse(badParameter ? MEMFMT_STATUS_BACKEND_ERROR : statusOf(status),
+                  /*running=*/!badParameter);
+  }
+  fused = true;
   return MEMFMT_STATUS_OK;
 }
