@@ -14,27 +14,53 @@
 #include "OneDnn.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 using namespace memfmt::runtime;
 using dnnl::memory;
 
+namespace {
+
+/// oneDNN's name of an instruction set (as DNNL_MAX_CPU_ISA spells it, in
+/// lower case), or null for one this version has no name for.
+const char *isaName(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+  case dnnl_cpu_isa_sse41:
+    return "sse41";
+  case dnnl_cpu_isa_avx:
+    return "avx";
+  case dnnl_cpu_isa_avx2:
+    return "avx2";
+  case dnnl_cpu_isa_avx2_vnni:
+    return "avx2_vnni";
+  case dnnl_cpu_isa_avx512_core:
+    return "avx512_core";
+  case dnnl_cpu_isa_avx512_core_vnni:
+    return "avx512_core_vnni";
+  case dnnl_cpu_isa_avx512_core_bf16:
+    return "avx512_core_bf16";
+  case dnnl_cpu_isa_avx512_core_amx:
+    return "avx512_core_amx";
+  default:
+    return nullptr;
+  }
+}
+
+} // namespace
+
 std::string cpu::describeOneDnn() {
   const dnnl_version_t *v = dnnl_version();
-  std::string isa;
-  switch (dnnl_get_effective_cpu_isa()) {
-  case dnnl_cpu_isa_sse41: isa = "sse41"; break;
-  case dnnl_cpu_isa_avx: isa = "avx"; break;
-  case dnnl_cpu_isa_avx2: isa = "avx2"; break;
-  case dnnl_cpu_isa_avx2_vnni: isa = "avx2_vnni"; break;
-  case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
-  case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
-  case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
-  case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
-  default: isa = "an unnamed instruction set"; break;
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  char unnamed[24];
+  const char *name = isaName(isa);
+  if (!name) {
+    std::snprintf(unnamed, sizeof unnamed, "isa_0x%x",
+                  static_cast<unsigned>(isa));
+    name = unnamed;
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
-         "." + std::to_string(v->patch) + " on " + isa;
+         "." + std::to_string(v->patch) + " on " + name;
 }
 
 memory::data_type cpu::dataTypeOf(DType dtype) {

@@ -53,12 +53,12 @@ struct ConvChoice {
   /// Not empty when cuDNN has no algorithm for this shape (the reason).
   std::string unsupported;
   /// The bias (1xKx1x1) and activations of cudnnConvolutionBiasActivation-
-  /// Forward, made on the first fused call; `fusedFailed` holds why cuDNN
-  /// refused it for this shape (later calls then run the separate
-  /// epilogue).
+  /// Forward, made on the first fused call; fusedFailed[relu][residual]
+  /// holds why cuDNN refused that variant for this shape (its later calls
+  /// then run the separate epilogue).
   cudnnTensorDescriptor_t bias = nullptr;
   cudnnActivationDescriptor_t relu = nullptr, identity = nullptr;
-  std::string fusedFailed;
+  std::string fusedFailed[2][2];
   ~ConvChoice();
 };
 
@@ -118,15 +118,16 @@ private:
   memfmt_status_t copyTensor(KernelCall &call, Elem elem,
                              const TensorView &from, const TensorView &to,
                              const char **impl);
-  /// out = act(x + bias[channel dim 1] + residual); x may be out.
   /// conv2d with its bias, residual and relu in one cuDNN call
-  /// (cudnnConvolutionBiasActivationForward) on packed tensors; `fused` is
-  /// false when cuDNN refuses this shape (then the caller runs the
-  /// separate epilogue).
+  /// (cudnnConvolutionBiasActivationForward) on tensors packed in `format`;
+  /// `fused` is false when cuDNN refuses this shape (then the caller runs
+  /// the separate epilogue).
   memfmt_status_t runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
-                               const TensorView &x, const TensorView &wt,
-                               const args::conv2d &a, const TensorView &y,
-                               void *workspace, bool &fused);
+                               ConvFormat format, const TensorView &x,
+                               const TensorView &wt, const args::conv2d &a,
+                               const TensorView &y, void *workspace,
+                               bool &fused);
+  /// out = act(x + bias[channel dim 1] + residual); x may be out.
   memfmt_status_t epilogue(KernelCall &call, Elem elem, const TensorView &out,
                            const TensorView &x, const TensorView *bias,
                            const TensorView *residual, bool relu);

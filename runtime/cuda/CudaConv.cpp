@@ -291,12 +291,8 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
     std::string message;
     ErrorSink sink{message};
     memfmt_status_t s = selectConv(sink, key, *choice, elem);
-    // A format cuDNN rejects, whether as "not supported" or as a bad
-    // parameter of a descriptor or of the search, makes the caller try the
-    // other format (both messages are reported if that fails too); running
-    // out of memory, and a shape first seen during a graph capture, fail.
-    if (s == MEMFMT_STATUS_UNSUPPORTED || s == MEMFMT_STATUS_BACKEND_ERROR)
-      choice->unsupported = message;
+    if (s == MEMFMT_STATUS_UNSUPPORTED)
+      choice->unsupported = message; // The next call tries the other format.
     else if (s != MEMFMT_STATUS_OK)
       return call.fail(s, message);
     found = convCache.emplace(key, std::move(choice)).first;
@@ -372,26 +368,30 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
     if (memfmt_status_t s =
             scratch(call, kConvWorkspace, choice.workspace, &workspace))
       return s;
-  static const char *const names[2][3] = {
-      {"cudnn_nchw", "cudnn_nchw_repacked", "cudnn_nchw_fused"},
-      {"cudnn_nhwc", "cudnn_nhwc_repacked", "cudnn_nhwc_fused"}};
+  // [NHWC][repacked][fused]
+  static const char *const names[2][2][2] = {
+      {{"cudnn_nchw", "cudnn_nchw_fused"},
+       {"cudnn_nchw_repacked", "cudnn_nchw_repacked_fused"}},
+      {{"cudnn_nhwc", "cudnn_nhwc_fused"},
+       {"cudnn_nhwc_repacked", "cudnn_nhwc_repacked_fused"}}};
   const bool nhwc = format == ConvFormat::Nhwc;
 
   // bias (+ residual) (+ relu) inside cuDNN's fused convolution, where the
   // output is packed, the bias dense and the residual (if any) the output
   // itself or packed like it.
-  bool residualPacked =
-      a.has_residual && a.residual.sameLayoutAs(y) &&
-      isPacked(format, a.residual.sizes, a.residual.strides);
-  if (fusedConv && choice.fusedFailed.empty() && outputPacked &&
-      a.has_bias && (a.bias.sizes[0] <= 1 || a.bias.strides[0] == 1) &&
+  bool residualPacked = a.has_residual && a.residual.sameLayoutAs(y) &&
+                        isPacked(format, a.residual.sizes, a.residual.strides);
+  if (fusedConv &&
+      choice.fusedFailed[a.relu != 0][a.has_residual != 0].empty() &&
+      outputPacked && a.has_bias &&
+      (a.bias.sizes[0] <= 1 || a.bias.strides[0] == 1) &&
       (!a.has_residual || residualInPlace || residualPacked)) {
     bool fused = false;
-    if (memfmt_status_t s =
-            runFusedConv(call, choice, elem, x, wt, a, y, workspace, fused))
+    if (memfmt_status_t s = runFusedConv(call, choice, elem, format, x, wt, a,
+                                         y, workspace, fused))
       return s;
     if (fused) {
-      call.setImpl(names[nhwc][2]);
+      call.setImpl(names[nhwc][repacked][1]);
       return MEMFMT_STATUS_OK;
     }
   }
@@ -409,19 +409,19 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
                      residualLeft ? &a.residual : nullptr, a.relu != 0))
       return s;
   }
-  call.setImpl(names[nhwc][repacked]);
+  call.setImpl(names[nhwc][repacked][0]);
   return MEMFMT_STATUS_OK;
 }
 
-memfmt_status_t CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice,
-                                          Elem elem, const TensorView &x,
-                                          const TensorView &wt,
-                                          const args::conv2d &a,
-                                          const TensorView &y, void *workspace,
-                                          bool &fused) {
+memfmt_status_t
+CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
+                          ConvFormat format, const TensorView &x,
+                          const TensorView &wt, const args::conv2d &a,
+                          const TensorView &y, void *workspace, bool &fused) {
   fused = false;
   // cuDNN applies the identity only after its implicit precomputed GEMM.
-  if (!a.relu && choice.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+  if (!a.relu &&
+      choice.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
     return MEMFMT_STATUS_OK;
   std::string message;
   ErrorSink sink{message};
@@ -433,7 +433,7 @@ memfmt_status_t CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice,
                    (status == MEMFMT_STATUS_BACKEND_ERROR && !running);
     if (!refusal)
       return call.fail(status, message);
-    choice.fusedFailed = message;
+    choice.fusedFailed[a.relu != 0][a.has_residual != 0] = message;
     return MEMFMT_STATUS_OK;
   };
   // The descriptors, once per shape (by the warm-up run at load, never
@@ -444,14 +444,17 @@ memfmt_status_t CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice,
     memfmt_status_t s = [&]() -> memfmt_status_t {
       MEMFMT_CUDNN_TRY(sink, cudnnCreateTensorDescriptor(&choice.bias));
       MEMFMT_CUDNN_TRY(sink, cudnnSetTensor4dDescriptor(
-                                 choice.bias, CUDNN_TENSOR_NCHW,
+                                 choice.bias, cudnnFormat(format),
                                  cudnnType(elem), 1, int(y.sizes[1]), 1, 1));
+      // cuDNN's fused convolution takes relu without NaN propagation only
+      // (as PyTorch calls it): a NaN sum becomes 0 there, where the
+      // separate epilogue keeps it.
       for (auto [desc, mode] :
            {std::pair{&choice.relu, CUDNN_ACTIVATION_RELU},
             std::pair{&choice.identity, CUDNN_ACTIVATION_IDENTITY}}) {
         MEMFMT_CUDNN_TRY(sink, cudnnCreateActivationDescriptor(desc));
         MEMFMT_CUDNN_TRY(sink, cudnnSetActivationDescriptor(
-                                   *desc, mode, CUDNN_PROPAGATE_NAN, 0.0));
+                                   *desc, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
       }
       return MEMFMT_STATUS_OK;
     }();
@@ -469,8 +472,8 @@ memfmt_status_t CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice,
       choice.y, y.data);
   if (status != CUDNN_STATUS_SUCCESS) {
     sink.fail(statusOf(status),
-              std::string("cudnnConvolutionBiasActivationForward failed: ") +
-                  cudnnGetErrorString(status));
+              "cudnnConvolutionBiasActivationForward failed: " +
+                  describe(status));
     bool badParameter = CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_BAD_PARAM;
     return refuse(badParameter ? MEMFMT_STATUS_BACKEND_ERROR : statusOf(status),
                   /*running=*/!badParameter);

@@ -310,8 +310,8 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
       // and the backend falls back to NCHW through packed copies, which is
       // correct (checked above) and printed. (A 1x1 output is both
       // formats: cuDNN may take either.)
-      bool nhwcKnown = cs.c % 8 == 0 && cs.o % 8 == 0 && cs.groups == 1 &&
-                       cs.dilation == 1;
+      bool nhwcKnown =
+          cs.c % 8 == 0 && cs.o % 8 == 0 && cs.groups == 1 && cs.dilation == 1;
       if (layout == CL && weightLayout == CL && cs.padTop == cs.padBottom &&
           cs.padLeft == cs.padRight && oh * ow > 1) {
         bool nhwc = impl == "cudnn_nhwc" || impl == "cudnn_nhwc_fused";
@@ -357,17 +357,18 @@ TEST(CudaConvTest, ResidualInPlace) {
         const memfmt_memref_t *dy = y.device(env().gpu);
         ASSERT_EQ(MEMFMT_ENTRY(conv2d, k)(
                       env().gpu, 7, x.device(env().gpu), w.device(env().gpu),
-                      bias ? b.device(env().gpu) : dy, dy, dy, 1, 1, 1, 1, 1,
-                      1, 1, 1, 1, bias, 1, 1),
+                      bias ? b.device(env().gpu) : dy, dy, dy, 1, 1, 1, 1, 1, 1,
+                      1, 1, 1, bias, 1, 1),
                   MEMFMT_STATUS_OK)
             << what << ": " << memfmt_context_last_error(env().gpu);
         std::string impl = env().implOf(7);
         const memfmt_memref_t *hy = y.host();
         ASSERT_EQ(MEMFMT_ENTRY(conv2d, k)(env().cpu, 7, x.host(), w.host(),
-                                          bias ? b.host() : hy, hy, hy, 1, 1,
-                                          1, 1, 1, 1, 1, 1, 1, bias, 1, 1),
+                                          bias ? b.host() : hy, hy, hy, 1, 1, 1,
+                                          1, 1, 1, 1, 1, 1, bias, 1, 1),
                   MEMFMT_STATUS_OK);
-        expectMatch(y, y.download(), Match::Reduction, what + " (" + impl + ")");
+        expectMatch(y, y.download(), Match::Reduction,
+                    what + " (" + impl + ")");
       }
 }
 
