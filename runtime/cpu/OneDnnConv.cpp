@@ -19,14 +19,16 @@
 // eltwise post-op after it, so the result is relu(conv + bias + residual) as
 // Kernels.def says.
 //
-// f32 3x3 convolutions with unit stride and dilation, one group and no
-// residual run Winograd's F(4x4, 3x3) (algorithm::convolution_winograd)
-// where oneDNN implements it (AVX-512) and the context allows it (its
-// `winograd` option, on by default): about twice as fast as the direct
-// kernels on ResNet's 3x3 layers. Those kernels read and write only
-// oneDNN's blocked layout, so the input is reordered into it and the output
-// out of it, through one scratch buffer shared by all nodes (the reorders
-// cost ~5% of the convolution); their weights are packed from plain OIHW.
+// f32 3x3 convolutions with unit stride and dilation and one group run
+// Winograd's F(4x4, 3x3) (algorithm::convolution_winograd) where oneDNN
+// implements it (AVX-512) and the context allows it (its `winograd` option,
+// on by default): about twice as fast as the direct kernels on ResNet's 3x3
+// layers. Those kernels read and write only oneDNN's blocked layout, so the
+// input is reordered into it and the output out of it, through one scratch
+// buffer shared by all nodes (the reorders cost ~5% of the convolution); a
+// residual (ResNet-18/34's basic blocks) is reordered into the blocked
+// output and added by the sum post-op. Their weights are packed from plain
+// OIHW.
 //
 // Everything that depends on the call's shapes, strides, attributes and weight
 // buffer (the primitive, the packed weights, the reorders of the input and of a
@@ -75,12 +77,13 @@ bool residualAsPostOp(const args::conv2d &a) {
 }
 
 /// A convolution Winograd's F(4x4, 3x3) may compute: f32, 3x3, unit stride
-/// and dilation, one group, no residual.
+/// and dilation, one group, and a residual (if any) that the sum post-op
+/// can add.
 bool winogradCandidate(const args::conv2d &a, DType dtype) {
   return dtype == DType::f32 && a.weight.sizes[2] == 3 &&
          a.weight.sizes[3] == 3 && a.stride_h == 1 && a.stride_w == 1 &&
          a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1 &&
-         !a.has_residual;
+         (!a.has_residual || residualAsPostOp(a));
 }
 
 /// Everything the entry depends on.
@@ -120,7 +123,9 @@ struct OneDnnConv::Entry {
   /// The residual is a sum post-op; else run() adds it after the primitive.
   bool sumPostOp = false;
   /// Winograd: the primitive reads and writes oneDNN's blocked layout, in
-  /// the shared scratch (OneDnnConv::blocked), through two reorders.
+  /// the shared scratch (OneDnnConv::blocked), through two reorders (three
+  /// with a residual, which is reordered into the blocked output and summed
+  /// there).
   bool winograd = false;
   size_t blockedInputBytes = 0;
   BoundPrimitive conv, inputReorder, residualCopy, weightPack;
@@ -343,8 +348,8 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       entry.packWeights(dnn, counters);
     }
     // relu(conv + bias + residual): the sum post-op adds what the output
-    // holds.
-    if (entry.sumPostOp && !a.residual.sameViewAs(out)) {
+    // holds (Winograd's blocked output is filled below).
+    if (entry.sumPostOp && !entry.winograd && !a.residual.sameViewAs(out)) {
       entry.residual.set_data_handle(a.residual.data);
       entry.output.set_data_handle(out.data);
       entry.residualCopy.execute(dnn, counters);
@@ -370,6 +375,12 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       entry.userInput.set_data_handle(in.data);
       entry.blockedInput.set_data_handle(base);
       entry.blockedOutput.set_data_handle(base + entry.blockedInputBytes);
+      // The residual into the blocked output, where the sum post-op adds
+      // it; read before the output (which it may be) is written.
+      if (entry.sumPostOp) {
+        entry.residual.set_data_handle(a.residual.data);
+        entry.residualCopy.execute(dnn, counters);
+      }
       entry.toBlocked.execute(dnn, counters);
       entry.conv.execute(dnn, counters);
       entry.userOutput.set_data_handle(out.data);

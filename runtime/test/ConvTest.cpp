@@ -347,17 +347,23 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
 // Winograd
 //===----------------------------------------------------------------------===//
 
+/// Where a case's residual is: none, a buffer of its own, or the output
+/// itself (the compiler's in-place residual).
+enum class Residual { None, Separate, InPlace };
+
 struct WinogradCase {
   const char *name;
   int64_t n, c, h, w, o;
   int64_t padTop, padLeft, padBottom, padRight;
   bool bias, relu;
+  Residual residual = Residual::None;
 };
 
 /// 3x3 convolutions with unit stride and dilation and one group, the
 /// convolutions Winograd may compute: ResNet-like, odd, one-pixel and
-/// unpadded planes, asymmetric padding, and few channels (which oneDNN pads
-/// to its vector width).
+/// unpadded planes, asymmetric padding, few channels (which oneDNN pads to
+/// its vector width), and the residual sums of ResNet-18/34's basic blocks
+/// (summed in oneDNN's blocked layout).
 const WinogradCase kWinogradCases[] = {
     {"ResNetLike", 2, 32, 14, 14, 32, 1, 1, 1, 1, true, true},
     {"OddPlaneWideOutput", 1, 16, 9, 13, 48, 1, 1, 1, 1, true, false},
@@ -365,6 +371,14 @@ const WinogradCase kWinogradCases[] = {
     {"OnePixel", 2, 64, 1, 1, 16, 1, 1, 1, 1, true, true},
     {"AsymmetricPadding", 1, 16, 5, 8, 32, 1, 0, 0, 1, false, false},
     {"ThreeChannels", 2, 3, 8, 8, 16, 1, 1, 1, 1, true, true},
+    {"BasicBlockResidual", 2, 32, 14, 14, 32, 1, 1, 1, 1, true, true,
+     Residual::Separate},
+    {"BasicBlockResidualInPlace", 2, 32, 14, 14, 32, 1, 1, 1, 1, true, true,
+     Residual::InPlace},
+    {"OddResidualNoBiasNoRelu", 1, 16, 9, 13, 16, 1, 1, 1, 1, false, false,
+     Residual::Separate},
+    {"OnePixelResidualInPlace", 2, 64, 1, 1, 64, 1, 1, 1, 1, true, true,
+     Residual::InPlace},
 };
 
 /// Winograd's F(4x4, 3x3) transforms input tiles, weights and products
@@ -379,10 +393,11 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
         TestContext::optionsFor(MEMFMT_KERNELS_FAST);
     options.winograd = winograd;
     TestContext ctx(options);
-    int64_t node = 0, winogradRuns = 0;
+    int64_t node = 0, winogradRuns = 0, residualWinogradRuns = 0;
     for (const WinogradCase &cs : kWinogradCases) {
+      bool hasResidual = cs.residual != Residual::None;
       ConvAttrs a{1, 1, cs.padTop, cs.padLeft, cs.padBottom, cs.padRight,
-                  1, 1, 1,         cs.bias,    false,        cs.relu};
+                  1, 1, 1,         cs.bias,    hasResidual,  cs.relu};
       int64_t oh = convOutSize(cs.h, 3, 1, cs.padTop, cs.padBottom, 1);
       int64_t ow = convOutSize(cs.w, 3, 1, cs.padLeft, cs.padRight, 1);
       for (Layout layout : {C, CL, S}) {
@@ -390,29 +405,40 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
         Tensor in({cs.n, cs.c, cs.h, cs.w}, layout);
         Tensor w({cs.o, cs.c, 3, 3}, layout), b({cs.o});
         Tensor out({cs.n, cs.o, oh, ow}, outLayout);
+        Tensor residual({cs.n, cs.o, oh, ow}, layout);
         in.fillRandom(11);
         w.fillRandom(12);
         b.fillRandom(13);
+        residual.fillRandom(14);
+        if (cs.residual == Residual::InPlace) {
+          out.fillRandom(14);
+          residual = out;
+        }
         std::string what =
             std::string(cs.name) + " input " + in.describe() + " output " +
             out.describe() +
             (winograd == MEMFMT_SWITCH_ON ? ", Winograd on" : ", Winograd off");
+        Expected want = naiveConv(in, w, cs.bias ? &b : nullptr,
+                                  hasResidual ? &residual : nullptr, a);
+        const memfmt_memref_t *residualRef = cs.residual == Residual::Separate
+                                                 ? residual.memref()
+                                                 : out.memref();
         ASSERT_EQ(_mlir_ciface_memfmt_conv2d_f32(
                       ctx, node, in.memref(), w.memref(),
-                      cs.bias ? b.memref() : out.memref(), out.memref(),
+                      cs.bias ? b.memref() : out.memref(), residualRef,
                       out.memref(), 1, 1, cs.padTop, cs.padLeft, cs.padBottom,
-                      cs.padRight, 1, 1, 1, cs.bias, 0, cs.relu),
+                      cs.padRight, 1, 1, 1, cs.bias, hasResidual, cs.relu),
                   MEMFMT_STATUS_OK)
             << what << ": " << ctx.lastError();
         std::string impl = ctx.implOf(node);
         bool ranWinograd = impl == "onednn_winograd";
         winogradRuns += ranWinograd;
+        residualWinogradRuns += ranWinograd && hasResidual;
         if (winograd == MEMFMT_SWITCH_OFF)
           EXPECT_FALSE(ranWinograd) << what;
         EXPECT_EQ(impl.rfind("onednn", 0), 0u) << what << ": ran " << impl;
         int64_t terms = cs.c * 9;
-        expectClose(out, naiveConv(in, w, cs.bias ? &b : nullptr, nullptr, a),
-                    floatSumFactor(terms), what + " (" + impl + ")");
+        expectClose(out, want, floatSumFactor(terms), what + " (" + impl + ")");
         ++node;
       }
     }
@@ -420,8 +446,11 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
     // oneDNN 2.6 has Winograd kernels for AVX-512 (avx512_core).
     if (winograd == MEMFMT_SWITCH_ON && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
+        __builtin_cpu_supports("avx512vl")) {
       EXPECT_GT(winogradRuns, 0) << "no case ran Winograd on an AVX-512 CPU";
+      EXPECT_GT(residualWinogradRuns, 0)
+          << "no residual case ran Winograd on an AVX-512 CPU";
+    }
 #endif
   }
 }
