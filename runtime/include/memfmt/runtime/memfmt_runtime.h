@@ -237,8 +237,9 @@ typedef enum memfmt_copy_kind {
 
 /// A human-readable description of the context's device, e.g. "NVIDIA H200
 /// (sm_90, 132 SMs, 139.8 GiB; driver 13.0, runtime 13.0, cuDNN 91900,
-/// cuBLAS 130100)" or "CPU (16 threads, oneDNN)". Valid while the context
-/// lives.
+/// cuBLAS 130100)" or "CPU (16 threads, oneDNN 2.6.3 on avx512_core_amx)"
+/// (the oneDNN part with the fast kernels only: its version and the best
+/// instruction set it dispatches to here). Valid while the context lives.
 MEMFMT_RUNTIME_EXPORT const char *
 memfmt_context_device_description(const memfmt_context_t *ctx);
 
