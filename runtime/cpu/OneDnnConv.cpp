@@ -122,10 +122,11 @@ struct OneDnnConv::Entry {
   bool packedOnce = false;
   /// The residual is a sum post-op; else run() adds it after the primitive.
   bool sumPostOp = false;
-  /// Winograd: the primitive reads and writes oneDNN's blocked layout, in
-  /// the shared scratch (OneDnnConv::blocked), through two reorders (three
-  /// with a residual, which is reordered into the blocked output and summed
-  /// there).
+  /// The primitive reads and writes oneDNN's blocked layouts, in the
+  /// shared scratch (OneDnnConv::blocked), through two reorders (three with
+  /// a residual, which is reordered into the blocked output and summed
+  /// there): Winograd's kernels, and the direct ones of NCHW tensors.
+  bool blockedIo = false;
   bool winograd = false;
   size_t blockedInputBytes = 0;
   BoundPrimitive conv, inputReorder, residualCopy, weightPack;
@@ -234,7 +235,27 @@ struct OneDnnConv::Entry {
           winogradDesc, attr, dnn.engine, /*allow_empty=*/true);
       if (winogradPd) {
         pd = winogradPd;
-        winograd = true;
+        winograd = blockedIo = true;
+      }
+    }
+    // oneDNN's direct kernels for plain NCHW are GEMM-based (x64:gemm:jit),
+    // 2-3x slower than those of its blocked layouts (nChw16c): an NCHW
+    // convolution runs in the layouts oneDNN prefers (format_tag::any),
+    // through reorders, as PyTorch's NCHW convolutions on oneDNN do.
+    if (!blockedIo && format == Tag::nchw && !residualOutside) {
+      dnnl::convolution_forward::desc blockedDesc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct,
+          memory::desc(dimsOf(a.input), type, Tag::any), anyWeightDesc,
+          biasDesc, memory::desc(dimsOf(a.output), type, Tag::any),
+          {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1},
+          {a.pad_top, a.pad_left}, {a.pad_bottom, a.pad_right});
+      dnnl::convolution_forward::primitive_desc blockedPd(
+          blockedDesc, attr, dnn.engine, /*allow_empty=*/true);
+      if (blockedPd && (blockedPd.src_desc() != inputDesc ||
+                        blockedPd.dst_desc() != outputDesc)) {
+        pd = blockedPd;
+        blockedIo = true;
       }
     }
     if (!pd)
@@ -257,7 +278,7 @@ struct OneDnnConv::Entry {
     }
 
     output = memory(outputDesc, dnn.engine, DNNL_MEMORY_NONE);
-    if (winograd) {
+    if (blockedIo) {
       // user input -> blocked input -> conv -> blocked output -> user output.
       userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
       blockedInput = memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
@@ -349,7 +370,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     }
     // relu(conv + bias + residual): the sum post-op adds what the output
     // holds (Winograd's blocked output is filled below).
-    if (entry.sumPostOp && !entry.winograd && !a.residual.sameViewAs(out)) {
+    if (entry.sumPostOp && !entry.blockedIo && !a.residual.sameViewAs(out)) {
       entry.residual.set_data_handle(a.residual.data);
       entry.output.set_data_handle(out.data);
       entry.residualCopy.execute(dnn, counters);
@@ -370,7 +391,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     if (a.has_bias)
       entry.bias.set_data_handle(
           denseVector(a.bias, elementSize(dtype), entry.biasScratch));
-    if (entry.winograd) {
+    if (entry.blockedIo) {
       char *base = blocked.data();
       entry.userInput.set_data_handle(in.data);
       entry.blockedInput.set_data_handle(base);
@@ -409,6 +430,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     return true;
   }
   call.setImpl(entry.winograd       ? "onednn_winograd"
+               : entry.blockedIo    ? "onednn_blocked"
                : entry.reorderInput ? "onednn_reorder_input"
                                     : "onednn");
   status = MEMFMT_STATUS_OK;

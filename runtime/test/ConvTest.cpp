@@ -343,6 +343,42 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
               "after forgetting");
 }
 
+/// NCHW convolutions run in oneDNN's blocked layouts through reorders (its
+/// plain-NCHW kernels are GEMM-based and 2-3x slower), with and without an
+/// in-place residual; odd sizes.
+TEST(ConvBlockedTest, NchwRunsInBlockedLayouts) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  for (int64_t residual : {0, 1}) {
+    ConvAttrs a;
+    a.bias = true;
+    a.residual = residual != 0;
+    a.relu = true;
+    Tensor in({2, 24, 7, 9}, C), w({40, 24, 1, 1}, C), b({40});
+    Tensor out({2, 40, 7, 9}, C);
+    in.fillRandom(21);
+    w.fillRandom(22);
+    b.fillRandom(23);
+    out.fillRandom(24);
+    Tensor saved = out;
+    Expected want = naiveConv(in, w, &b, residual ? &saved : nullptr, a);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
+                              ctx, residual, in.memref(), w.memref(),
+                              b.memref(), out.memref(), out.memref(), 1, 1, 0,
+                              0, 0, 0, 1, 1, 1, 1, residual, 1));
+    std::string what = std::string("NCHW 1x1") +
+                       (residual ? " with an in-place residual" : "");
+    expectClose(out, want, floatSumFactor(24), what);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      EXPECT_EQ(ctx.implOf(residual), "onednn_blocked") << what;
+#endif
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Winograd
 //===----------------------------------------------------------------------===//

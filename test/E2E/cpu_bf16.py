@@ -88,7 +88,9 @@ def main():
     if not cpu_has_bf16():
         print("bf16 kernels: no bf16 instructions on this CPU (%s)"
               % ", ".join(sorted(impls)))
-    elif impls == {"onednn"}:
+    elif impls and all(i.startswith("onednn") for i in impls):
+        # onednn, or onednn_blocked (NCHW convolutions in oneDNN's blocked
+        # layouts).
         print("bf16 kernels: oneDNN")
     else:
         print("bf16 kernels: FAIL, some ran elsewhere: %s"
