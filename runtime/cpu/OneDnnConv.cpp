@@ -17,7 +17,8 @@
 // weight that is a model input). Bias is fused; the residual is copied into the
 // output unless it already is the output and added by a sum post-op; relu is an
 // eltwise post-op after it, so the result is relu(conv + bias + residual) as
-// Kernels.def says.
+// Kernels.def says. NCHW convolutions run in the layout oneDNN prefers for
+// them (NHWC or blocked) through reorders, see below.
 //
 // f32 3x3 convolutions with unit stride and dilation and one group run
 // Winograd's F(4x4, 3x3) (algorithm::convolution_winograd) where oneDNN
@@ -122,10 +123,11 @@ struct OneDnnConv::Entry {
   bool packedOnce = false;
   /// The residual is a sum post-op; else run() adds it after the primitive.
   bool sumPostOp = false;
-  /// The primitive reads and writes oneDNN's blocked layouts, in the
-  /// shared scratch (OneDnnConv::blocked), through two reorders (three with
-  /// a residual, which is reordered into the blocked output and summed
-  /// there): Winograd's kernels, and the direct ones of NCHW tensors.
+  /// The primitive reads and writes layouts of oneDNN's choosing (blocked
+  /// for Winograd, NHWC for the direct kernels of NCHW tensors on AVX-512)
+  /// in the shared scratch (OneDnnConv::blocked), through two reorders
+  /// (three with a residual, which is reordered into that output and summed
+  /// there).
   bool blockedIo = false;
   bool winograd = false;
   size_t blockedInputBytes = 0;
@@ -239,9 +241,11 @@ struct OneDnnConv::Entry {
       }
     }
     // oneDNN's direct kernels for plain NCHW are GEMM-based (x64:gemm:jit),
-    // 2-3x slower than those of its blocked layouts (nChw16c): an NCHW
-    // convolution runs in the layouts oneDNN prefers (format_tag::any),
-    // through reorders, as PyTorch's NCHW convolutions on oneDNN do.
+    // 2-3x slower than those of the layouts it prefers (format_tag::any:
+    // NHWC for brgconv on AVX-512, else blocked): an NCHW convolution runs
+    // in those, through reorders, as PyTorch's NCHW convolutions on oneDNN
+    // do. The NCHW build then pays a layout conversion per convolution,
+    // which is what channels-last saves.
     if (!blockedIo && format == Tag::nchw && !residualOutside) {
       dnnl::convolution_forward::desc blockedDesc(
           dnnl::prop_kind::forward_inference,
@@ -430,7 +434,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     return true;
   }
   call.setImpl(entry.winograd       ? "onednn_winograd"
-               : entry.blockedIo    ? "onednn_blocked"
+               : entry.blockedIo    ? "onednn_preferred_layout"
                : entry.reorderInput ? "onednn_reorder_input"
                                     : "onednn");
   status = MEMFMT_STATUS_OK;

@@ -343,10 +343,10 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
               "after forgetting");
 }
 
-/// NCHW convolutions run in oneDNN's blocked layouts through reorders (its
-/// plain-NCHW kernels are GEMM-based and 2-3x slower), with and without an
-/// in-place residual; odd sizes.
-TEST(ConvBlockedTest, NchwRunsInBlockedLayouts) {
+/// NCHW convolutions run in the layouts oneDNN prefers, through reorders
+/// (its plain-NCHW kernels are GEMM-based and 2-3x slower), with and without
+/// an in-place residual; odd sizes.
+TEST(ConvPreferredLayoutTest, NchwRunsInOneDnnsLayout) {
   if (!memfmt_runtime_has_onednn())
     GTEST_SKIP() << "no oneDNN in this build";
   TestContext ctx(MEMFMT_KERNELS_FAST);
@@ -374,7 +374,7 @@ TEST(ConvBlockedTest, NchwRunsInBlockedLayouts) {
     if (__builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl"))
-      EXPECT_EQ(ctx.implOf(residual), "onednn_blocked") << what;
+      EXPECT_EQ(ctx.implOf(residual), "onednn_preferred_layout") << what;
 #endif
   }
 }

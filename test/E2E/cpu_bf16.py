@@ -89,8 +89,8 @@ def main():
         print("bf16 kernels: no bf16 instructions on this CPU (%s)"
               % ", ".join(sorted(impls)))
     elif impls and all(i.startswith("onednn") for i in impls):
-        # onednn, or onednn_blocked (NCHW convolutions in oneDNN's blocked
-        # layouts).
+        # onednn, or onednn_preferred_layout (NCHW convolutions in the
+        # layout oneDNN prefers).
         print("bf16 kernels: oneDNN")
     else:
         print("bf16 kernels: FAIL, some ran elsewhere: %s"
