@@ -13,6 +13,8 @@ every configuration alike:
     torch.compile (inductor) in channels-last on the same weights, all
     installed into bench/.venv from PyPI (never needed by the build or the
     tests).
+The PyPI peers run in a process of their own, set up once per case and
+timed round by round between memfmt's and PyTorch 1.13's rounds.
 It prints images/s (median over rounds of per-round medians), the ratio of
 each configuration to the best peer (the peers run f32, so a bf16 row's
 ratio is to the best f32 peer), and the share of the fp32 peak, checks that
@@ -274,10 +276,18 @@ def main():
 
     import numpy as np
     if args.peer_worker:
-        # Inside bench/.venv: time the PyPI peers for one (model, input) job.
+        # Inside bench/.venv: the PyPI peers for one (model, input) job. It
+        # sets them all up, prints one JSON line of those that failed, then
+        # times each peer once per "round" line on stdin (one JSON line of
+        # medians back), so that the peers' rounds interleave with memfmt's.
         job = json.loads(args.peer_worker)
         x = np.load(job["input"])
-        results = {}
+        # The protocol owns the real stdout; anything a library prints to
+        # stdout (Python or C) goes to stderr.
+        reply = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        runners, failed = {}, {}
         peers = (("onnxruntime", OrtRunner),
                  ("openvino", OpenVinoRunner),
                  ("iree llvm-cpu", IreeRunner),
@@ -287,12 +297,21 @@ def main():
                   lambda job, x: Torch2Runner(job, x, compiled=True)))
         for name, make in peers:
             try:
-                runner = make(job, x)
-                results[name] = [median(runner.measure(job["iters"]))
-                                 for _ in range(job["rounds"])]
+                runners[name] = make(job, x)
             except Exception as e:  # a peer that cannot run is reported
-                results[name] = f"failed: {e}"
-        print(json.dumps(results))
+                failed[name] = f"failed: {e}"
+        print(json.dumps(failed), file=reply, flush=True)
+        for line in sys.stdin:
+            if line.strip() != "round":
+                break
+            result = {}
+            for name, runner in list(runners.items()):
+                try:
+                    result[name] = median(runner.measure(job["iters"]))
+                except Exception as e:  # reported, and not timed again
+                    log(f"{name}: failed: {e}")
+                    del runners[name]
+            print(json.dumps(result), file=reply, flush=True)
         return 0
 
     import torch
@@ -359,25 +378,38 @@ def main():
                 if err > limit:
                     raise SystemExit(f"{name} differs from torch: rel {err:.2e}")
             medians = {name: [] for name in runners}
-            for r in range(args.rounds):
-                for name, runner in runners.items():
-                    medians[name].append(median(runner.measure(args.iters)))
+            worker = None
             if args.peers:
+                # The PyPI peers in their own process (bench/.venv), set up
+                # once and timed round by round between memfmt's and
+                # PyTorch 1.13's rounds.
                 onnx_path = os.path.join(work, f"{model_name}.{batch}.onnx")
                 torch.onnx.export(model, tx, onnx_path, opset_version=13)
                 python = run_peer_script(args)
                 job = json.dumps({"onnx": onnx_path, "input": npy,
                                   "model": model_name, "weights": weights,
-                                  "threads": args.threads, "iters": args.iters,
-                                  "rounds": args.rounds})
-                out = subprocess.run([python, __file__, "--peer-worker", job],
-                                     check=True, capture_output=True,
-                                     text=True).stdout
-                for name, result in json.loads(out).items():
-                    if isinstance(result, list):
-                        medians[name] = result
-                    else:
-                        log(f"{name}: {result}")
+                                  "threads": args.threads,
+                                  "iters": args.iters})
+                worker = subprocess.Popen(
+                    [python, __file__, "--peer-worker", job],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                for name, why in json.loads(worker.stdout.readline()).items():
+                    log(f"{name}: {why}")
+            for r in range(args.rounds):
+                for name, runner in runners.items():
+                    medians[name].append(median(runner.measure(args.iters)))
+                if worker:
+                    worker.stdin.write("round\n")
+                    worker.stdin.flush()
+                    line = worker.stdout.readline()
+                    if not line:
+                        raise SystemExit("the peer worker stopped")
+                    for name, ms in json.loads(line).items():
+                        medians.setdefault(name, []).append(ms)
+            if worker:
+                worker.stdin.close()
+                if worker.wait():
+                    raise SystemExit("the peer worker failed")
             ips = {name: batch * 1e3 / median(ms) for name, ms in medians.items()}
             peers = {n: v for n, v in ips.items() if not n.startswith("memfmt")}
             best_peer = max(peers, key=peers.get)
