@@ -125,7 +125,7 @@ std::string cpu::describeError(const char *what, const dnnl::error &error) {
 void cpu::AlignedScratch::grow(size_t bytes) {
   if (bytes <= capacity)
     return;
-  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  size_t rounded = roundUp(bytes);
   storage.reset(static_cast<char *>(std::aligned_alloc(kAlign, rounded)));
   if (!storage)
     throw std::bad_alloc();

@@ -174,6 +174,10 @@ private:
 class AlignedScratch {
 public:
   static constexpr size_t kAlign = 64;
+  /// `bytes` rounded up to a multiple of kAlign.
+  static size_t roundUp(size_t bytes) {
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+  }
   /// Makes room for at least `bytes`; the contents are not kept.
   void grow(size_t bytes);
   char *data() const { return storage.get(); }

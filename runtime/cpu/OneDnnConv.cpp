@@ -218,24 +218,26 @@ struct OneDnnConv::Entry {
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
 
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        inputDesc, anyWeightDesc, biasDesc, outputDesc,
-        {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1},
-        {a.pad_top, a.pad_left}, {a.pad_bottom, a.pad_right});
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, dnn.engine,
-                                                 /*allow_empty=*/true);
-    if (tryWinograd) {
-      dnnl::convolution_forward::desc winogradDesc(
-          dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_winograd,
-          memory::desc(dimsOf(a.input), type, Tag::any), anyWeightDesc,
-          biasDesc, memory::desc(dimsOf(a.output), type, Tag::any),
-          {a.stride_h, a.stride_w}, {a.pad_top, a.pad_left},
+    // The primitive for `algorithm` on input and output descriptions (the
+    // caller's layouts, or format_tag::any for oneDNN's choice); empty
+    // where oneDNN has no implementation.
+    auto primitiveFor = [&](dnnl::algorithm algorithm, const memory::desc &src,
+                            const memory::desc &dst) {
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, algorithm, src, anyWeightDesc,
+          biasDesc, dst, {a.stride_h, a.stride_w},
+          {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_top, a.pad_left},
           {a.pad_bottom, a.pad_right});
-      dnnl::convolution_forward::primitive_desc winogradPd(
-          winogradDesc, attr, dnn.engine, /*allow_empty=*/true);
-      if (winogradPd) {
+      return dnnl::convolution_forward::primitive_desc(desc, attr, dnn.engine,
+                                                       /*allow_empty=*/true);
+    };
+    const memory::desc anyInput(dimsOf(a.input), type, Tag::any);
+    const memory::desc anyOutput(dimsOf(a.output), type, Tag::any);
+    dnnl::convolution_forward::primitive_desc pd = primitiveFor(
+        dnnl::algorithm::convolution_direct, inputDesc, outputDesc);
+    if (tryWinograd) {
+      if (auto winogradPd = primitiveFor(dnnl::algorithm::convolution_winograd,
+                                         anyInput, anyOutput)) {
         pd = winogradPd;
         winograd = blockedIo = true;
       }
@@ -247,18 +249,11 @@ struct OneDnnConv::Entry {
     // do. The NCHW build then pays a layout conversion per convolution,
     // which is what channels-last saves.
     if (!blockedIo && format == Tag::nchw && !residualOutside) {
-      dnnl::convolution_forward::desc blockedDesc(
-          dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_direct,
-          memory::desc(dimsOf(a.input), type, Tag::any), anyWeightDesc,
-          biasDesc, memory::desc(dimsOf(a.output), type, Tag::any),
-          {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1},
-          {a.pad_top, a.pad_left}, {a.pad_bottom, a.pad_right});
-      dnnl::convolution_forward::primitive_desc blockedPd(
-          blockedDesc, attr, dnn.engine, /*allow_empty=*/true);
-      if (blockedPd && (blockedPd.src_desc() != inputDesc ||
-                        blockedPd.dst_desc() != outputDesc)) {
-        pd = blockedPd;
+      auto preferredPd = primitiveFor(dnnl::algorithm::convolution_direct,
+                                      anyInput, anyOutput);
+      if (preferredPd && (preferredPd.src_desc() != inputDesc ||
+                          preferredPd.dst_desc() != outputDesc)) {
+        pd = preferredPd;
         blockedIo = true;
       }
     }
@@ -287,9 +282,7 @@ struct OneDnnConv::Entry {
       userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
       blockedInput = memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
       blockedOutput = memory(pd.dst_desc(), dnn.engine, DNNL_MEMORY_NONE);
-      constexpr size_t align = AlignedScratch::kAlign;
-      blockedInputBytes =
-          (pd.src_desc().get_size() + align - 1) / align * align;
+      blockedInputBytes = AlignedScratch::roundUp(pd.src_desc().get_size());
       blocked.grow(blockedInputBytes + pd.dst_desc().get_size());
       toBlocked.resetReorder(userInput, blockedInput);
       userOutput = output;

@@ -425,12 +425,11 @@ CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
     return MEMFMT_STATUS_OK;
   std::string message;
   ErrorSink sink{message};
-  // A refusal by cuDNN (of the bias type, the format, the algorithm) is
-  // remembered for the shape, and the separate epilogue runs instead; out
-  // of memory, a lost device and a fault while running fail the call.
-  auto refuse = [&](memfmt_status_t status, bool running) {
-    bool refusal = status == MEMFMT_STATUS_UNSUPPORTED ||
-                   (status == MEMFMT_STATUS_BACKEND_ERROR && !running);
+  // A refusal by cuDNN (of the bias type, the format, the algorithm: "not
+  // supported" or a bad parameter) is remembered for the shape and variant,
+  // and the separate epilogue runs instead; anything else (out of memory, a
+  // lost device, a fault while running) fails the call.
+  auto fail = [&](memfmt_status_t status, bool refusal) {
     if (!refusal)
       return call.fail(status, message);
     choice.fusedFailed[a.relu != 0][a.has_residual != 0] = message;
@@ -459,7 +458,8 @@ CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
       return MEMFMT_STATUS_OK;
     }();
     if (s)
-      return refuse(s, /*running=*/false);
+      return fail(s, s == MEMFMT_STATUS_UNSUPPORTED ||
+                         s == MEMFMT_STATUS_BACKEND_ERROR);
   }
   // y = act(conv(x, w) + alpha2 * z + bias): z is the residual (the output
   // itself when it is summed in place), unread when alpha2 is 0.
@@ -474,9 +474,9 @@ CudaBackend::runFusedConv(KernelCall &call, ConvChoice &choice, Elem elem,
     sink.fail(statusOf(status),
               "cudnnConvolutionBiasActivationForward failed: " +
                   describe(status));
-    bool badParameter = CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_BAD_PARAM;
-    return refuse(badParameter ? MEMFMT_STATUS_BACKEND_ERROR : statusOf(status),
-                  /*running=*/!badParameter);
+    return fail(statusOf(status),
+                statusOf(status) == MEMFMT_STATUS_UNSUPPORTED ||
+                    CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_BAD_PARAM);
   }
   fused = true;
   return MEMFMT_STATUS_OK;
