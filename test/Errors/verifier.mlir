@@ -47,6 +47,24 @@ func.func @huge_covered(%x: tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32> {
 
 // -----
 
+// A dilated window whose extent overflows int64 (found by memfmt-fuzz-ir).
+func.func @window_overflow(%x: tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32> {
+  // expected-error @+1 {{'memfmt.max_pool2d' op kernel_size [1099511627777, 1], dilation [88888881, 1] and padding [549755813888, 0] on input [5, 3] overflow 64-bit sizes}}
+  %y = memfmt.max_pool2d %x {kernel_size = array<i64: 1099511627777, 1>, stride = array<i64: 1, 1>, padding = array<i64: 549755813888, 0>, dilation = array<i64: 88888881, 1>} : tensor<1x1x5x3xf32> -> tensor<1x1x5x3xf32>
+  return %y : tensor<1x1x5x3xf32>
+}
+
+// -----
+
+// Padding so large that the padded input overflows int64.
+func.func @padding_overflow(%x: tensor<1x1x5x3xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x5x3xf32> {
+  // expected-error @+1 {{'memfmt.conv2d' op kernel [3, 3], dilation [1, 1] and padding [9223372036854775807, 1] on input [5, 3] overflow 64-bit sizes}}
+  %y = memfmt.conv2d %x, %w {padding = array<i64: 9223372036854775807, 1>} : (tensor<1x1x5x3xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x5x3xf32>
+  return %y : tensor<1x1x5x3xf32>
+}
+
+// -----
+
 // Dilation 2 from an odd offset: row 0's taps are all odd, none is 0.
 func.func @huge_empty(%x: tensor<1x1x1x3xf32>) -> tensor<1x1x3x3xf32> {
   // expected-error @+1 {{'memfmt.max_pool2d' op the window of output row 0 sees no input element (kernel [1099511627776, 1], dilation [2, 1], padding [1099511627775, 0, 1099511627777, 0], input [1, 3])}}

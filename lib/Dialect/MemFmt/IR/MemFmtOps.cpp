@@ -176,6 +176,15 @@ static LogicalResult verifyConv2d(Operation *op, RankedTensorType inputType,
   if (bias && failed(verifyShape(op, tensorType(bias), {w[0]}, "bias")))
     return failure();
   Padding2d pad = Padding2d::fromList(padding);
+  if (!windowArithmeticFits(in[2], w[2], stride[0], pad.top, pad.bottom,
+                            dilation[0]) ||
+      !windowArithmeticFits(in[3], w[3], stride[1], pad.left, pad.right,
+                            dilation[1]))
+    return op->emitOpError()
+           << "kernel " << formatList(w.drop_front(2)) << ", dilation "
+           << formatList(dilation) << " and padding " << formatList(padding)
+           << " on input " << formatList(in.drop_front(2))
+           << " overflow 64-bit sizes";
   int64_t oh =
       convOutputSize(in[2], w[2], stride[0], pad.top, pad.bottom, dilation[0]);
   int64_t ow =
@@ -354,6 +363,15 @@ static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
     stride = kernel; // ATen: an empty stride means the kernel size.
   ArrayRef<int64_t> in = input.getShape();
   Padding2d pad = Padding2d::fromList(padding);
+  if (!windowArithmeticFits(in[2], kernel[0], stride[0], pad.top, pad.bottom,
+                            dilation[0]) ||
+      !windowArithmeticFits(in[3], kernel[1], stride[1], pad.left, pad.right,
+                            dilation[1]))
+    return op->emitOpError()
+           << "kernel_size " << formatList(kernel) << ", dilation "
+           << formatList(dilation) << " and padding " << formatList(padding)
+           << " on input " << formatList(in.drop_front(2))
+           << " overflow 64-bit sizes";
   // Every window must see an input element (else max has no candidate and
   // an average without padding divides by zero).
   int64_t windowH = dilation[0] * (kernel[0] - 1) + 1;

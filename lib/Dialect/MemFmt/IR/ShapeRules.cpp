@@ -10,6 +10,8 @@
 
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cassert>
 
 using namespace mlir::memfmt;
@@ -25,6 +27,17 @@ Padding2d Padding2d::fromList(llvm::ArrayRef<int64_t> padding) {
 static int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+bool mlir::memfmt::windowArithmeticFits(int64_t in, int64_t kernel,
+                                        int64_t stride, int64_t padBegin,
+                                        int64_t padEnd, int64_t dilation) {
+  int64_t window, padded;
+  return !llvm::MulOverflow(dilation, kernel - 1, window) &&
+         !llvm::AddOverflow(window, int64_t(1), window) &&
+         !llvm::AddOverflow(in, padBegin, padded) &&
+         !llvm::AddOverflow(padded, padEnd, padded) &&
+         !llvm::AddOverflow(padded, stride, padded);
 }
 
 int64_t mlir::memfmt::convOutputSize(int64_t in, int64_t kernel,

@@ -28,6 +28,14 @@ struct Padding2d {
   static Padding2d fromList(llvm::ArrayRef<int64_t> padding);
 };
 
+/// True if the output-size formulas below cannot overflow int64 for these
+/// values (all >= 0, kernel, stride and dilation >= 1): the dilated window
+/// dilation * (kernel - 1) + 1 and in + padBegin + padEnd + stride fit. The
+/// verifiers reject attributes for which it is false (found by
+/// memfmt-fuzz-ir) before they compute any output size.
+bool windowArithmeticFits(int64_t in, int64_t kernel, int64_t stride,
+                          int64_t padBegin, int64_t padEnd, int64_t dilation);
+
 /// Size of a convolution output along one spatial dimension:
 /// floor((in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride) + 1.
 /// May be <= 0 when the kernel does not fit.
