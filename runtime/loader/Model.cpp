@@ -370,7 +370,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   // Load-time work the compiler left (e.g. batch norm folded into conv
   // weights): once, now, never per run. Models without it have no symbol.
   using PrepareFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *);
-  if (void *Prepare = ::dlsym(Model->Library, "_mlir_ciface_memfmt_prepare")) {
+  if (void *Prepare = ::dlsym(Model->Library, MEMFMT_MODEL_CIFACE_PREFIX
+                                     MEMFMT_MODEL_PREPARE_FUNCTION)) {
     memfmt_byte_memref_t WeightsDesc = {
         Model->weightsBase(), Model->weightsBase(), 0, Man.WeightsBytes, 1};
     memfmt_context_clear_error(Ctx);

@@ -109,7 +109,7 @@ LogicalResult memfmt::compile::writeManifest(llvm::StringRef path,
       json.attribute("library", settings.library);
       json.attribute(
           "entry",
-          ("_mlir_ciface_" + mlir::memfmt::kForwardFunctionName).str());
+          (MEMFMT_MODEL_CIFACE_PREFIX + mlir::memfmt::kForwardFunctionName).str());
       json.attribute("arena_bytes", manifest.arenaBytes);
       json.attribute("peak_live_bytes", manifest.peakLiveBytes);
       json.attribute("weights_bytes", manifest.weightsBytes);

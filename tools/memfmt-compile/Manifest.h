@@ -14,6 +14,7 @@
 #define MEMFMT_TOOLS_MEMFMT_COMPILE_MANIFEST_H
 
 #include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
+#include "memfmt/runtime/loader/model_abi.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,8 +23,8 @@
 
 namespace memfmt::compile {
 
-/// The manifest version this tool writes.
-inline constexpr int kManifestFormatVersion = 1;
+/// The manifest version this tool writes (model_abi.h).
+inline constexpr int kManifestFormatVersion = MEMFMT_MANIFEST_FORMAT_VERSION;
 
 /// What the command line chose, as the manifest spells it.
 struct CompileSettings {

@@ -114,7 +114,7 @@ const KernelInfo *findKernel(StringRef name) {
   return nullptr;
 }
 
-constexpr int64_t kAlignment = 64;
+constexpr int64_t kAlignment = MEMFMT_MODEL_BUFFER_ALIGNMENT;
 
 int64_t alignTo(int64_t value) {
   return (value + kAlignment - 1) / kAlignment * kAlignment;

@@ -30,6 +30,8 @@
 #ifndef MEMFMT_CONVERSION_MEMFMTTORUNTIME_MEMFMTTORUNTIME_H
 #define MEMFMT_CONVERSION_MEMFMTTORUNTIME_MEMFMTTORUNTIME_H
 
+#include "memfmt/runtime/loader/model_abi.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -41,12 +43,14 @@ namespace mlir::memfmt {
 
 /// Name of the entry point a compiled model exports (before MLIR's
 /// `_mlir_ciface_` prefix).
-inline constexpr llvm::StringLiteral kForwardFunctionName = "memfmt_forward";
+inline constexpr llvm::StringLiteral kForwardFunctionName =
+    MEMFMT_MODEL_FORWARD_FUNCTION;
 /// Name of the function the loader runs once after filling the weights blob
 /// (`int32_t memfmt_prepare(memfmt_context_t *ctx, memref<?xi8> weights)`):
 /// it computes the load-time ops (e.g. batch norm folded into convolution
 /// weights) into the blob.
-inline constexpr llvm::StringLiteral kPrepareFunctionName = "memfmt_prepare";
+inline constexpr llvm::StringLiteral kPrepareFunctionName =
+    MEMFMT_MODEL_PREPARE_FUNCTION;
 
 /// Where a tensor of the model lives and how it is laid out.
 struct TensorPlacement {

@@ -47,14 +47,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include "memfmt/runtime/loader/model_abi.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace memfmt::loader {
 
-/// The version of the manifest format this loader reads.
-constexpr int64_t ManifestFormatVersion = 1;
+/// The version of the manifest format this loader reads (model_abi.h).
+constexpr int64_t ManifestFormatVersion = MEMFMT_MANIFEST_FORMAT_VERSION;
 
 /// The largest rank of a model tensor (the runtime's kernels take at most 8).
 constexpr size_t MaxTensorRank = 8;
