@@ -306,6 +306,28 @@ bool memfmt::layout::formatsShareBytes(IntSpan sizes) {
   return sameBytes(sizes, contiguousStrides(sizes), channelsLastStrides(sizes));
 }
 
+memfmt::layout::Reach memfmt::layout::reachOf(IntSpan sizes,
+                                              IntSpan strides) {
+  Reach reach;
+  if (hasNoElements(sizes))
+    return reach;
+  for (size_t i = 0, e = sizes.size(); i != e; ++i) {
+    int64_t step = mulWrap(sizes[i] - 1, strides[i]);
+    if (step < 0)
+      reach.low = addWrap(reach.low, step);
+    else
+      reach.high = addWrap(reach.high, step);
+  }
+  return reach;
+}
+
+int64_t memfmt::layout::spanElements(IntSpan sizes, IntSpan strides) {
+  if (hasNoElements(sizes))
+    return 0;
+  Reach reach = reachOf(sizes, strides);
+  return addWrap(reach.high - reach.low, 1);
+}
+
 int64_t memfmt::layout::offsetOf(IntSpan index, IntSpan strides) {
   int64_t offset = 0;
   for (size_t i = 0, e = index.size(); i != e; ++i)

@@ -645,6 +645,25 @@ TEST(StridesTest, OffsetOfEdgeCases) {
   EXPECT_EQ(offsetOf({2}, {-1}), -2);
 }
 
+TEST(StridesTest, SpanOfDenseAndStridedTensors) {
+  // A dense tensor spans exactly its elements, in either format.
+  EXPECT_EQ(spanElements({2, 3, 4, 5}, {60, 20, 5, 1}), 120);
+  EXPECT_EQ(spanElements({2, 3, 4, 5}, {60, 1, 15, 3}), 120);
+  // Size-1 dims reach nothing, whatever their stride.
+  EXPECT_EQ(spanElements({1, 3, 1, 1}, {999, 1, -7, 5}), 3);
+  // A gap (a slice of a wider tensor) and broadcast (zero stride).
+  EXPECT_EQ(spanElements({2, 3}, {10, 1}), 13);
+  EXPECT_EQ(spanElements({4, 3}, {0, 1}), 3);
+  // No elements: no span; rank 0: one element.
+  EXPECT_EQ(spanElements({2, 0, 3}, {0, 3, 1}), 0);
+  EXPECT_EQ(spanElements({}, {}), 1);
+  // Negative strides reach below element 0.
+  Reach reach = reachOf({3, 2}, {-2, 1});
+  EXPECT_EQ(reach.low, -4);
+  EXPECT_EQ(reach.high, 1);
+  EXPECT_EQ(spanElements({3, 2}, {-2, 1}), 6);
+}
+
 TEST(StridesTest, DenseStridesFillTheirRange) {
   // The dense strides of both formats are a bijection onto [0, numel) and are
   // recognised by the predicates, for odd and size-1-heavy shapes.

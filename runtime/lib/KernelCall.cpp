@@ -14,6 +14,8 @@
 #include "Context.h"
 #include "Parallel.h"
 
+#include "memfmt/Layout/Strides.h"
+
 using namespace memfmt::runtime;
 
 KernelCall::KernelCall(memfmt_context_t *ctx, int64_t node, const char *kernel,
@@ -34,16 +36,15 @@ bool KernelCall::isConstant(const TensorView &view) const {
   if (!ctx || ctx->constants.empty())
     return false;
   // The bytes from the lowest to the highest element.
-  int64_t low = 0, high = 0;
-  for (int64_t d = 0; d < view.rank; ++d) {
-    if (view.sizes[d] == 0)
-      return false;
-    int64_t reach = (view.sizes[d] - 1) * view.strides[d];
-    (reach < 0 ? low : high) += reach;
-  }
+  memfmt::layout::IntSpan sizes(view.sizes, view.rank),
+      strides(view.strides, view.rank);
+  int64_t span = memfmt::layout::spanElements(sizes, strides);
+  if (span == 0)
+    return false;
   const int64_t size = static_cast<int64_t>(elementSize(elementType));
-  return ctx->isConstant(static_cast<const char *>(view.data) + low * size,
-                         (high - low + 1) * size);
+  return ctx->isConstant(static_cast<const char *>(view.data) +
+                             memfmt::layout::reachOf(sizes, strides).low * size,
+                         span * size);
 }
 
 memfmt_context_counters_t &KernelCall::counters() {

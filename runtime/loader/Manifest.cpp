@@ -15,6 +15,7 @@
 #include "memfmt/runtime/loader/Manifest.h"
 
 #include "Json.h"
+#include "memfmt/Layout/Strides.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -64,13 +65,8 @@ int64_t TensorSpec::numElements() const {
 }
 
 int64_t TensorSpec::extentBytes() const {
-  int64_t Last = 0;
-  for (size_t D = 0; D < Shape.size(); ++D) {
-    if (Shape[D] == 0)
-      return 0;
-    Last += (Shape[D] - 1) * Strides[D];
-  }
-  return (Last + 1) * static_cast<int64_t>(elementSize(Type));
+  return layout::spanElements(Shape, Strides) *
+         static_cast<int64_t>(elementSize(Type));
 }
 
 std::string formatDims(const std::vector<int64_t> &Dims) {

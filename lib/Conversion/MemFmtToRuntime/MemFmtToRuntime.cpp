@@ -45,6 +45,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+#include "memfmt/Layout/Strides.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -132,15 +133,10 @@ std::string dtypeName(Type type) {
   return "";
 }
 
-/// Elements a strided tensor spans: 1 + sum((size - 1) * stride).
+/// Elements a strided tensor spans (the layout library's span rule).
 int64_t spanElements(RankedTensorType type) {
-  if (type.getNumElements() == 0)
-    return 0;
   SmallVector<int64_t> strides = getStrides(type);
-  int64_t span = 1;
-  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
-    span += (size - 1) * stride;
-  return span;
+  return ::memfmt::layout::spanElements(type.getShape(), strides);
 }
 
 int64_t spanBytes(RankedTensorType type) {

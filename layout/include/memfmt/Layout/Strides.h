@@ -146,6 +146,21 @@ bool formatsShareBytes(IntSpan sizes);
 /// The offset in elements of multi-index `index` (no bounds checks).
 int64_t offsetOf(IntSpan index, IntSpan strides);
 
+/// The element offsets, relative to element [0, ..., 0], of the lowest and
+/// the highest element a strided tensor reaches (a negative stride reaches
+/// below 0). Both are 0 for a tensor with no elements.
+struct Reach {
+  int64_t low = 0;
+  int64_t high = 0;
+};
+Reach reachOf(IntSpan sizes, IntSpan strides);
+
+/// The span rule: how many elements a strided tensor's memory covers, from its
+/// lowest to its highest element (`high - low + 1`); 0 when it has no
+/// elements. For non-negative strides, 1 + sum((size - 1) * stride). The
+/// compiler sizes buffers with it and the runtime checks buffers against it.
+int64_t spanElements(IntSpan sizes, IntSpan strides);
+
 } // namespace memfmt::layout
 
 #endif // MEMFMT_LAYOUT_STRIDES_H
