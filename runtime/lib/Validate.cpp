@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The checks every kernel call passes before a backend sees it. They follow
-// PyTorch's (and ONNX's) shape rules:
+// PyTorch's (and ONNX's) shape rules; conv and pooling output sizes come
+// from the layout library (memfmt/Layout/Windows.h), which the compiler's
+// verifiers call too:
 //  * conv2d: OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) /
 //    stride_h + 1 (floor), likewise for W; C and O divisible by groups and
 //    weight [O, C / groups, KH, KW];
@@ -260,19 +262,19 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   if (w[2] < 1 || w[3] < 1)
     return invalid(call, "weight has shape " + formatShape(a.weight) +
                              "; the kernel must be at least 1x1");
-  int64_t spanH = a.dilation_h * (w[2] - 1) + 1;
-  int64_t spanW = a.dilation_w * (w[3] - 1) + 1;
-  int64_t paddedH = in[2] + a.pad_top + a.pad_bottom;
-  int64_t paddedW = in[3] + a.pad_left + a.pad_right;
-  if (spanH > paddedH || spanW > paddedW)
-    return invalid(call, "the dilated kernel (" + std::to_string(spanH) + "x" +
-                             std::to_string(spanW) +
-                             ") is larger than the padded input (" +
-                             std::to_string(paddedH) + "x" +
-                             std::to_string(paddedW) + ")");
-  TensorView expected =
-      shapeOf({in[0], w[0], (paddedH - spanH) / a.stride_h + 1,
-               (paddedW - spanW) / a.stride_w + 1});
+  int64_t outH = memfmt::layout::convOutputSize(
+      in[2], w[2], a.stride_h, a.pad_top, a.pad_bottom, a.dilation_h);
+  int64_t outW = memfmt::layout::convOutputSize(
+      in[3], w[3], a.stride_w, a.pad_left, a.pad_right, a.dilation_w);
+  if (outH < 1 || outW < 1)
+    return invalid(call,
+                   "the dilated kernel (" +
+                       std::to_string(a.dilation_h * (w[2] - 1) + 1) + "x" +
+                       std::to_string(a.dilation_w * (w[3] - 1) + 1) +
+                       ") is larger than the padded input (" +
+                       std::to_string(in[2] + a.pad_top + a.pad_bottom) + "x" +
+                       std::to_string(in[3] + a.pad_left + a.pad_right) + ")");
+  TensorView expected = shapeOf({in[0], w[0], outH, outW});
   MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
     return " for input " + formatShape(a.input) + ", weight " +
            formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
@@ -398,24 +400,31 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkAttribute(call, a.pad_bottom, "pad_bottom", 0));
   MEMFMT_CHECK(checkAttribute(call, a.pad_right, "pad_right", 0));
   MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
-  // The output size must be the floor- or the ceil-mode size.
+  // The output size must be the floor- or the ceil-mode size (ATen's, as
+  // the compiler's verifiers compute it).
   const int64_t *in = a.input.sizes, *out = a.output.sizes;
   int64_t kernel[2] = {a.kernel_h, a.kernel_w};
   int64_t stride[2] = {a.stride_h, a.stride_w};
-  int64_t padded[2] = {in[2] + a.pad_top + a.pad_bottom,
-                       in[3] + a.pad_left + a.pad_right};
+  int64_t padBegin[2] = {a.pad_top, a.pad_left};
+  int64_t padEnd[2] = {a.pad_bottom, a.pad_right};
   const char *dimName[2] = {"height", "width"};
   for (int d = 0; d < 2; ++d) {
-    int64_t room = padded[d] - kernel[d];
     // A kernel larger than the padded input still gives one (clipped)
     // window in ceil mode when the stride reaches past it, as in ATen.
-    if (room + stride[d] - 1 < 0)
-      return invalid(call, std::string("the kernel ") + dimName[d] + " " +
-                               std::to_string(kernel[d]) +
-                               " is larger than the padded input " +
-                               dimName[d] + " " + std::to_string(padded[d]));
-    int64_t floorSize = room >= 0 ? room / stride[d] + 1 : -1;
-    int64_t ceilSize = (room + stride[d] - 1) / stride[d] + 1;
+    if (memfmt::layout::windowCount(in[2 + d], kernel[d], stride[d],
+                                    padBegin[d], padEnd[d], /*dilation=*/1,
+                                    /*roundUp=*/true) < 1)
+      return invalid(
+          call, std::string("the kernel ") + dimName[d] + " " +
+                    std::to_string(kernel[d]) +
+                    " is larger than the padded input " + dimName[d] + " " +
+                    std::to_string(in[2 + d] + padBegin[d] + padEnd[d]));
+    int64_t floorSize = memfmt::layout::poolOutputSize(
+        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, false);
+    if (floorSize < 1)
+      floorSize = -1; // The kernel does not fit: no floor-mode size.
+    int64_t ceilSize = memfmt::layout::poolOutputSize(
+        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, true);
     if (out[2 + d] != floorSize && out[2 + d] != ceilSize)
       return invalid(call, std::string("output ") + dimName[d] + " is " +
                                std::to_string(out[2 + d]) + ", expected " +

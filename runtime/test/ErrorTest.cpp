@@ -279,6 +279,20 @@ TEST_P(ErrorTest, PoolingWindowsAndSizes) {
               _mlir_ciface_memfmt_avg_pool2d_f32(
                   ctx, 8, in.memref(), out.memref(), 2, 2, 2, 2, 0, 0, 0, 0, 3),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"count_include_pad is 3"});
+  // Ceil mode over 5 rows, kernel 2, stride 2, padding 1: ATen (and the
+  // compiler) drop a 4th window, which would start in the end padding; it
+  // is no valid size even though it covers a padded row.
+  Tensor five({1, 2, 5, 5}, CL), fourRows({1, 2, 4, 3}),
+      threeRows({1, 2, 3, 3});
+  expectError(
+      ctx,
+      _mlir_ciface_memfmt_avg_pool2d_f32(
+          ctx, 8, five.memref(), fourRows.memref(), 2, 2, 2, 2, 1, 1, 1, 1, 1),
+      MEMFMT_STATUS_INVALID_ARGUMENT,
+      {"output height is 4", "expected 3 (floor mode) or 3 (ceil mode)"});
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_avg_pool2d_f32(
+                            ctx, 8, five.memref(), threeRows.memref(), 2, 2, 2,
+                            2, 1, 1, 1, 1, 1));
 
   Tensor empty({1, 2, 0, 4}), one({1, 2, 1, 1});
   expectError(ctx,

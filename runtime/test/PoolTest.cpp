@@ -75,6 +75,15 @@ const PoolCase kAvgPoolCases[] = {
     {"TwoByTwo", 1, 4, 6, 8, {2, 2, 2, 2, 0, 0, 0, 0, 1, 1}, false},
     {"CeilWithPadding", 2, 2, 7, 6, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, true},
     {"CeilClipsAtPaddedEdge", 1, 3, 6, 6, {3, 3, 2, 2, 0, 0, 0, 0, 1, 1}, true},
+    // ATen drops the last ceil-mode window, which would start in the end
+    // padding: 3x3 outputs, not 4x4.
+    {"CeilDropsWindowInEndPadding",
+     1,
+     2,
+     5,
+     5,
+     {2, 2, 2, 2, 1, 1, 1, 1, 1, 1},
+     true},
     {"AsymmetricPadding", 2, 2, 5, 6, {2, 3, 1, 2, 1, 0, 0, 2, 1, 1}, false},
     {"OnePixel", 1, 3, 1, 1, {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, false},
     {"WindowMostlyPadding", 1, 2, 2, 3, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, false},

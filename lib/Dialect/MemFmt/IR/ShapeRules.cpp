@@ -1,17 +1,18 @@
-//===- ShapeRules.cpp - Output shapes of conv and pooling -----------------===//
+//===- ShapeRules.cpp - Shape rules of conv, pooling and chunk ------------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements the output-size formulas of ShapeRules.h.
+// Implements the shape rules of ShapeRules.h that are the dialect's own:
+// padding lists and aten::chunk's pieces. The conv and pooling output sizes
+// are the layout library's (layout/lib/Windows.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 
-#include "llvm/Support/MathExtras.h"
-
+#include <algorithm>
 #include <cassert>
 
 using namespace mlir::memfmt;
@@ -21,43 +22,6 @@ Padding2d Padding2d::fromList(llvm::ArrayRef<int64_t> padding) {
   if (padding.size() == 2)
     return {padding[0], padding[1], padding[0], padding[1]};
   return {padding[0], padding[1], padding[2], padding[3]};
-}
-
-/// Floor division that rounds towards negative infinity.
-static int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-bool mlir::memfmt::windowArithmeticFits(int64_t in, int64_t kernel,
-                                        int64_t stride, int64_t padBegin,
-                                        int64_t padEnd, int64_t dilation) {
-  int64_t window, padded;
-  return !llvm::MulOverflow(dilation, kernel - 1, window) &&
-         !llvm::AddOverflow(window, int64_t(1), window) &&
-         !llvm::AddOverflow(in, padBegin, padded) &&
-         !llvm::AddOverflow(padded, padEnd, padded) &&
-         !llvm::AddOverflow(padded, stride, padded);
-}
-
-int64_t mlir::memfmt::convOutputSize(int64_t in, int64_t kernel,
-                                     int64_t stride, int64_t padBegin,
-                                     int64_t padEnd, int64_t dilation) {
-  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
-  return floorDiv(span, stride) + 1;
-}
-
-int64_t mlir::memfmt::poolOutputSize(int64_t in, int64_t kernel,
-                                     int64_t stride, int64_t padBegin,
-                                     int64_t padEnd, int64_t dilation,
-                                     bool ceilMode) {
-  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1 +
-                 (ceilMode ? stride - 1 : 0);
-  int64_t out = floorDiv(span, stride) + 1;
-  // ATen: the last window must start inside the input or the begin padding.
-  if (ceilMode && out > 0 && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
 }
 
 llvm::SmallVector<int64_t> mlir::memfmt::chunkSizes(int64_t size,

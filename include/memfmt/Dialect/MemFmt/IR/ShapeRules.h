@@ -1,18 +1,22 @@
-//===- ShapeRules.h - Output shapes of conv and pooling ---------*- C++ -*-===//
+//===- ShapeRules.h - Shape rules of conv, pooling and chunk ----*- C++ -*-===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The output-size formulas of convolution and pooling (ATen's, generalised
-// to ONNX's asymmetric padding), written once and shared by the verifiers,
-// the model builders and the importers, so that "verification and type
-// inference share one function".
+// The shape rules of the dialect's ops, shared by the verifiers, the model
+// builders and the importers, so that "verification and type inference
+// share one function": padding lists as (top, left, bottom, right), the
+// output sizes of convolution and pooling (ATen's, generalised to ONNX's
+// asymmetric padding; defined once in the layout library, which the runtime
+// calls too) and the pieces of aten::chunk.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MEMFMT_DIALECT_MEMFMT_IR_SHAPERULES_H
 #define MEMFMT_DIALECT_MEMFMT_IR_SHAPERULES_H
+
+#include "memfmt/Layout/Windows.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -28,27 +32,13 @@ struct Padding2d {
   static Padding2d fromList(llvm::ArrayRef<int64_t> padding);
 };
 
-/// True if the output-size formulas below cannot overflow int64 for these
-/// values (all >= 0, kernel, stride and dilation >= 1): the dilated window
-/// dilation * (kernel - 1) + 1 and in + padBegin + padEnd + stride fit. The
-/// verifiers reject attributes for which it is false (found by
-/// memfmt-fuzz-ir) before they compute any output size.
-bool windowArithmeticFits(int64_t in, int64_t kernel, int64_t stride,
-                          int64_t padBegin, int64_t padEnd, int64_t dilation);
-
-/// Size of a convolution output along one spatial dimension:
-/// floor((in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride) + 1.
-/// May be <= 0 when the kernel does not fit.
-int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                       int64_t padBegin, int64_t padEnd, int64_t dilation);
-
-/// Size of a pooling output along one spatial dimension (ATen's
-/// pooling_output_shape with asymmetric padding): like convOutputSize, but
-/// rounding up when `ceilMode`, and then dropping a last window that would
-/// start in the end padding.
-int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                       int64_t padBegin, int64_t padEnd, int64_t dilation,
-                       bool ceilMode);
+// The output-size rules of convolution and pooling are the layout library's
+// (memfmt/Layout/Windows.h), shared with the runtime's argument checks; the
+// dialect's verifiers, the model builders and the importers reach them under
+// these names.
+using ::memfmt::layout::convOutputSize;
+using ::memfmt::layout::poolOutputSize;
+using ::memfmt::layout::windowArithmeticFits;
 
 /// The shapes of aten::chunk's pieces along a dimension of `size`.
 llvm::SmallVector<int64_t> chunkSizes(int64_t size, int64_t chunks);
