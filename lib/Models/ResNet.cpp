@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Builds the ResNet family of ResNet.h with the generated op builders. The
-// construction mirrors torchvision.models.resnet (and
-// scripts/gen_resnet_mlir.py, which the tests compare against) statement by
-// statement: a parameter is created right before the op that consumes it,
-// attributes equal to their defaults are left unset (so the IR is the one a
-// parser makes from the generator's text), and each layer is a small
-// function of ResNetBuilder. Output sizes come from ShapeRules.h, the
-// formulas the op verifiers use.
+// Builds the ResNet family of ResNet.h with the generated op builders. It is
+// the project's one definition of these architectures (the test suite checks
+// it against torch.fx traces of torchvision, test/Models/
+// resnet-zoo-matches-torchvision.py). The construction mirrors
+// torchvision.models.resnet statement by statement: a parameter is created
+// right before the op that consumes it, attributes equal to their defaults
+// are left unset (so the IR is the one a parser makes from its printed
+// text), and each layer is a small function of ResNetBuilder. Output sizes
+// come from ShapeRules.h, the formulas the op verifiers use.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,8 +7,8 @@
 // The built-in model zoo: the torchvision ResNet family (resnet18/34/50/101/
 // 152, resnext50_32x4d, wide_resnet50_2) built directly as memfmt IR, in
 // NCHW as saved. The architecture and the op order are those of
-// torchvision.models.resnet and of scripts/gen_resnet_mlir.py (the test
-// suite checks that both give the same IR): conv1/bn1/relu/maxpool, four
+// torchvision.models.resnet (the test suite compares them with torch.fx
+// traces of torchvision, op by op): conv1/bn1/relu/maxpool, four
 // stages of BasicBlock or Bottleneck (stride on the 3x3 conv, projection
 // shortcut conv+bn after the main path), adaptive average pooling, flatten
 // and fc with 1000 classes.
