@@ -327,10 +327,3 @@ int64_t memfmt::layout::spanElements(IntSpan sizes, IntSpan strides) {
   Reach reach = reachOf(sizes, strides);
   return addWrap(reach.high - reach.low, 1);
 }
-
-int64_t memfmt::layout::offsetOf(IntSpan index, IntSpan strides) {
-  int64_t offset = 0;
-  for (size_t i = 0, e = index.size(); i != e; ++i)
-    offset = addWrap(offset, mulWrap(index[i], strides[i]));
-  return offset;
-}

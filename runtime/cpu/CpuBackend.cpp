@@ -78,14 +78,10 @@ public:
 private:
   bool fast() const { return options.kernels == MEMFMT_KERNELS_FAST; }
 
-  /// Runs `fastKernel()` in FAST mode, and `reference()` when that is not
-  /// selected or declines; records the implementation on `call`. f32 only.
-  template <typename Fast, typename Reference>
-  memfmt_status_t dispatch(KernelCall &call, const TensorView &output,
-                           Fast fastKernel, Reference reference);
-
-  /// dispatch() for a kernel with a reference(const Args &) overload below:
-  /// f16 and bf16 calls run it on widened copies (Precision.cpp).
+  /// Runs `fastKernel()` in FAST mode (f32), and the reference(const Args &)
+  /// overload below when that is not selected or declines; f16 and bf16 calls
+  /// run the reference on widened copies (Precision.cpp). Records the
+  /// implementation on `call`.
   template <typename Args, typename Fast>
   memfmt_status_t dispatchTyped(KernelCall &call, const Args &a,
                                 const TensorView &output, Fast fastKernel);
@@ -152,29 +148,6 @@ void reference(const args::max_pool2d_with_indices_backward &a) {
 }
 
 } // namespace
-
-template <typename Fast, typename Reference>
-memfmt_status_t CpuBackend::dispatch(KernelCall &call, const TensorView &output,
-                                     Fast fastKernel, Reference reference) {
-  if (call.dtype() != DType::f32)
-    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
-                     std::string("element type ") + toString(call.dtype()) +
-                         " is not implemented by the CPU backend yet (f32 "
-                         "only)");
-  if (output.numElements() == 0) {
-    call.setImpl("empty");
-    return MEMFMT_STATUS_OK;
-  }
-  if (fast()) {
-    if (const char *impl = fastKernel()) {
-      call.setImpl(impl);
-      return MEMFMT_STATUS_OK;
-    }
-  }
-  reference();
-  call.setImpl("reference");
-  return MEMFMT_STATUS_OK;
-}
 
 template <typename Args, typename Fast>
 memfmt_status_t CpuBackend::dispatchTyped(KernelCall &call, const Args &a,

@@ -143,8 +143,6 @@ bool sameBytes(IntSpan sizes, IntSpan lhs, IntSpan rhs);
 /// no-op (e.g. Nx2048x1x1, 1xCx1x1, Nx1xHxW).
 bool formatsShareBytes(IntSpan sizes);
 
-/// The offset in elements of multi-index `index` (no bounds checks).
-int64_t offsetOf(IntSpan index, IntSpan strides);
 
 /// The element offsets, relative to element [0, ..., 0], of the lowest and
 /// the highest element a strided tensor reaches (a negative stride reaches
