@@ -40,7 +40,7 @@ bool memfmt::layout::windowArithmeticFits(int64_t in, int64_t kernel,
 int64_t memfmt::layout::windowCount(int64_t in, int64_t kernel, int64_t stride,
                                     int64_t padBegin, int64_t padEnd,
                                     int64_t dilation, bool roundUp) {
-  int64_t room = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  int64_t room = in + padBegin + padEnd - dilatedExtent(kernel, dilation);
   return floorDiv(room + (roundUp ? stride - 1 : 0), stride) + 1;
 }
 

@@ -267,13 +267,15 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   int64_t outW = memfmt::layout::convOutputSize(
       in[3], w[3], a.stride_w, a.pad_left, a.pad_right, a.dilation_w);
   if (outH < 1 || outW < 1)
-    return invalid(call,
-                   "the dilated kernel (" +
-                       std::to_string(a.dilation_h * (w[2] - 1) + 1) + "x" +
-                       std::to_string(a.dilation_w * (w[3] - 1) + 1) +
-                       ") is larger than the padded input (" +
-                       std::to_string(in[2] + a.pad_top + a.pad_bottom) + "x" +
-                       std::to_string(in[3] + a.pad_left + a.pad_right) + ")");
+    return invalid(
+        call,
+        "the dilated kernel (" +
+            std::to_string(memfmt::layout::dilatedExtent(w[2], a.dilation_h)) +
+            "x" +
+            std::to_string(memfmt::layout::dilatedExtent(w[3], a.dilation_w)) +
+            ") is larger than the padded input (" +
+            std::to_string(in[2] + a.pad_top + a.pad_bottom) + "x" +
+            std::to_string(in[3] + a.pad_left + a.pad_right) + ")");
   TensorView expected = shapeOf({in[0], w[0], outH, outW});
   MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
     return " for input " + formatShape(a.input) + ", weight " +

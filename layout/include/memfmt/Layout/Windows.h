@@ -33,6 +33,11 @@
 
 namespace memfmt::layout {
 
+/// The input rows one window spans: dilation * (kernel - 1) + 1.
+inline int64_t dilatedExtent(int64_t kernel, int64_t dilation) {
+  return dilation * (kernel - 1) + 1;
+}
+
 /// True if the output-size functions below cannot overflow int64 for these
 /// values (all >= 0; kernel, stride and dilation >= 1): the dilated window
 /// dilation * (kernel - 1) + 1 and in + padBegin + padEnd + stride fit. The

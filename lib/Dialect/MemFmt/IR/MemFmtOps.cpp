@@ -374,8 +374,8 @@ static LogicalResult verifyPool2d(Operation *op, RankedTensorType input,
            << " overflow 64-bit sizes";
   // Every window must see an input element (else max has no candidate and
   // an average without padding divides by zero).
-  int64_t windowH = dilation[0] * (kernel[0] - 1) + 1;
-  int64_t windowW = dilation[1] * (kernel[1] - 1) + 1;
+  int64_t windowH = layout::dilatedExtent(kernel[0], dilation[0]);
+  int64_t windowW = layout::dilatedExtent(kernel[1], dilation[1]);
   if (std::max(pad.top, pad.bottom) >= windowH ||
       std::max(pad.left, pad.right) >= windowW)
     return op->emitOpError()
