@@ -203,9 +203,13 @@ Located describeError(std::string_view Text, size_t Consumed,
                       const nlohmann::detail::exception &Ex) {
   size_t At = std::min(Consumed > 0 ? Consumed - 1 : 0, Text.size());
   std::string_view What = Ex.what();
-  if (Ex.id == 406) // out_of_range.406: "number overflow parsing '1e999'".
+  if (Ex.id == 406) { // out_of_range.406: "number overflow parsing '1e999'".
+    std::string Number = LastToken.size() <= 32
+                             ? LastToken
+                             : LastToken.substr(0, 29) + "...";
     return {Consumed - std::min(Consumed, LastToken.size()),
-            "the number " + LastToken + " is out of range"};
+            "the number " + Number + " is out of range"};
+  }
 
   SyntaxError E = splitMessage(What);
   // Where the token the parser refused begins. Numbers and strings are read

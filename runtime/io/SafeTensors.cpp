@@ -379,20 +379,30 @@ Status SafeTensorsFile::init() {
 Result<std::vector<uint8_t>>
 encodeSafeTensors(const std::vector<TensorView> &Tensors,
                   const SafeTensorsMetadata &Metadata) {
-  // nlohmann's ordered_json keeps the entries in the order given; its
-  // compact dump escapes strings as serde_json does.
-  nlohmann::ordered_json Doc = nlohmann::ordered_json::object();
+  // The header is "{" key:entry, ... "}" with the metadata first; nlohmann
+  // writes each key and entry (compact, strings escaped as serde_json does).
+  // The strings were checked to be UTF-8 first, so no dump can meet invalid
+  // UTF-8 (and throw).
+  std::string Header = "{";
+  auto append = [&](const std::string &Key, const nlohmann::ordered_json &V) {
+    if (Header.size() > 1)
+      Header += ',';
+    Header += nlohmann::ordered_json(Key).dump(-1, ' ', /*ensure_ascii=*/false);
+    Header += ':';
+    Header += V.dump(-1, ' ', /*ensure_ascii=*/false);
+  };
   if (!Metadata.empty()) {
-    nlohmann::ordered_json &Meta = Doc[MetadataKey];
-    Meta = nlohmann::ordered_json::object();
+    nlohmann::ordered_json Meta = nlohmann::ordered_json::object();
     std::unordered_set<std::string> Seen;
     for (const auto &[Key, Value] : Metadata) {
       if (!json::isValidUtf8(Key) || !json::isValidUtf8(Value))
-        return Failure{"metadata entry " + quotedName(Key) + " is not valid UTF-8"};
+        return Failure{"metadata entry " + quotedName(Key) +
+                       " is not valid UTF-8"};
       if (!Seen.insert(Key).second)
         return Failure{"duplicate metadata entry " + quotedName(Key)};
       Meta[Key] = Value;
     }
+    append(MetadataKey, Meta);
   }
   std::unordered_set<std::string> Names;
   uint64_t Offset = 0;
@@ -415,15 +425,14 @@ encodeSafeTensors(const std::vector<TensorView> &Tensors,
                      " bytes were given"};
     if (T.NumBytes && !T.Data)
       return Failure{Prefix + "no data"};
-    nlohmann::ordered_json &Entry = Doc[T.Name];
+    nlohmann::ordered_json Entry = nlohmann::ordered_json::object();
     Entry["dtype"] = dtypeName(T.Type);
     Entry["shape"] = T.Shape;
     Entry["data_offsets"] = {Offset, Offset + T.NumBytes};
+    append(T.Name, Entry);
     Offset += T.NumBytes;
   }
-  // Every string was checked above, so the dump cannot meet invalid UTF-8.
-  std::string Header = Doc.dump(-1, ' ', /*ensure_ascii=*/false,
-                                nlohmann::ordered_json::error_handler_t::replace);
+  Header += '}';
   Header.append((8 - Header.size() % 8) % 8, ' ');
 
   std::vector<uint8_t> Out;
