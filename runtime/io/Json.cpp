@@ -178,9 +178,7 @@ Located stringProblem(std::string_view Text, size_t At,
   if (contains(LexError, "UTF-8")) {
     // nlohmann stops at the byte that breaks the sequence; say which rule
     // the whole sequence breaks, at its first byte.
-    auto byteAt = [&](size_t I) {
-      return static_cast<unsigned char>(Text[I]);
-    };
+    auto byteAt = [&](size_t I) { return static_cast<unsigned char>(Text[I]); };
     size_t Lead = At;
     while (Lead > 0 && At - Lead < 3 &&
            (Lead >= Text.size() || byteAt(Lead) < 0xC0) &&
@@ -204,9 +202,8 @@ Located describeError(std::string_view Text, size_t Consumed,
   size_t At = std::min(Consumed > 0 ? Consumed - 1 : 0, Text.size());
   std::string_view What = Ex.what();
   if (Ex.id == 406) { // out_of_range.406: "number overflow parsing '1e999'".
-    std::string Number = LastToken.size() <= 32
-                             ? LastToken
-                             : LastToken.substr(0, 29) + "...";
+    std::string Number =
+        LastToken.size() <= 32 ? LastToken : LastToken.substr(0, 29) + "...";
     return {Consumed - std::min(Consumed, LastToken.size()),
             "the number " + Number + " is out of range"};
   }
@@ -307,9 +304,7 @@ public:
     return true;
   }
   bool binary(binary_t &) override { return true; } // Not in JSON text.
-  bool start_object(std::size_t) override {
-    return open(Value::Kind::Object);
-  }
+  bool start_object(std::size_t) override { return open(Value::Kind::Object); }
   bool key(string_t &K) override {
     Key = std::move(K);
     return true;

@@ -316,7 +316,8 @@ Status SafeTensorsFile::init() {
           return fail("\"__metadata__\" entry " + quotedName(MetaKey) +
                       " must be a string, found " + describe(MetaValue.K));
         if (!Seen.insert(MetaKey).second)
-          return fail("duplicate \"__metadata__\" entry " + quotedName(MetaKey));
+          return fail("duplicate \"__metadata__\" entry " +
+                      quotedName(MetaKey));
         Metadata.emplace_back(MetaKey, MetaValue.Text);
       }
       continue;
