@@ -7,8 +7,9 @@
 // The safetensors reader against files built by hand from the format's
 // specification (the reference Python package is not available here), the
 // writer against the reference writer's byte layout and by round trips, and
-// every validation error. Also tests the private strict JSON parser the
-// reader uses, and the f16/bf16 conversions of HalfFloat.h against an
+// every validation error. Also tests the private strict JSON reader the
+// reader uses (nlohmann/json underneath, with this project's limits and
+// messages), and the f16/bf16 conversions of HalfFloat.h against an
 // independent rounding oracle, exhaustively where the space is 16 bits.
 //
 //===----------------------------------------------------------------------===//
@@ -611,7 +612,7 @@ TEST(SafeTensorsErrorTest, EveryTruncationAndByteFlipIsHandled) {
 }
 
 //===----------------------------------------------------------------------===//
-// The JSON parser
+// The JSON reader
 //===----------------------------------------------------------------------===//
 
 TEST(JsonTest, ParsesValues) {
