@@ -168,29 +168,86 @@ Located stringProblem(std::string_view Text, size_t At,
     return {At, AtEnd ? "unterminated string"
                       : "invalid escape '\\" + printable(Text[At]) +
                             "' in a string"};
-  if (contains(LexError, "4 hex digits"))
-    return {At, AtEnd ? "truncated \\u escape"
-                      : "invalid hex digit in a \\u escape"};
+  if (contains(LexError, "4 hex digits")) {
+    // Fewer than four bytes left after the \\u is a truncation.
+    size_t Escape = Text.rfind("\\u", At);
+    if (Escape != std::string_view::npos && Text.size() - Escape - 2 < 4)
+      return {Escape + 2, "truncated \\u escape"};
+    return {At, "invalid hex digit in a \\u escape"};
+  }
+  // The byte after the escape that is not the other half; nlohmann stops
+  // at the last hex digit of a second \\u escape, or at the byte after a
+  // second backslash.
+  bool AfterHex = At >= 5 && Text[At - 5] == '\\' && Text[At - 4] == 'u';
   if (contains(LexError, "must be followed by U+DC00"))
-    return {At, "unpaired high surrogate in a \\u escape"};
+    return {AfterHex                         ? At + 1
+            : At > 0 && Text[At - 1] == '\\' ? At - 1
+                                             : At,
+            "unpaired high surrogate in a \\u escape"};
   if (contains(LexError, "must follow U+D800"))
-    return {At, "unpaired low surrogate in a \\u escape"};
+    return {At + 1, "unpaired low surrogate in a \\u escape"};
   if (contains(LexError, "UTF-8")) {
-    // nlohmann stops at the byte that breaks the sequence; say which rule
-    // the whole sequence breaks, at its first byte.
-    auto byteAt = [&](size_t I) { return static_cast<unsigned char>(Text[I]); };
+    // nlohmann stops at the byte that breaks the sequence: a bad lead byte,
+    // or a bad continuation of a lead byte up to 3 bytes back. Say which
+    // rule the whole sequence breaks, at its first byte.
     size_t Lead = At;
-    while (Lead > 0 && At - Lead < 3 &&
-           (Lead >= Text.size() || byteAt(Lead) < 0xC0) &&
-           byteAt(Lead - 1) >= 0x80)
-      --Lead;
+    for (size_t Back = 1; Back <= 3 && Back <= At; ++Back) {
+      unsigned char B = static_cast<unsigned char>(Text[At - Back]);
+      if (B >= 0x80 && B <= 0xBF)
+        continue;
+      size_t Length = B >= 0xF0 ? 4 : B >= 0xE0 ? 3 : 2;
+      if (B >= 0xC2 && B <= 0xF4 && Length > Back)
+        Lead = At - Back;
+      break;
+    }
     size_t Length;
-    if (Lead < Text.size() && byteAt(Lead) >= 0x80)
+    if (Lead < Text.size() && static_cast<unsigned char>(Text[Lead]) >= 0x80)
       if (const char *Problem = checkUtf8Sequence(Text, Lead, Length))
         return {Lead, std::string(Problem) + " in a string"};
     return {At, "invalid UTF-8 in a string"};
   }
   return {At, std::string(LexError)};
+}
+
+/// The length in the text of \p Token, a token as nlohmann shows it (each
+/// control character as "<U+XXXX>").
+size_t rawLength(const std::string &Token) {
+  size_t Length = 0;
+  for (size_t I = 0; I < Token.size(); ++I, ++Length)
+    if (Token.compare(I, 3, "<U+") == 0 && I + 8 <= Token.size() &&
+        Token[I + 7] == '>')
+      I += 7;
+  return Length;
+}
+
+/// Where the token that nlohmann refused begins, \p At being the byte it
+/// stopped at and \p End the bytes it read (without the end of the input).
+size_t tokenStart(std::string_view Text, size_t At, size_t End,
+                  const std::string &LastToken, const SyntaxError &E) {
+  // Strings and numbers are read from their first byte into LastToken;
+  // literals are not, but they are letters.
+  if (E.Unexpected == "number literal" || E.Unexpected == "string literal" ||
+      startsWith(E.LexError, "invalid string") ||
+      startsWith(E.LexError, "invalid number"))
+    return End - std::min(End, rawLength(LastToken));
+  if (E.Unexpected == "true literal" || E.Unexpected == "null literal")
+    return End - std::min<size_t>(End, 4);
+  if (E.Unexpected == "false literal")
+    return End - std::min<size_t>(End, 5);
+  // A literal broken after its first letters (a proper prefix of true,
+  // false or null); a complete one before the bad byte is a token of its own.
+  if (startsWith(E.LexError, "invalid literal")) {
+    size_t Letters = 0;
+    while (Letters < 4 && Letters < At && Text[At - Letters - 1] >= 'a' &&
+           Text[At - Letters - 1] <= 'z')
+      ++Letters;
+    for (; Letters > 0; --Letters)
+      for (std::string_view Literal : {"true", "false", "null"})
+        if (Letters < Literal.size() &&
+            startsWith(Literal, Text.substr(At - Letters, Letters)))
+          return At - Letters;
+  }
+  return At;
 }
 
 /// The offset and this project's wording of the error nlohmann reported
@@ -200,28 +257,22 @@ Located describeError(std::string_view Text, size_t Consumed,
                       const std::string &LastToken,
                       const nlohmann::detail::exception &Ex) {
   size_t At = std::min(Consumed > 0 ? Consumed - 1 : 0, Text.size());
+  size_t End = std::min(Consumed, Text.size());
   std::string_view What = Ex.what();
   if (Ex.id == 406) { // out_of_range.406: "number overflow parsing '1e999'".
     std::string Number =
         LastToken.size() <= 32 ? LastToken : LastToken.substr(0, 29) + "...";
-    return {Consumed - std::min(Consumed, LastToken.size()),
+    return {End - std::min(End, LastToken.size()),
             "the number " + Number + " is out of range"};
   }
 
   SyntaxError E = splitMessage(What);
-  // Where the token the parser refused begins. Numbers and strings are read
-  // whole before the parser sees them (and LastToken is exactly their text).
-  size_t Start = At;
-  if (E.Unexpected == "number literal" || E.Unexpected == "string literal")
-    Start = Consumed - std::min(Consumed, LastToken.size());
-  else if (E.Unexpected == "true literal" || E.Unexpected == "null literal")
-    Start = Consumed - std::min<size_t>(Consumed, 4);
-  else if (E.Unexpected == "false literal")
-    Start = Consumed - std::min<size_t>(Consumed, 5);
-
+  size_t Start = tokenStart(Text, At, End, LastToken, E);
   // nlohmann reads "01" as two numbers.
-  if (E.Unexpected == "number literal" && Start > 0 && Start < Text.size() &&
-      Text[Start - 1] == '0' && Text[Start] >= '0' && Text[Start] <= '9')
+  bool Number = E.Unexpected == "number literal" ||
+                startsWith(E.LexError, "invalid number");
+  if (Number && Start > 0 && Start < Text.size() && Text[Start - 1] == '0' &&
+      Text[Start] >= '0' && Text[Start] <= '9')
     return {Start, "leading zero in a number"};
   if (E.Expected == "end of input")
     return {Start, "unexpected data after the JSON value"};
@@ -248,14 +299,9 @@ Located describeError(std::string_view Text, size_t Consumed,
       return {At, "expected a digit after '.'"};
     return {At, "expected a digit in the exponent"};
   }
-  if (startsWith(E.LexError, "invalid literal")) {
-    // The start of a broken true/false/null, or a byte no value starts with.
-    size_t Word = At;
-    while (Word > 0 && Text[Word - 1] >= 'a' && Text[Word - 1] <= 'z')
-      --Word;
-    if (Word < At)
-      return {Word, "invalid literal"};
-  }
+  // A broken true/false/null, or a byte no value starts with.
+  if (startsWith(E.LexError, "invalid literal") && Start < At)
+    return {Start, "invalid literal"};
   if (At >= Text.size())
     return {At, "unexpected end of input, expected a value"};
   return {At, "unexpected character '" + printable(Text[At]) +
