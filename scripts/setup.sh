@@ -16,6 +16,8 @@ PACKAGES=(
   # Test framework, importers and CPU kernels.
   libgtest-dev libgmock-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev libonnx-testdata
+  # The runtime's JSON reader (manifest.json, safetensors headers); header-only.
+  nlohmann-json3-dev
   # Reference implementation for conformance tests.
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

@@ -1,27 +1,38 @@
-//===- Json.cpp - A minimal strict JSON parser for safetensors headers ----===//
+//===- Json.cpp - Strict JSON reading over nlohmann/json's parser ---------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// A recursive-descent parser for RFC 8259 JSON (see Json.h). Each function
-// consumes one production at Pos and either succeeds or records the first
-// error with its byte offset; nothing after an error is parsed.
+// nlohmann/json's SAX parser reads the text; TreeBuilder turns its events
+// into a json::Value tree (members in text order, duplicates kept) and stops
+// at the 65th level of nesting. The input goes in through TrackingIterator,
+// which remembers the last byte the lexer read, so the depth error can name
+// its bracket. When nlohmann reports a syntax error, describeError maps its
+// message (context, lexer error, unexpected and expected token; the wording
+// of nlohmann 3.11) and position (bytes read, end of input included) to a
+// byte offset and this project's wording, which tests and users rely on.
+// The JSON UTF-8 check of strings is nlohmann's; checkUtf8Sequence only says
+// which rule a bad sequence breaks, and serves isValidUtf8 for writers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Json.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace memfmt::io::json {
 
 namespace {
 
-constexpr int MaxDepth = 64;
+using Document = nlohmann::json;
 
-/// Checks the UTF-8 sequence that starts with the byte >= 0x80 at \p Pos of
-/// \p Text; sets \p Length and returns nullptr, or returns the problem.
+/// Checks the UTF-8 sequence that starts at \p Pos of \p Text (a byte >=
+/// 0x80); sets \p Length and returns nullptr, or returns the problem.
 const char *checkUtf8Sequence(std::string_view Text, size_t Pos,
                               size_t &Length) {
   auto byteAt = [&](size_t I) { return static_cast<unsigned char>(Text[I]); };
@@ -54,317 +65,347 @@ const char *checkUtf8Sequence(std::string_view Text, size_t Pos,
   return nullptr;
 }
 
-class Parser {
-public:
-  explicit Parser(std::string_view Text) : Text(Text) {}
+/// \p C for a message: itself when printable ASCII, else \xNN.
+std::string printable(char C) {
+  auto U = static_cast<unsigned char>(C);
+  if (U >= 0x20 && U < 0x7F)
+    return std::string(1, C);
+  static const char Hex[] = "0123456789abcdef";
+  return std::string("\\x") + Hex[U >> 4] + Hex[U & 15];
+}
 
-  std::optional<Value> run(std::string &Error) {
-    Value Result;
-    skipWhitespace();
-    if (parseValue(Result, 0)) {
-      skipWhitespace();
-      if (Pos != Text.size())
-        fail("unexpected data after the JSON value");
+bool startsWith(std::string_view Text, std::string_view Prefix) {
+  return Text.substr(0, Prefix.size()) == Prefix;
+}
+
+bool contains(std::string_view Text, std::string_view Part) {
+  return Text.find(Part) != std::string_view::npos;
+}
+
+/// The input of nlohmann's lexer: the bytes of the text, remembering in
+/// \p Last the last one read.
+class TrackingIterator {
+public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char *;
+  using reference = const char &;
+
+  TrackingIterator(const char *P, const char **Last) : P(P), Last(Last) {}
+  reference operator*() const {
+    *Last = P;
+    return *P;
+  }
+  TrackingIterator &operator++() {
+    ++P;
+    return *this;
+  }
+  TrackingIterator operator++(int) {
+    TrackingIterator Old = *this;
+    ++P;
+    return Old;
+  }
+  bool operator==(const TrackingIterator &Other) const { return P == Other.P; }
+  bool operator!=(const TrackingIterator &Other) const { return P != Other.P; }
+
+private:
+  const char *P;
+  const char **Last;
+};
+
+/// The parts of nlohmann's syntax-error message "... while parsing
+/// <Context> - <Detail>", where Detail is "<LexError>; last read: '...'[;
+/// expected <Expected>]" (the lexer refused the token) or "unexpected
+/// <Unexpected>; expected <Expected>" (the parser refused it).
+struct SyntaxError {
+  std::string_view Context, LexError, Unexpected, Expected;
+};
+
+SyntaxError splitMessage(std::string_view What) {
+  SyntaxError E;
+  constexpr std::string_view While = "while parsing ", Dash = " - ",
+                             LastRead = "; last read: '",
+                             Unexpected = "unexpected ",
+                             Expected = "; expected ";
+  size_t At = What.find(While);
+  if (At == std::string_view::npos)
+    return E;
+  What.remove_prefix(At + While.size());
+  size_t DashAt = What.find(Dash);
+  if (DashAt == std::string_view::npos)
+    return E;
+  E.Context = What.substr(0, DashAt);
+  What.remove_prefix(DashAt + Dash.size());
+  if (size_t ReadAt = What.find(LastRead); ReadAt != std::string_view::npos) {
+    E.LexError = What.substr(0, ReadAt);
+    size_t ExpectedAt = What.rfind(std::string("'") + std::string(Expected));
+    if (ExpectedAt != std::string_view::npos && ExpectedAt > ReadAt)
+      E.Expected = What.substr(ExpectedAt + 1 + Expected.size());
+  } else if (startsWith(What, Unexpected)) {
+    What.remove_prefix(Unexpected.size());
+    size_t ExpectedAt = What.find(Expected);
+    E.Unexpected = What.substr(0, ExpectedAt);
+    if (ExpectedAt != std::string_view::npos)
+      E.Expected = What.substr(ExpectedAt + Expected.size());
+  }
+  return E;
+}
+
+/// An offset and what is wrong there.
+using Located = std::pair<size_t, std::string>;
+
+/// The problem of a string that nlohmann's lexer refused with \p LexError
+/// ("invalid string: ...") at offset \p At.
+Located stringProblem(std::string_view Text, size_t At,
+                      std::string_view LexError) {
+  bool AtEnd = At >= Text.size();
+  if (contains(LexError, "missing closing quote"))
+    return {At, "unterminated string"};
+  if (contains(LexError, "control character"))
+    return {At, "control character in a string"};
+  if (contains(LexError, "after backslash"))
+    return {At, AtEnd ? "unterminated string"
+                      : "invalid escape '\\" + printable(Text[At]) +
+                            "' in a string"};
+  if (contains(LexError, "4 hex digits")) {
+    // Fewer than four bytes left after the \\u is a truncation.
+    size_t Escape = Text.rfind("\\u", At);
+    if (Escape != std::string_view::npos && Text.size() - Escape - 2 < 4)
+      return {Escape + 2, "truncated \\u escape"};
+    return {At, "invalid hex digit in a \\u escape"};
+  }
+  // The byte after the escape that is not the other half; nlohmann stops
+  // at the last hex digit of a second \\u escape, or at the byte after a
+  // second backslash.
+  bool AfterHex = At >= 5 && Text[At - 5] == '\\' && Text[At - 4] == 'u';
+  if (contains(LexError, "must be followed by U+DC00"))
+    return {AfterHex                         ? At + 1
+            : At > 0 && Text[At - 1] == '\\' ? At - 1
+                                             : At,
+            "unpaired high surrogate in a \\u escape"};
+  if (contains(LexError, "must follow U+D800"))
+    return {At + 1, "unpaired low surrogate in a \\u escape"};
+  if (contains(LexError, "UTF-8")) {
+    // nlohmann stops at the byte that breaks the sequence: a bad lead byte,
+    // or a bad continuation of a lead byte up to 3 bytes back. Say which
+    // rule the whole sequence breaks, at its first byte.
+    size_t Lead = At;
+    for (size_t Back = 1; Back <= 3 && Back <= At; ++Back) {
+      unsigned char B = static_cast<unsigned char>(Text[At - Back]);
+      if (B >= 0x80 && B <= 0xBF)
+        continue;
+      size_t Length = B >= 0xF0 ? 4 : B >= 0xE0 ? 3 : 2;
+      if (B >= 0xC2 && B <= 0xF4 && Length > Back)
+        Lead = At - Back;
+      break;
     }
-    if (!Failed)
-      return Result;
-    Error = Message;
-    return std::nullopt;
+    size_t Length;
+    if (Lead < Text.size() && static_cast<unsigned char>(Text[Lead]) >= 0x80)
+      if (const char *Problem = checkUtf8Sequence(Text, Lead, Length))
+        return {Lead, std::string(Problem) + " in a string"};
+    return {At, "invalid UTF-8 in a string"};
+  }
+  return {At, std::string(LexError)};
+}
+
+/// The length in the text of \p Token, a token as nlohmann shows it (each
+/// control character as "<U+XXXX>").
+size_t rawLength(const std::string &Token) {
+  size_t Length = 0;
+  for (size_t I = 0; I < Token.size(); ++I, ++Length)
+    if (Token.compare(I, 3, "<U+") == 0 && I + 8 <= Token.size() &&
+        Token[I + 7] == '>')
+      I += 7;
+  return Length;
+}
+
+/// Where the token that nlohmann refused begins, \p At being the byte it
+/// stopped at and \p End the bytes it read (without the end of the input).
+size_t tokenStart(std::string_view Text, size_t At, size_t End,
+                  const std::string &LastToken, const SyntaxError &E) {
+  // Strings and numbers are read from their first byte into LastToken;
+  // literals are not, but they are letters.
+  if (E.Unexpected == "number literal" || E.Unexpected == "string literal" ||
+      startsWith(E.LexError, "invalid string") ||
+      startsWith(E.LexError, "invalid number"))
+    return End - std::min(End, rawLength(LastToken));
+  if (E.Unexpected == "true literal" || E.Unexpected == "null literal")
+    return End - std::min<size_t>(End, 4);
+  if (E.Unexpected == "false literal")
+    return End - std::min<size_t>(End, 5);
+  // A literal broken after its first letters (a proper prefix of true,
+  // false or null); a complete one before the bad byte is a token of its own.
+  if (startsWith(E.LexError, "invalid literal")) {
+    size_t Letters = 0;
+    while (Letters < 4 && Letters < At && Text[At - Letters - 1] >= 'a' &&
+           Text[At - Letters - 1] <= 'z')
+      ++Letters;
+    for (; Letters > 0; --Letters)
+      for (std::string_view Literal : {"true", "false", "null"})
+        if (Letters < Literal.size() &&
+            startsWith(Literal, Text.substr(At - Letters, Letters)))
+          return At - Letters;
+  }
+  return At;
+}
+
+/// The offset and this project's wording of the error nlohmann reported
+/// after reading \p Consumed bytes (the end of the input counts as one),
+/// \p LastToken being the token it read last.
+Located describeError(std::string_view Text, size_t Consumed,
+                      const std::string &LastToken,
+                      const nlohmann::detail::exception &Ex) {
+  size_t At = std::min(Consumed > 0 ? Consumed - 1 : 0, Text.size());
+  size_t End = std::min(Consumed, Text.size());
+  std::string_view What = Ex.what();
+  if (Ex.id == 406) { // out_of_range.406: "number overflow parsing '1e999'".
+    std::string Number =
+        LastToken.size() <= 32 ? LastToken : LastToken.substr(0, 29) + "...";
+    return {End - std::min(End, LastToken.size()),
+            "the number " + Number + " is out of range"};
+  }
+
+  SyntaxError E = splitMessage(What);
+  size_t Start = tokenStart(Text, At, End, LastToken, E);
+  // nlohmann reads "01" as two numbers.
+  bool Number = E.Unexpected == "number literal" ||
+                startsWith(E.LexError, "invalid number");
+  if (Number && Start > 0 && Start < Text.size() && Text[Start - 1] == '0' &&
+      Text[Start] >= '0' && Text[Start] <= '9')
+    return {Start, "leading zero in a number"};
+  if (E.Expected == "end of input")
+    return {Start, "unexpected data after the JSON value"};
+  if (E.Context == "object separator")
+    return {Start, "expected ':' after an object key"};
+  if (E.Context == "object")
+    return {Start, "expected ',' or '}' in an object"};
+  if (E.Context == "array")
+    return {Start, "expected ',' or ']' in an array"};
+  bool BadString = startsWith(E.LexError, "invalid string");
+  if (E.Context == "object key")
+    return BadString ? stringProblem(Text, At, E.LexError)
+                     : Located{Start, "expected a string key in an object"};
+  if (E.Context != "value")
+    return {At, std::string(What)};
+
+  // A value was expected.
+  if (BadString)
+    return stringProblem(Text, At, E.LexError);
+  if (startsWith(E.LexError, "invalid number")) {
+    if (contains(E.LexError, "after '-'"))
+      return {At, "expected a digit"};
+    if (contains(E.LexError, "after '.'"))
+      return {At, "expected a digit after '.'"};
+    return {At, "expected a digit in the exponent"};
+  }
+  // A broken true/false/null, or a byte no value starts with.
+  if (startsWith(E.LexError, "invalid literal") && Start < At)
+    return {Start, "invalid literal"};
+  if (At >= Text.size())
+    return {At, "unexpected end of input, expected a value"};
+  return {At, "unexpected character '" + printable(Text[At]) +
+                  "', expected a value"};
+}
+
+/// Builds the Value tree from nlohmann's SAX events; records the first
+/// error.
+class TreeBuilder final : public nlohmann::json_sax<Document> {
+public:
+  TreeBuilder(std::string_view Text, const char *const &Last)
+      : Text(Text), Last(Last) {}
+
+  Value Root;
+  std::optional<Located> Error;
+
+  bool null() override {
+    slot();
+    return true;
+  }
+  bool boolean(bool B) override {
+    Value &V = slot();
+    V.K = Value::Kind::Bool;
+    V.Bool = B;
+    return true;
+  }
+  bool number_integer(number_integer_t N) override {
+    Value &V = number(std::to_string(N));
+    V.Int = N;
+    return true;
+  }
+  bool number_unsigned(number_unsigned_t N) override {
+    Value &V = number(std::to_string(N));
+    if (N <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      V.Int = static_cast<int64_t>(N);
+    return true;
+  }
+  bool number_float(number_float_t, const string_t &Written) override {
+    number(Written);
+    return true;
+  }
+  bool string(string_t &S) override {
+    Value &V = slot();
+    V.K = Value::Kind::String;
+    V.Text = std::move(S);
+    return true;
+  }
+  bool binary(binary_t &) override { return true; } // Not in JSON text.
+  bool start_object(std::size_t) override { return open(Value::Kind::Object); }
+  bool key(string_t &K) override {
+    Key = std::move(K);
+    return true;
+  }
+  bool end_object() override {
+    Open.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return open(Value::Kind::Array); }
+  bool end_array() override {
+    Open.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t Consumed, const std::string &LastToken,
+                   const nlohmann::detail::exception &Ex) override {
+    Error = describeError(Text, Consumed, LastToken, Ex);
+    return false;
   }
 
 private:
   std::string_view Text;
-  size_t Pos = 0;
-  bool Failed = false;
-  std::string Message;
+  /// The last byte the lexer read (TrackingIterator).
+  const char *const &Last;
+  /// The arrays and objects being filled, outermost first. Each is the last
+  /// element of its parent, which grows only after it is closed.
+  std::vector<Value *> Open;
+  std::string Key;
 
-  bool fail(const std::string &What) {
-    if (!Failed) {
-      Failed = true;
-      Message = "at byte " + std::to_string(Pos) + ": " + What;
+  /// The value the next event fills in.
+  Value &slot() {
+    if (Open.empty())
+      return Root;
+    Value &Parent = *Open.back();
+    if (Parent.isArray())
+      return Parent.Elements.emplace_back();
+    return Parent.Members.emplace_back(std::move(Key), Value()).second;
+  }
+
+  Value &number(std::string Text) {
+    Value &V = slot();
+    V.K = Value::Kind::Number;
+    V.Text = std::move(Text);
+    return V;
+  }
+
+  bool open(Value::Kind K) {
+    if (Open.size() >= static_cast<size_t>(MaxDepth)) {
+      Error = Located{static_cast<size_t>(Last - Text.data()),
+                      "nesting deeper than " + std::to_string(MaxDepth)};
+      return false;
     }
-    return false;
-  }
-
-  bool atEnd() const { return Pos >= Text.size(); }
-  char peek() const { return atEnd() ? '\0' : Text[Pos]; }
-
-  void skipWhitespace() {
-    while (!atEnd() && (Text[Pos] == ' ' || Text[Pos] == '\t' ||
-                        Text[Pos] == '\n' || Text[Pos] == '\r'))
-      ++Pos;
-  }
-
-  bool expectLiteral(std::string_view Word) {
-    if (Text.substr(Pos, Word.size()) != Word)
-      return fail("invalid literal");
-    Pos += Word.size();
+    Value &V = slot();
+    V.K = K;
+    Open.push_back(&V);
     return true;
-  }
-
-  bool parseValue(Value &Out, int Depth) {
-    if (atEnd())
-      return fail("unexpected end of input, expected a value");
-    switch (peek()) {
-    case '{':
-      return parseObject(Out, Depth);
-    case '[':
-      return parseArray(Out, Depth);
-    case '"':
-      Out.K = Value::Kind::String;
-      return parseString(Out.Text);
-    case 't':
-      Out.K = Value::Kind::Bool;
-      Out.Bool = true;
-      return expectLiteral("true");
-    case 'f':
-      Out.K = Value::Kind::Bool;
-      Out.Bool = false;
-      return expectLiteral("false");
-    case 'n':
-      Out.K = Value::Kind::Null;
-      return expectLiteral("null");
-    default:
-      if (peek() == '-' || (peek() >= '0' && peek() <= '9'))
-        return parseNumber(Out);
-      return fail(std::string("unexpected character '") + printable(peek()) +
-                  "', expected a value");
-    }
-  }
-
-  static std::string printable(char C) {
-    auto U = static_cast<unsigned char>(C);
-    if (U >= 0x20 && U < 0x7F)
-      return std::string(1, C);
-    static const char Hex[] = "0123456789abcdef";
-    return std::string("\\x") + Hex[U >> 4] + Hex[U & 15];
-  }
-
-  bool parseObject(Value &Out, int Depth) {
-    if (Depth >= MaxDepth)
-      return fail("nesting deeper than " + std::to_string(MaxDepth));
-    Out.K = Value::Kind::Object;
-    ++Pos; // '{'
-    skipWhitespace();
-    if (peek() == '}') {
-      ++Pos;
-      return true;
-    }
-    while (true) {
-      skipWhitespace();
-      if (peek() != '"')
-        return fail("expected a string key in an object");
-      std::string Key;
-      if (!parseString(Key))
-        return false;
-      skipWhitespace();
-      if (peek() != ':')
-        return fail("expected ':' after an object key");
-      ++Pos;
-      skipWhitespace();
-      Value Member;
-      if (!parseValue(Member, Depth + 1))
-        return false;
-      Out.Members.emplace_back(std::move(Key), std::move(Member));
-      skipWhitespace();
-      if (peek() == ',') {
-        ++Pos;
-        continue;
-      }
-      if (peek() == '}') {
-        ++Pos;
-        return true;
-      }
-      return fail("expected ',' or '}' in an object");
-    }
-  }
-
-  bool parseArray(Value &Out, int Depth) {
-    if (Depth >= MaxDepth)
-      return fail("nesting deeper than " + std::to_string(MaxDepth));
-    Out.K = Value::Kind::Array;
-    ++Pos; // '['
-    skipWhitespace();
-    if (peek() == ']') {
-      ++Pos;
-      return true;
-    }
-    while (true) {
-      skipWhitespace();
-      Value Element;
-      if (!parseValue(Element, Depth + 1))
-        return false;
-      Out.Elements.push_back(std::move(Element));
-      skipWhitespace();
-      if (peek() == ',') {
-        ++Pos;
-        continue;
-      }
-      if (peek() == ']') {
-        ++Pos;
-        return true;
-      }
-      return fail("expected ',' or ']' in an array");
-    }
-  }
-
-  bool parseNumber(Value &Out) {
-    size_t Start = Pos;
-    auto digits = [&] {
-      size_t First = Pos;
-      while (!atEnd() && Text[Pos] >= '0' && Text[Pos] <= '9')
-        ++Pos;
-      return Pos - First;
-    };
-    if (peek() == '-')
-      ++Pos;
-    if (peek() == '0') {
-      ++Pos;
-      if (peek() >= '0' && peek() <= '9')
-        return fail("leading zero in a number");
-    } else if (digits() == 0) {
-      return fail("expected a digit");
-    }
-    if (peek() == '.') {
-      ++Pos;
-      if (digits() == 0)
-        return fail("expected a digit after '.'");
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      ++Pos;
-      if (peek() == '+' || peek() == '-')
-        ++Pos;
-      if (digits() == 0)
-        return fail("expected a digit in the exponent");
-    }
-    Out.K = Value::Kind::Number;
-    Out.Text = std::string(Text.substr(Start, Pos - Start));
-    return true;
-  }
-
-  bool parseHex4(uint32_t &Out) {
-    if (Text.size() - Pos < 4)
-      return fail("truncated \\u escape");
-    Out = 0;
-    for (int I = 0; I < 4; ++I) {
-      char C = Text[Pos++];
-      Out <<= 4;
-      if (C >= '0' && C <= '9')
-        Out |= static_cast<uint32_t>(C - '0');
-      else if (C >= 'a' && C <= 'f')
-        Out |= static_cast<uint32_t>(C - 'a' + 10);
-      else if (C >= 'A' && C <= 'F')
-        Out |= static_cast<uint32_t>(C - 'A' + 10);
-      else
-        return fail("invalid hex digit in a \\u escape");
-    }
-    return true;
-  }
-
-  static void appendUtf8(std::string &Out, uint32_t CP) {
-    if (CP < 0x80) {
-      Out += static_cast<char>(CP);
-    } else if (CP < 0x800) {
-      Out += static_cast<char>(0xC0 | (CP >> 6));
-      Out += static_cast<char>(0x80 | (CP & 0x3F));
-    } else if (CP < 0x10000) {
-      Out += static_cast<char>(0xE0 | (CP >> 12));
-      Out += static_cast<char>(0x80 | ((CP >> 6) & 0x3F));
-      Out += static_cast<char>(0x80 | (CP & 0x3F));
-    } else {
-      Out += static_cast<char>(0xF0 | (CP >> 18));
-      Out += static_cast<char>(0x80 | ((CP >> 12) & 0x3F));
-      Out += static_cast<char>(0x80 | ((CP >> 6) & 0x3F));
-      Out += static_cast<char>(0x80 | (CP & 0x3F));
-    }
-  }
-
-  /// Validates one UTF-8 sequence starting at Pos (a byte >= 0x80) and
-  /// copies it to \p Out.
-  bool copyUtf8Sequence(std::string &Out) {
-    size_t Length;
-    if (const char *Problem = checkUtf8Sequence(Text, Pos, Length))
-      return fail(std::string(Problem) + " in a string");
-    Out.append(Text.substr(Pos, Length));
-    Pos += Length;
-    return true;
-  }
-
-  bool parseString(std::string &Out) {
-    ++Pos; // '"'
-    Out.clear();
-    while (true) {
-      if (atEnd())
-        return fail("unterminated string");
-      char C = Text[Pos];
-      auto U = static_cast<unsigned char>(C);
-      if (C == '"') {
-        ++Pos;
-        return true;
-      }
-      if (U < 0x20)
-        return fail("control character in a string");
-      if (U >= 0x80) {
-        if (!copyUtf8Sequence(Out))
-          return false;
-        continue;
-      }
-      if (C != '\\') {
-        Out += C;
-        ++Pos;
-        continue;
-      }
-      ++Pos; // '\\'
-      if (atEnd())
-        return fail("unterminated string");
-      char Esc = Text[Pos++];
-      switch (Esc) {
-      case '"':
-      case '\\':
-      case '/':
-        Out += Esc;
-        break;
-      case 'b':
-        Out += '\b';
-        break;
-      case 'f':
-        Out += '\f';
-        break;
-      case 'n':
-        Out += '\n';
-        break;
-      case 'r':
-        Out += '\r';
-        break;
-      case 't':
-        Out += '\t';
-        break;
-      case 'u': {
-        uint32_t CP;
-        if (!parseHex4(CP))
-          return false;
-        if (CP >= 0xDC00 && CP <= 0xDFFF)
-          return fail("unpaired low surrogate in a \\u escape");
-        if (CP >= 0xD800 && CP <= 0xDBFF) {
-          uint32_t Low;
-          if (Text.substr(Pos, 2) != "\\u")
-            return fail("unpaired high surrogate in a \\u escape");
-          Pos += 2;
-          if (!parseHex4(Low))
-            return false;
-          if (Low < 0xDC00 || Low > 0xDFFF)
-            return fail("unpaired high surrogate in a \\u escape");
-          CP = 0x10000 + ((CP - 0xD800) << 10) + (Low - 0xDC00);
-        }
-        appendUtf8(Out, CP);
-        break;
-      }
-      default:
-        --Pos;
-        return fail(std::string("invalid escape '\\") + printable(Esc) +
-                    "' in a string");
-      }
-    }
   }
 };
 
@@ -389,36 +430,34 @@ const char *kindName(Value::Kind K) {
 }
 
 std::optional<int64_t> asInt64(const Value &V) {
-  if (!V.isNumber() || V.Text.empty())
-    return std::nullopt;
-  std::string_view Digits = V.Text;
-  bool Negative = Digits.front() == '-';
-  if (Negative)
-    Digits.remove_prefix(1);
-  if (Digits.empty())
-    return std::nullopt;
-  // Magnitudes up to 2^63 (the most negative int64) accumulate in uint64.
-  uint64_t Magnitude = 0;
-  const uint64_t Limit =
-      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1;
-  for (char C : Digits) {
-    if (C < '0' || C > '9')
-      return std::nullopt; // A fraction or an exponent.
-    auto D = static_cast<uint64_t>(C - '0');
-    if (Magnitude > (Limit - D) / 10)
-      return std::nullopt;
-    Magnitude = Magnitude * 10 + D;
-  }
-  if (Negative)
-    return Magnitude == Limit ? std::numeric_limits<int64_t>::min()
-                              : -static_cast<int64_t>(Magnitude);
-  if (Magnitude == Limit)
-    return std::nullopt;
-  return static_cast<int64_t>(Magnitude);
+  return V.isNumber() ? V.Int : std::nullopt;
 }
 
 std::optional<Value> parse(std::string_view Text, std::string &Error) {
-  return Parser(Text).run(Error);
+  auto fail = [&](size_t Offset, const std::string &What) {
+    Error = "at byte " + std::to_string(Offset) + ": " + What;
+    return std::nullopt;
+  };
+  // nlohmann skips a leading byte-order mark; RFC 8259 does not ask a parser
+  // to, and no JSON value starts with 0xEF.
+  if (!Text.empty() && static_cast<unsigned char>(Text[0]) == 0xEF)
+    return fail(0, "unexpected character '\\xef', expected a value");
+  const char *Last = Text.data();
+  TreeBuilder Builder(Text, Last);
+  bool Ok = Document::sax_parse(
+      TrackingIterator(Text.data(), &Last),
+      TrackingIterator(Text.data() + Text.size(), &Last), &Builder,
+      Document::input_format_t::json, /*strict=*/true,
+      /*ignore_comments=*/false);
+  if (!Ok) {
+    Located E = Builder.Error.value_or(Located{0, "not valid JSON"});
+    return fail(E.first, E.second);
+  }
+  // nlohmann takes a NUL byte for the end of the input. Outside strings
+  // (where it is an error) JSON has none, so the first one ends the value.
+  if (size_t Nul = Text.find('\0'); Nul != std::string_view::npos)
+    return fail(Nul, "unexpected data after the JSON value");
+  return std::move(Builder.Root);
 }
 
 bool isValidUtf8(std::string_view Text) {
@@ -434,46 +473,6 @@ bool isValidUtf8(std::string_view Text) {
     Pos += Length;
   }
   return true;
-}
-
-void appendQuoted(std::string &Out, std::string_view Text) {
-  static const char Hex[] = "0123456789abcdef";
-  Out += '"';
-  for (char C : Text) {
-    auto U = static_cast<unsigned char>(C);
-    switch (C) {
-    case '"':
-      Out += "\\\"";
-      break;
-    case '\\':
-      Out += "\\\\";
-      break;
-    case '\b':
-      Out += "\\b";
-      break;
-    case '\f':
-      Out += "\\f";
-      break;
-    case '\n':
-      Out += "\\n";
-      break;
-    case '\r':
-      Out += "\\r";
-      break;
-    case '\t':
-      Out += "\\t";
-      break;
-    default:
-      if (U < 0x20) {
-        Out += "\\u00";
-        Out += Hex[U >> 4];
-        Out += Hex[U & 15];
-      } else {
-        Out += C;
-      }
-    }
-  }
-  Out += '"';
 }
 
 } // namespace memfmt::io::json

@@ -1,17 +1,28 @@
-//===- Json.h - A minimal strict JSON parser for safetensors headers ------===//
+//===- Json.h - Strict JSON reading for manifests and safetensors headers -===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// A small RFC 8259 JSON parser, private to the io library, that exists only
-// to read safetensors headers (no JSON library is available to the runtime).
-// It is strict: no comments, no trailing commas, no leading zeros, no NaN,
-// no control characters or invalid UTF-8 in strings, nothing but whitespace
-// after the value. Objects keep their members in text order, duplicates
-// included, so the caller decides what a duplicate key means. Numbers keep
-// their text; callers convert the ones they need with asInt64. Nesting is
-// limited to 64 levels so a hostile file cannot exhaust the stack.
+// The runtime's JSON reader, private to the io and loader libraries. The
+// parsing itself is nlohmann/json's (Debian's nlohmann-json3-dev, header
+// only, driven through its SAX interface, so no exception is thrown); this
+// layer adds what the runtime's readers of untrusted files rely on:
+//
+//  * strict RFC 8259: no comments, no trailing commas, no leading zeros, no
+//    NaN, no byte-order mark, no control characters or invalid UTF-8 in
+//    strings, nothing but whitespace after the value (nlohmann would stop
+//    at a NUL byte and accept a leading BOM; both are rejected here);
+//  * objects keep their members in text order, duplicates included, so the
+//    caller decides what a duplicate key means and names it in its message
+//    ("duplicate tensor name 'w'", "duplicate field 'arena_bytes'");
+//  * nesting is limited to 64 levels, so a hostile file cannot build a tree
+//    whose destruction or walk exhausts the stack;
+//  * errors name the byte offset and say what is wrong in this project's
+//    words ("at byte 17: expected ':' after an object key").
+//
+// Numbers keep their text for messages; asInt64 gives the ones that are
+// integers in int64. A number too large for a double (1e999) is an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,13 +39,20 @@
 
 namespace memfmt::io::json {
 
+/// The deepest nesting of arrays and objects parse accepts.
+constexpr int MaxDepth = 64;
+
 /// A parsed JSON value.
 struct Value {
   enum class Kind { Null, Bool, Number, String, Array, Object };
   Kind K = Kind::Null;
   bool Bool = false;
-  /// The decoded UTF-8 text of a String; the literal text of a Number.
+  /// The decoded UTF-8 text of a String; the text of a Number (integers in
+  /// decimal, other numbers as written).
   std::string Text;
+  /// A Number's value when it is an integer (no fraction or exponent) that
+  /// fits in int64.
+  std::optional<int64_t> Int;
   /// The elements of an Array.
   std::vector<Value> Elements;
   /// The members of an Object, in text order (duplicates kept).
@@ -60,12 +78,8 @@ std::optional<int64_t> asInt64(const Value &V);
 std::optional<Value> parse(std::string_view Text, std::string &Error);
 
 /// Whether \p Text is well-formed UTF-8 (no overlong forms, surrogates or
-/// code points past U+10FFFF).
+/// code points past U+10FFFF), as a JSON string must be.
 bool isValidUtf8(std::string_view Text);
-
-/// Appends \p Text to \p Out as a JSON string literal, escaping as
-/// serde_json does: '"', '\\' and control characters; other UTF-8 is kept.
-void appendQuoted(std::string &Out, std::string_view Text);
 
 } // namespace memfmt::io::json
 

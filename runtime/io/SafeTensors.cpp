@@ -5,14 +5,17 @@
 //===----------------------------------------------------------------------===//
 //
 // The reader maps the file (POSIX mmap; elsewhere it reads it into memory),
-// parses the JSON header with the io library's strict parser, checks every
-// entry, then sorts the tensors by offset to check that they tile the data
-// section. The writer builds the compact header the reference writer emits.
+// parses the JSON header with the io library's strict reader (Json.h, over
+// nlohmann/json), checks every entry, then sorts the tensors by offset to
+// check that they tile the data section. The writer builds the compact
+// header the reference writer emits, with nlohmann's ordered_json.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/runtime/io/SafeTensors.h"
 #include "Json.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -38,7 +41,7 @@ constexpr char MetadataKey[] = "__metadata__";
 constexpr uint64_t MaxHeaderSize = 100000000;
 
 /// \p Name in quotes for messages, with unprintable bytes as \xNN.
-std::string quoted(std::string_view Name) {
+std::string quotedName(std::string_view Name) {
   static const char Hex[] = "0123456789abcdef";
   std::string Out = "'";
   for (char C : Name) {
@@ -92,9 +95,9 @@ std::string checkEntry(const json::Value &Info, int64_t DataSize, Entry &Out) {
                                : Key == "data_offsets" ? &OffsetsValue
                                                        : nullptr;
     if (!Slot)
-      return "unexpected key " + quoted(Key);
+      return "unexpected key " + quotedName(Key);
     if (*Slot)
-      return "duplicate key " + quoted(Key);
+      return "duplicate key " + quotedName(Key);
     *Slot = &Value;
   }
   if (!DTypeValue)
@@ -108,7 +111,7 @@ std::string checkEntry(const json::Value &Info, int64_t DataSize, Entry &Out) {
     return "\"dtype\" must be a string, found " + describe(DTypeValue->K);
   std::optional<DType> Type = parseDTypeName(DTypeValue->Text);
   if (!Type)
-    return "unknown dtype " + quoted(DTypeValue->Text);
+    return "unknown dtype " + quotedName(DTypeValue->Text);
   Out.View.Type = *Type;
 
   if (!ShapeValue->isArray())
@@ -259,7 +262,7 @@ const TensorView *SafeTensorsFile::find(std::string_view Name) const {
 Result<TensorView> SafeTensorsFile::get(std::string_view Name) const {
   if (const TensorView *T = find(Name))
     return *T;
-  return Failure{Path + ": no tensor named " + quoted(Name) +
+  return Failure{Path + ": no tensor named " + quotedName(Name) +
                  " (the file has " + std::to_string(Tensors.size()) +
                  " tensors)"};
 }
@@ -310,21 +313,22 @@ Status SafeTensorsFile::init() {
       std::unordered_set<std::string> Seen;
       for (const auto &[MetaKey, MetaValue] : Value.Members) {
         if (!MetaValue.isString())
-          return fail("\"__metadata__\" entry " + quoted(MetaKey) +
+          return fail("\"__metadata__\" entry " + quotedName(MetaKey) +
                       " must be a string, found " + describe(MetaValue.K));
         if (!Seen.insert(MetaKey).second)
-          return fail("duplicate \"__metadata__\" entry " + quoted(MetaKey));
+          return fail("duplicate \"__metadata__\" entry " +
+                      quotedName(MetaKey));
         Metadata.emplace_back(MetaKey, MetaValue.Text);
       }
       continue;
     }
     if (Index.count(Key))
-      return fail("duplicate tensor name " + quoted(Key));
+      return fail("duplicate tensor name " + quotedName(Key));
     Entry E;
     E.View.Name = Key;
     std::string Problem = checkEntry(Value, DataSize, E);
     if (!Problem.empty())
-      return fail("tensor " + quoted(Key) + ": " + Problem);
+      return fail("tensor " + quotedName(Key) + ": " + Problem);
     E.View.Data = Data + E.Begin;
     Index.emplace(Key, Entries.size());
     Entries.push_back(std::move(E));
@@ -345,9 +349,9 @@ Status SafeTensorsFile::init() {
   for (size_t I : Order) {
     const Entry &E = Entries[I];
     if (E.Begin < Covered)
-      return fail("tensor " + quoted(E.View.Name) + ": data_offsets " +
+      return fail("tensor " + quotedName(E.View.Name) + ": data_offsets " +
                   formatOffsets(E.Begin, E.End) + " overlap tensor " +
-                  quoted(Last->View.Name) + " (data_offsets " +
+                  quotedName(Last->View.Name) + " (data_offsets " +
                   formatOffsets(Last->Begin, Last->End) + ")");
     if (E.Begin > Covered)
       return fail("bytes [" + std::to_string(Covered) + ", " +
@@ -376,34 +380,41 @@ Status SafeTensorsFile::init() {
 Result<std::vector<uint8_t>>
 encodeSafeTensors(const std::vector<TensorView> &Tensors,
                   const SafeTensorsMetadata &Metadata) {
+  // The header is "{" key:entry, ... "}" with the metadata first; nlohmann
+  // writes each key and entry (compact, strings escaped as serde_json does).
+  // The strings were checked to be UTF-8 first, so no dump can meet invalid
+  // UTF-8 (and throw).
   std::string Header = "{";
+  auto append = [&](const std::string &Key, const nlohmann::ordered_json &V) {
+    if (Header.size() > 1)
+      Header += ',';
+    Header += nlohmann::ordered_json(Key).dump(-1, ' ', /*ensure_ascii=*/false);
+    Header += ':';
+    Header += V.dump(-1, ' ', /*ensure_ascii=*/false);
+  };
   if (!Metadata.empty()) {
-    Header += "\"__metadata__\":{";
+    nlohmann::ordered_json Meta = nlohmann::ordered_json::object();
     std::unordered_set<std::string> Seen;
-    for (size_t I = 0; I < Metadata.size(); ++I) {
-      const auto &[Key, Value] = Metadata[I];
+    for (const auto &[Key, Value] : Metadata) {
       if (!json::isValidUtf8(Key) || !json::isValidUtf8(Value))
-        return Failure{"metadata entry " + quoted(Key) + " is not valid UTF-8"};
+        return Failure{"metadata entry " + quotedName(Key) +
+                       " is not valid UTF-8"};
       if (!Seen.insert(Key).second)
-        return Failure{"duplicate metadata entry " + quoted(Key)};
-      if (I)
-        Header += ',';
-      json::appendQuoted(Header, Key);
-      Header += ':';
-      json::appendQuoted(Header, Value);
+        return Failure{"duplicate metadata entry " + quotedName(Key)};
+      Meta[Key] = Value;
     }
-    Header += '}';
+    append(MetadataKey, Meta);
   }
   std::unordered_set<std::string> Names;
   uint64_t Offset = 0;
   for (const TensorView &T : Tensors) {
-    std::string Prefix = "tensor " + quoted(T.Name) + ": ";
+    std::string Prefix = "tensor " + quotedName(T.Name) + ": ";
     if (T.Name == MetadataKey)
       return Failure{Prefix + "the name is reserved for metadata"};
     if (!json::isValidUtf8(T.Name))
       return Failure{Prefix + "the name is not valid UTF-8"};
     if (!Names.insert(T.Name).second)
-      return Failure{"duplicate tensor name " + quoted(T.Name)};
+      return Failure{"duplicate tensor name " + quotedName(T.Name)};
     std::optional<int64_t> Expected = byteSize(T.Type, T.Shape);
     if (!Expected)
       return Failure{Prefix + "shape " + formatShape(T.Shape) +
@@ -415,19 +426,11 @@ encodeSafeTensors(const std::vector<TensorView> &Tensors,
                      " bytes were given"};
     if (T.NumBytes && !T.Data)
       return Failure{Prefix + "no data"};
-    if (Header.size() > 1)
-      Header += ',';
-    json::appendQuoted(Header, T.Name);
-    Header += ":{\"dtype\":\"";
-    Header += dtypeName(T.Type);
-    Header += "\",\"shape\":[";
-    for (size_t I = 0; I < T.Shape.size(); ++I) {
-      if (I)
-        Header += ',';
-      Header += std::to_string(T.Shape[I]);
-    }
-    Header += "],\"data_offsets\":[" + std::to_string(Offset) + "," +
-              std::to_string(Offset + T.NumBytes) + "]}";
+    nlohmann::ordered_json Entry = nlohmann::ordered_json::object();
+    Entry["dtype"] = dtypeName(T.Type);
+    Entry["shape"] = T.Shape;
+    Entry["data_offsets"] = {Offset, Offset + T.NumBytes};
+    append(T.Name, Entry);
     Offset += T.NumBytes;
   }
   Header += '}';

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The strict reader of a compiled model's manifest.json (Manifest.h). It
-// parses with the io library's JSON parser, then walks the document once,
-// recording the first problem with the manifest's path and the field it is
-// in. Checks that need the whole document (names unique, parameters inside
-// the blob and apart from each other) run after every field has been read.
+// parses with the io library's JSON reader (Json.h), then walks the
+// document once, recording the first problem with the manifest's path and
+// the field it is in. Checks that need the whole document (names unique,
+// parameters inside the blob and apart from each other) run after every
+// field has been read.
 //
 //===----------------------------------------------------------------------===//
 

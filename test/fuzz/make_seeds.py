@@ -128,6 +128,17 @@ def safetensors_seeds(src, out_dir):
                          '[1,2]}}', b"ab"),
         "unicode-name": safetensors([("layer\u00e9.w", "F32", [1])]),
         "header-too-long": struct.pack("<Q", 1 << 40) + b"{}",
+        # Edges of the JSON reader (runtime/io/Json.h): nesting past its
+        # limit, a NUL after the value, escapes and surrogate pairs in a
+        # name, a number past double range, a leading zero.
+        "deep-nesting": raw('{"a":' + "[" * 70 + "]" * 70 + "}"),
+        "nul-after-header": raw("{}\0"),
+        "escaped-name": raw('{"l\\u00e9\\ud83d\\ude00\\n":{"dtype":"U8",'
+                            '"shape":[1],"data_offsets":[0,1]}}', b"a"),
+        "huge-number": raw('{"a":{"dtype":"U8","shape":[1e999],'
+                           '"data_offsets":[0,1]}}', b"a"),
+        "leading-zero": raw('{"a":{"dtype":"U8","shape":[01],'
+                            '"data_offsets":[0,1]}}', b"a"),
         "short": b"\x02\x00\x00",
     }
     for dtype in SIZES:

@@ -7,8 +7,9 @@
 // The safetensors reader against files built by hand from the format's
 // specification (the reference Python package is not available here), the
 // writer against the reference writer's byte layout and by round trips, and
-// every validation error. Also tests the private strict JSON parser the
-// reader uses, and the f16/bf16 conversions of HalfFloat.h against an
+// every validation error. Also tests the private strict JSON reader the
+// reader uses (nlohmann/json underneath, with this project's limits and
+// messages), and the f16/bf16 conversions of HalfFloat.h against an
 // independent rounding oracle, exhaustively where the space is 16 bits.
 //
 //===----------------------------------------------------------------------===//
@@ -611,7 +612,7 @@ TEST(SafeTensorsErrorTest, EveryTruncationAndByteFlipIsHandled) {
 }
 
 //===----------------------------------------------------------------------===//
-// The JSON parser
+// The JSON reader
 //===----------------------------------------------------------------------===//
 
 TEST(JsonTest, ParsesValues) {
@@ -663,20 +664,77 @@ TEST(JsonTest, Int64Bounds) {
   EXPECT_FALSE(intOf("1E2"));
 }
 
-TEST(JsonTest, QuotingAndUtf8) {
-  std::string Out;
-  json::appendQuoted(Out, std::string("a\"b\\c\n\x01\x1f\t/\xc3\xa9", 12));
-  EXPECT_EQ(Out, "\"a\\\"b\\\\c\\n\\u0001\\u001f\\t/\xc3\xa9\"");
-  std::string Error;
-  std::optional<json::Value> Back = json::parse(Out, Error);
-  ASSERT_TRUE(Back) << Error;
-  EXPECT_EQ(Back->Text, std::string("a\"b\\c\n\x01\x1f\t/\xc3\xa9", 12));
+TEST(JsonTest, WriterQuotesLikeSerdeJson) {
+  // The writer's header escapes '"', '\\' and control characters and keeps
+  // other UTF-8, as serde_json does; the reader decodes it back.
+  std::string Key("a\"b\\c\n\x01\x1f\t/\xc3\xa9", 12);
+  Result<std::vector<uint8_t>> Bytes = encodeSafeTensors({}, {{Key, "v"}});
+  ASSERT_TRUE(Bytes.ok()) << Bytes.error();
+  std::string Header(Bytes->begin() + 8, Bytes->end());
+  Header.erase(Header.find_last_not_of(' ') + 1); // The padding.
+  EXPECT_EQ(Header, "{\"__metadata__\":{\"a\\\"b\\\\c\\n\\u0001\\u001f\\t/"
+                    "\xc3\xa9\":\"v\"}}");
+  Result<SafeTensorsFile> F = parseFile(*Bytes);
+  ASSERT_TRUE(F.ok()) << F.error();
+  EXPECT_EQ(F->metadata(), (SafeTensorsMetadata{{Key, "v"}}));
+}
+
+TEST(JsonTest, Utf8) {
   EXPECT_TRUE(
       json::isValidUtf8("plain \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
   EXPECT_FALSE(json::isValidUtf8("\x80"));
   EXPECT_FALSE(json::isValidUtf8("\xc3"));
   EXPECT_FALSE(json::isValidUtf8("\xf4\x90\x80\x80")); // Past U+10FFFF.
   EXPECT_FALSE(json::isValidUtf8("\xf0\x80\x80\x80")); // Overlong.
+}
+
+TEST(JsonTest, StricterThanNlohmannAlone) {
+  // nlohmann/json skips a byte-order mark, stops at a NUL byte and has no
+  // depth limit; the reader has neither gap. Errors name the byte.
+  std::string Error;
+  EXPECT_FALSE(json::parse("\xef\xbb\xbf{}", Error));
+  EXPECT_EQ(Error, "at byte 0: unexpected character '\\xef', expected a value");
+  EXPECT_FALSE(json::parse(std::string("[1]\0[2]", 7), Error));
+  EXPECT_EQ(Error, "at byte 3: unexpected data after the JSON value");
+  EXPECT_FALSE(json::parse(std::string("[1,\0]", 5), Error));
+  EXPECT_EQ(Error, "at byte 3: unexpected character '\\x00', expected a value");
+  EXPECT_FALSE(json::parse(std::string("[\"a\0\"]", 5), Error));
+  EXPECT_EQ(Error, "at byte 3: control character in a string");
+  EXPECT_FALSE(json::parse("{\"a\": " + std::string(64, '[') + "]", Error));
+  EXPECT_EQ(Error, "at byte 69: nesting deeper than 64");
+  EXPECT_FALSE(json::parse("[1, 1e999]", Error));
+  EXPECT_EQ(Error, "at byte 4: the number 1e999 is out of range");
+}
+
+TEST(JsonTest, ErrorOffsets) {
+  // The offset is where the offending token begins.
+  struct Case {
+    const char *Text;
+    const char *Error;
+  } Cases[] = {
+      {"{\"a\":1 \"b\":2}", "at byte 7: expected ',' or '}' in an object"},
+      {"[1 true]", "at byte 3: expected ',' or ']' in an array"},
+      {"{\"a\" \"b\"}", "at byte 5: expected ':' after an object key"},
+      {"{1:2}", "at byte 1: expected a string key in an object"},
+      {"[1, tru]", "at byte 4: invalid literal"},
+      {"[-01]", "at byte 3: leading zero in a number"},
+      {"[\"\\u12\"]", "at byte 6: invalid hex digit in a \\u escape"},
+      {"[\"\\u12", "at byte 4: truncated \\u escape"},
+      {"[\"\\u12]", "at byte 4: truncated \\u escape"},
+      {"[\"\\u12x\"]", "at byte 6: invalid hex digit in a \\u escape"},
+      {"[truex]", "at byte 5: expected ',' or ']' in an array"},
+      {"truenul", "at byte 4: unexpected data after the JSON value"},
+      {"[\"\xe2\x82", "at byte 2: truncated UTF-8 sequence in a string"},
+      {"[\"\xc3\xa9\x80\"]", "at byte 4: invalid UTF-8 in a string"},
+      {"{\"\\q\":1}", "at byte 3: invalid escape '\\q' in a string"},
+      {"[1] x", "at byte 4: unexpected data after the JSON value"},
+      {"", "at byte 0: unexpected end of input, expected a value"},
+  };
+  for (const Case &C : Cases) {
+    std::string Error;
+    EXPECT_FALSE(json::parse(C.Text, Error)) << C.Text;
+    EXPECT_EQ(Error, C.Error) << C.Text;
+  }
 }
 
 //===----------------------------------------------------------------------===//
