@@ -527,10 +527,10 @@ Status Compiler::checkWeights() {
                   " parameters");
   std::string message;
   llvm::raw_string_ostream os(message);
-  FailureOr<std::vector<SafeTensorsEntry>> tensors =
-      readSafeTensorsHeader(weights.file, os);
-  if (failed(tensors) || failed(::memfmt::compile::checkWeights(
-                             *module, *tensors, weights.file, os)))
+  FailureOr<::memfmt::io::SafeTensorsFile> file =
+      openWeightsFile(weights.file, os);
+  if (failed(file) ||
+      failed(::memfmt::compile::checkWeights(*module, *file, os)))
     return userError(message);
   return kContinue;
 }
