@@ -4,9 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The layout passes of DESIGN.md §3: propagate channels-last (L5), make
-// reshape conversions explicit (L7), fold conversions (L3), report what is
-// left, and check that no pass dropped a layout.
+// The layout passes of DESIGN.md §3: propagate channels-last (L5), take
+// channels-last arguments into an NCHW model, make reshape conversions
+// explicit (L7), fold conversions (L3), report what is left, and check that
+// no pass dropped a layout; plus conv fusion and the precision conversion.
+// Options that are choices take the enums of Passes.h, spelled by its
+// `*Values()` lists, so a bad value gets LLVM's standard error.
 //
 //===----------------------------------------------------------------------===//
 
