@@ -103,4 +103,30 @@ def MemFmt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Layout copies
+//===----------------------------------------------------------------------===//
+
+def MemFmt_LayoutCopyOpInterface : OpInterface<"LayoutCopyOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares an op that only copies its one tensor operand into another
+    layout (memfmt.contiguous, memfmt.clone): the result has the operand's
+    values, with the strides `getCopyFormat` gives. memfmt-convert-precision
+    turns such a copy at a function's entry or exit into one `memfmt.to`
+    that converts layout and dtype together.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "The memory format of the copy (`memory_format`).",
+      "::mlir::memfmt::MemoryFormat", "getCopyFormat", (ins), "",
+      [{ return $_op.getMemoryFormat(); }]>,
+    InterfaceMethod<
+      "The tensor that is copied.",
+      "::mlir::Value", "getCopySource", (ins), "",
+      [{ return $_op->getOperand(0); }]>,
+  ];
+}
+
 #endif // MEMFMT_INTERFACES_TD

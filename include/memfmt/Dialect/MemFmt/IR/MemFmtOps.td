@@ -384,7 +384,8 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
 
 def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["isLayoutConversion"]>]> {
+                              ["isLayoutConversion"]>,
+    MemFmt_LayoutCopyOpInterface]> {
   let summary = "explicit layout conversion (aten::contiguous)";
   let description = [{
     The one explicit conversion: the result has the dense strides of
@@ -408,7 +409,8 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
 
 def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["getPreservedOperand"]>]> {
+                              ["getPreservedOperand"]>,
+    MemFmt_LayoutCopyOpInterface]> {
   let summary = "copy (aten::clone)";
   let description = [{
     With `memory_format = preserve` (default) the result keeps the input's
