@@ -144,7 +144,6 @@ struct BatchNormLowering : RuntimePattern<BatchNormOp> {
                           .running_var = calls.view(bn.getRunningVar()),
                           .output = calls.view(bn.getOutput()),
                           .eps = bn.getEps().convertToDouble(),
-                          .relu = 0,
                       });
   }
 };
@@ -170,7 +169,6 @@ struct AddLowering : RuntimePattern<AddOp> {
                           .lhs = calls.view(add.getSelf()),
                           .rhs = calls.view(add.getOther()),
                           .output = calls.view(add.getOutput()),
-                          .relu = 0,
                       });
   }
 };
@@ -294,7 +292,6 @@ struct LinearLowering : RuntimePattern<LinearOp> {
                           .bias = bias,
                           .output = out,
                           .has_bias = linear.getBias() ? 1 : 0,
-                          .relu = 0,
                       });
   }
 };
