@@ -300,8 +300,9 @@ struct LinearLowering : RuntimePattern<LinearOp> {
 // Element copies and conversions; parameters and uninitialised tensors
 //===----------------------------------------------------------------------===//
 
-/// An op that only moves operand 0's elements: nothing where the plan made
-/// it an alias, else the copy kernel, or a cast kernel through f32 for a
+/// An op that only moves operand 0's elements: nothing where the plan put
+/// the result in its operand's bytes (ElementCopyOpInterface::isBufferAlias),
+/// else the copy kernel, or a cast kernel through f32 for a
 /// change of element type (which may change the layout at the same time).
 struct ElementCopyLowering
     : public OpInterfaceRewritePattern<ElementCopyOpInterface> {
@@ -310,24 +311,26 @@ struct ElementCopyLowering
 
   LogicalResult matchAndRewrite(ElementCopyOpInterface copy,
                                 PatternRewriter &rewriter) const override {
-    if (copy.isBufferAlias())
-      return success(); // The plan gave the result its operand's bytes.
     Operation *op = copy;
     Value input = op->getOperand(0), output = op->getResult(0);
-    Type from = elementTypeOf(input), into = elementTypeOf(output);
-    if (from != into && !from.isF32() && !into.isF32())
+    BufferAttr from = getPlannedBuffer(input), to = getPlannedBuffer(output);
+    if (from.getKind() == to.getKind() && from.getIndex() == to.getIndex() &&
+        from.getOffset() == to.getOffset())
+      return success(); // The plan gave the result its operand's bytes.
+    Type source = elementTypeOf(input), into = elementTypeOf(output);
+    if (source != into && !source.isF32() && !into.isF32())
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
-        diag << op->getName() << " from " << from << " to " << into
+        diag << op->getName() << " from " << source << " to " << into
              << " is not lowered; convert through f32 (two " << op->getName()
              << " ops)";
       });
     Value in = calls.view(input), out = calls.view(output);
-    if (from == into)
-      return calls.call(op, from, kernels::copy{.input = in, .output = out});
-    if (from.isF32())
+    if (source == into)
+      return calls.call(op, source, kernels::copy{.input = in, .output = out});
+    if (source.isF32())
       return calls.call(op, into,
                         kernels::cast_f32_to{.input = in, .output = out});
-    return calls.call(op, from,
+    return calls.call(op, source,
                       kernels::cast_to_f32_from{.input = in, .output = out});
   }
 
