@@ -120,6 +120,7 @@ public:
   /// Calls emitted so far (the next node id).
   int64_t numCalls() const { return nextNode; }
 
+private:
   /// One argument of a kernel call, as the generated overloads pass it.
   struct Argument {
     enum class Kind { Tensor, I64, F64 } kind;
@@ -129,7 +130,8 @@ public:
     double f64 = 0;
   };
 
-private:
+  /// Declares `memfmt_<kernel>_<dtype>` once and calls it on `args`, or
+  /// fails with a located error if `dtypes` lacks the element type.
   LogicalResult emitCall(Operation *op, StringRef kernel,
                          ArrayRef<StringRef> dtypes, Type elementType,
                          ArrayRef<Argument> args);
