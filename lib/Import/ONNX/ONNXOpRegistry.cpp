@@ -16,6 +16,7 @@
 #include "memfmt/Import/ONNX.h"
 
 #include <cassert>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::memfmt;
@@ -69,10 +70,17 @@ void ONNXOpRegistry::printMarkdown(llvm::raw_ostream &os) const {
      << "| ONNX | memfmt | Supported | Not supported |\n"
      << "|---|---|---|---|\n";
   for (const OpDefinition &op : ops) {
+    // Opsets before the first converter are listed as not supported.
+    std::string notSupported;
+    if (int64_t since = op.converters.front().since; since > kMinOpset)
+      notSupported = "opsets before " + std::to_string(since);
+    if (!op.doc.notSupported.empty())
+      notSupported +=
+          (notSupported.empty() ? "" : "; ") + op.doc.notSupported.str();
     os << "| " << op.name << " | " << op.doc.memfmtOps << " | "
        << op.doc.supported << " | ";
-    if (!op.doc.notSupported.empty())
-      os << op.doc.notSupported << " ";
+    if (!notSupported.empty())
+      os << notSupported << " ";
     os << "|\n";
   }
 }

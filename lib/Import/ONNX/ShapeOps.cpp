@@ -446,8 +446,9 @@ static LogicalResult padWith(GraphImporter &importer, Node &node,
   return success();
 }
 
-/// Pad-1 to -10: the pads and the value are attributes.
-static LogicalResult convertPad1(GraphImporter &importer, Node &node) {
+/// Pad-2 to -10: the pads and the value are attributes. (Pad-1 named them
+/// differently and is not registered.)
+static LogicalResult convertPad2(GraphImporter &importer, Node &node) {
   FailureOr<std::string> mode = importer.stringAttr(node, "mode", "constant");
   if (failed(mode))
     return failure();
@@ -534,7 +535,7 @@ void mlir::memfmt::onnx_import::registerShapeOps(ONNXOpRegistry &registry) {
   // AveragePool (count_include_pad).
   registry.add({"Pad",
                 {"mode", "pads", "value"},
-                {{1, convertPad1}, {11, convertPad11}},
+                {{2, convertPad2}, {11, convertPad11}},
                 {"`conv2d` (depthwise, weight 1)",
                  "zeros (mode constant, value 0) on the spatial dims of a "
                  "4-D tensor, as torch exports around AveragePool",
