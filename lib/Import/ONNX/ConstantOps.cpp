@@ -1,5 +1,4 @@
-//===- ConstantOps.cpp - ONNX constants
-//-------------------------------------===//
+//===- ConstantOps.cpp - ONNX constants -----------------------------------===//
 //
 // Part of the memfmt project.
 //
@@ -21,6 +20,8 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+/// Constant: a host constant (a weight only where an op takes it as a
+/// tensor).
 static LogicalResult convertConstant(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 0, 0, 1)))
     return failure();

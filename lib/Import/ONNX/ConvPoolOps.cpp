@@ -1,5 +1,4 @@
-//===- ConvPoolOps.cpp - ONNX convolution and pooling
-//-----------------------===//
+//===- ConvPoolOps.cpp - ONNX convolution and pooling ---------------------===//
 //
 // Part of the memfmt project.
 //
@@ -30,6 +29,8 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+/// Conv: memfmt.conv2d (1-D as 2-D with height 1; auto_pad resolved to
+/// explicit padding).
 static LogicalResult convertConv(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 3, 1)))
     return failure();
@@ -176,6 +177,8 @@ static LogicalResult convertConv(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// MaxPool (`isMax`) and AveragePool: memfmt.max_pool2d (with indices where
+/// the Indices output is used) or memfmt.avg_pool2d.
 static LogicalResult convertPool(GraphImporter &importer, Node &node,
                                  bool isMax) {
   if (failed(importer.checkArity(node, 1, 1, isMax ? 2 : 1)))
@@ -373,14 +376,17 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
   return success();
 }
 
+/// MaxPool (registered per operator name).
 static LogicalResult convertMaxPool(GraphImporter &importer, Node &node) {
   return convertPool(importer, node, /*isMax=*/true);
 }
 
+/// AveragePool (registered per operator name).
 static LogicalResult convertAveragePool(GraphImporter &importer, Node &node) {
   return convertPool(importer, node, /*isMax=*/false);
 }
 
+/// GlobalAveragePool: memfmt.adaptive_avg_pool2d to 1x1.
 static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
                                               Node &node) {
   if (failed(importer.checkArity(node, 1, 1, 1)))

@@ -1,5 +1,4 @@
-//===- ElementwiseOps.cpp - ONNX elementwise ops and activations
-//------------===//
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
 //
 // Part of the memfmt project.
 //
@@ -24,6 +23,7 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+/// BatchNormalization (inference): memfmt.batch_norm.
 static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 5, 5, 5)))
     return failure();
@@ -100,6 +100,7 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Relu: memfmt.relu.
 static LogicalResult convertRelu(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
@@ -116,6 +117,7 @@ static LogicalResult convertRelu(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Add: memfmt.add with NumPy broadcasting (Add-1/6: `broadcast`, `axis`).
 static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();

@@ -1,5 +1,4 @@
-//===- GemmMatMulOps.cpp - ONNX Gemm and MatMul
-//-----------------------------===//
+//===- GemmMatMulOps.cpp - ONNX Gemm and MatMul ---------------------------===//
 //
 // Part of the memfmt project.
 //
@@ -45,6 +44,7 @@ static HostTensor scaleHost(const HostTensor &tensor, float scale) {
   return HostTensor::fromFloats(tensor.shape, std::move(values));
 }
 
+/// Gemm: alpha * A' x B' + beta * C (see the file comment).
 static LogicalResult convertGemm(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, importer.getOpset() < 11 ? 3 : 2, 3, 1)))
     return failure();
@@ -234,6 +234,8 @@ static LogicalResult convertGemm(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// MatMul with NumPy semantics: memfmt.linear for a constant 2-D B, else a
+/// (grouped) 1x1 convolution.
 static LogicalResult convertMatMul(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();

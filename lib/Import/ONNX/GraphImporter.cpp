@@ -1,4 +1,4 @@
-//===- GraphImporter.cpp - State and helpers shared by ONNX converters ----===//
+//===- GraphImporter.cpp - Helpers of ONNX converters ---------------------===//
 //
 // Part of the memfmt project.
 //

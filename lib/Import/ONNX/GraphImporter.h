@@ -1,5 +1,4 @@
-//===- GraphImporter.h - State and helpers shared by ONNX converters -*- C++
-//-*-===//
+//===- GraphImporter.h - Shared ONNX converter state ------------*- C++ -*-===//
 //
 // Part of the memfmt project.
 //

@@ -1,4 +1,4 @@
-//===- ONNXOpRegistry.cpp - The ONNX operators the importer knows ---------===//
+//===- ONNXOpRegistry.cpp - ONNX operator registry ------------------------===//
 //
 // Part of the memfmt project.
 //

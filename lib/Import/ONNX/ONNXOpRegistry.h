@@ -1,4 +1,4 @@
-//===- ONNXOpRegistry.h - The ONNX operators the importer knows -*- C++ -*-===//
+//===- ONNXOpRegistry.h - ONNX operator registry ----------------*- C++ -*-===//
 //
 // Part of the memfmt project.
 //
@@ -29,8 +29,8 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>

@@ -1,5 +1,4 @@
-//===- ShapeOps.cpp - ONNX shape and tensor ops
-//-----------------------------===//
+//===- ShapeOps.cpp - ONNX shape and tensor ops ---------------------------===//
 //
 // Part of the memfmt project.
 //
@@ -28,6 +27,7 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+/// Flatten: memfmt.flatten for axis 1, else a reshape; a constant folds.
 static LogicalResult convertFlatten(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
@@ -175,6 +175,7 @@ static LogicalResult convertReshape5(GraphImporter &importer, Node &node) {
   return reshapeTo(importer, node, *dims, *allowZero);
 }
 
+/// Identity: the input itself.
 static LogicalResult convertIdentity(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
@@ -182,6 +183,7 @@ static LogicalResult convertIdentity(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Dropout in inference: the identity.
 static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 1, 3, 2)))
     return failure();
@@ -216,6 +218,7 @@ static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Concat: memfmt.cat (one input is the input itself).
 static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
   if (node.numInputs() < 1 ||
       llvm::any_of(node.inputs, [](OnnxValue *v) { return !v; }))
@@ -272,6 +275,7 @@ static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Split: memfmt.chunk, and a cat of neighbours for unequal sizes.
 static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
   if (node.numInputs() < 1 || !node.hasInput(0) || node.numInputs() > 2)
     return importer.invalid(node, "expects 1 or 2 inputs, got " +

@@ -1,4 +1,4 @@
-//===- WriteParameters.cpp - Write imported parameters as safetensors -----===//
+//===- WriteParameters.cpp - Write parameters as safetensors --------------===//
 //
 // Part of the memfmt project.
 //
