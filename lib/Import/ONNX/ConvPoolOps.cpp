@@ -29,20 +29,31 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+/// Checks that `x` is [N, C, W] or [N, C, H, W]: a 3-D `what` (rank 5) is
+/// unsupported, other ranks are invalid.
+static LogicalResult checkSpatialRank(GraphImporter &importer, Node &node,
+                                      const OnnxValue &x, StringRef what) {
+  int64_t rank = x.shape.size();
+  if (rank == 5)
+    return importer.unsupported(node, "3-D " + what + " (input " +
+                                          formatShape(x.shape) +
+                                          ") is not supported; only 1-D and "
+                                          "2-D");
+  if (rank != 3 && rank != 4)
+    return importer.invalid(node, "the input " + formatShape(x.shape) +
+                                      " must have rank 3 or 4 ([N, C, ...])");
+  return success();
+}
+
 /// Conv: memfmt.conv2d (1-D as 2-D with height 1; auto_pad resolved to
 /// explicit padding).
 static LogicalResult convertConv(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 3, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
+  if (failed(checkSpatialRank(importer, node, x, "convolution")))
+    return failure();
   int64_t rank = x.shape.size();
-  if (rank == 5)
-    return importer.unsupported(
-        node, "3-D convolution (input " + formatShape(x.shape) +
-                  ") is not supported; only 1-D and 2-D");
-  if (rank != 3 && rank != 4)
-    return importer.invalid(node, "the input " + formatShape(x.shape) +
-                                      " must have rank 3 or 4 ([N, C, ...])");
   int64_t spatial = rank - 2;
   OnnxValue &w = *node.inputs[1];
   if (static_cast<int64_t>(w.shape.size()) != rank)
@@ -184,15 +195,9 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
   if (failed(importer.checkArity(node, 1, 1, isMax ? 2 : 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
-  int64_t rank = x.shape.size();
-  if (rank == 5)
-    return importer.unsupported(node,
-                                "3-D pooling (input " + formatShape(x.shape) +
-                                    ") is not supported; only 1-D and 2-D");
-  if (rank != 3 && rank != 4)
-    return importer.invalid(node, "the input " + formatShape(x.shape) +
-                                      " must have rank 3 or 4 ([N, C, ...])");
-  int64_t spatial = rank - 2;
+  if (failed(checkSpatialRank(importer, node, x, "pooling")))
+    return failure();
+  int64_t spatial = x.shape.size() - 2;
   bool withIndices = isMax && node.hasOutput(1);
   FailureOr<SmallVector<int64_t>> kernel =
       importer.intsAttr(node, "kernel_shape", {});
@@ -392,14 +397,9 @@ static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
+  if (failed(checkSpatialRank(importer, node, x, "global pooling")))
+    return failure();
   int64_t rank = x.shape.size();
-  if (rank == 5)
-    return importer.unsupported(
-        node, "3-D global pooling (input " + formatShape(x.shape) +
-                  ") is not supported; only 1-D and 2-D");
-  if (rank != 3 && rank != 4)
-    return importer.invalid(node, "the input " + formatShape(x.shape) +
-                                      " must have rank 3 or 4 ([N, C, ...])");
   FailureOr<Value> input = importer.tensorOperand(node, 0, "X");
   if (failed(input))
     return failure();
