@@ -48,6 +48,7 @@ static LogicalResult checkSpatialRank(GraphImporter &importer, Node &node,
 /// Conv: memfmt.conv2d (1-D as 2-D with height 1; auto_pad resolved to
 /// explicit padding).
 static LogicalResult convertConv(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 2, 3, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
@@ -157,24 +158,22 @@ static LogicalResult convertConv(GraphImporter &importer, Node &node) {
   auto pair = [&](ArrayRef<int64_t> values) -> DenseI64ArrayAttr {
     if (llvm::all_of(values, [](int64_t v) { return v == 1; }))
       return {};
-    return importer.getBuilder().getDenseI64ArrayAttr(values);
+    return builder.getDenseI64ArrayAttr(values);
   };
   DenseI64ArrayAttr paddingAttr;
   if (padding.top == padding.bottom && padding.left == padding.right) {
     if (padding.top || padding.left)
-      paddingAttr = importer.getBuilder().getDenseI64ArrayAttr(
-          {padding.top, padding.left});
+      paddingAttr = builder.getDenseI64ArrayAttr({padding.top, padding.left});
   } else {
-    paddingAttr = importer.getBuilder().getDenseI64ArrayAttr(
+    paddingAttr = builder.getDenseI64ArrayAttr(
         {padding.top, padding.left, padding.bottom, padding.right});
   }
   FailureOr<Value> y = importer.verified(
-      node, Conv2dOp::create(
-                importer.getBuilder(), node.loc,
-                importer.tensorType({n, outChannels, oh, ow}), *input,
-                *weightValue, bias, pair(stride), paddingAttr, pair(dilation),
-                *group == 1 ? IntegerAttr()
-                            : importer.getBuilder().getI64IntegerAttr(*group)));
+      node,
+      Conv2dOp::create(
+          builder, node.loc, importer.tensorType({n, outChannels, oh, ow}),
+          *input, *weightValue, bias, pair(stride), paddingAttr, pair(dilation),
+          *group == 1 ? IntegerAttr() : builder.getI64IntegerAttr(*group)));
   if (failed(y))
     return failure();
   SmallVector<int64_t, 4> shape = {n, outChannels, oh, ow};
@@ -192,6 +191,7 @@ static LogicalResult convertConv(GraphImporter &importer, Node &node) {
 /// the Indices output is used) or memfmt.avg_pool2d.
 static LogicalResult convertPool(GraphImporter &importer, Node &node,
                                  bool isMax) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 1, 1, isMax ? 2 : 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
@@ -334,36 +334,33 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
   DenseI64ArrayAttr paddingAttr;
   if (pad[0] == pad[2] && pad[1] == pad[3]) {
     if (pad[0] || pad[1])
-      paddingAttr =
-          importer.getBuilder().getDenseI64ArrayAttr({pad[0], pad[1]});
+      paddingAttr = builder.getDenseI64ArrayAttr({pad[0], pad[1]});
   } else {
-    paddingAttr = importer.getBuilder().getDenseI64ArrayAttr(pad);
+    paddingAttr = builder.getDenseI64ArrayAttr(pad);
   }
-  DenseI64ArrayAttr kernelAttr = importer.getBuilder().getDenseI64ArrayAttr(k2);
+  DenseI64ArrayAttr kernelAttr = builder.getDenseI64ArrayAttr(k2);
   // ONNX's default stride is 1, ATen's the kernel: always spell it out.
-  DenseI64ArrayAttr strideAttr = importer.getBuilder().getDenseI64ArrayAttr(s2);
+  DenseI64ArrayAttr strideAttr = builder.getDenseI64ArrayAttr(s2);
   DenseI64ArrayAttr dilationAttr =
       llvm::all_of(d2, [](int64_t d) { return d == 1; })
           ? DenseI64ArrayAttr()
-          : importer.getBuilder().getDenseI64ArrayAttr(d2);
-  BoolAttr ceilAttr =
-      useCeil ? importer.getBuilder().getBoolAttr(true) : BoolAttr();
+          : builder.getDenseI64ArrayAttr(d2);
+  BoolAttr ceilAttr = useCeil ? builder.getBoolAttr(true) : BoolAttr();
   Operation *op;
   if (withIndices)
     op = MaxPool2dWithIndicesOp::create(
-        importer.getBuilder(), node.loc, importer.tensorType(shape),
-        RankedTensorType::get(shape, importer.getBuilder().getI64Type()),
-        *input, kernelAttr, strideAttr, paddingAttr, dilationAttr, ceilAttr);
+        builder, node.loc, importer.tensorType(shape),
+        RankedTensorType::get(shape, builder.getI64Type()), *input, kernelAttr,
+        strideAttr, paddingAttr, dilationAttr, ceilAttr);
   else if (isMax)
-    op = MaxPool2dOp::create(importer.getBuilder(), node.loc,
-                             importer.tensorType(shape), *input, kernelAttr,
-                             strideAttr, paddingAttr, dilationAttr, ceilAttr);
+    op = MaxPool2dOp::create(builder, node.loc, importer.tensorType(shape),
+                             *input, kernelAttr, strideAttr, paddingAttr,
+                             dilationAttr, ceilAttr);
   else
     op = AvgPool2dOp::create(
-        importer.getBuilder(), node.loc, importer.tensorType(shape), *input,
-        kernelAttr, strideAttr, paddingAttr, ceilAttr,
-        *countIncludePad ? BoolAttr()
-                         : importer.getBuilder().getBoolAttr(false));
+        builder, node.loc, importer.tensorType(shape), *input, kernelAttr,
+        strideAttr, paddingAttr, ceilAttr,
+        *countIncludePad ? BoolAttr() : builder.getBoolAttr(false));
   FailureOr<Value> y = importer.verified(node, op);
   if (failed(y))
     return failure();
@@ -394,6 +391,7 @@ static LogicalResult convertAveragePool(GraphImporter &importer, Node &node) {
 /// GlobalAveragePool: memfmt.adaptive_avg_pool2d to 1x1.
 static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
                                               Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
@@ -410,10 +408,9 @@ static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
       return failure();
   }
   FailureOr<Value> y = importer.verified(
-      node,
-      AdaptiveAvgPool2dOp::create(
-          importer.getBuilder(), node.loc, importer.tensorType({n, c, 1, 1}),
-          *input, importer.getBuilder().getDenseI64ArrayAttr({1, 1})));
+      node, AdaptiveAvgPool2dOp::create(
+                builder, node.loc, importer.tensorType({n, c, 1, 1}), *input,
+                builder.getDenseI64ArrayAttr({1, 1})));
   if (failed(y))
     return failure();
   SmallVector<int64_t, 4> shape = {n, c, 1, 1};
@@ -430,6 +427,7 @@ static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
 /// The mean over the spatial dims of a 4-D tensor: adaptive average pooling
 /// to 1x1 (and a reshape without keepdims).
 static LogicalResult convertReduceMean(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
@@ -458,9 +456,9 @@ static LogicalResult convertReduceMean(GraphImporter &importer, Node &node) {
     return failure();
   SmallVector<int64_t, 4> shape = {x.shape[0], x.shape[1], 1, 1};
   FailureOr<Value> y = importer.verified(
-      node, AdaptiveAvgPool2dOp::create(
-                importer.getBuilder(), node.loc, importer.tensorType(shape),
-                *input, importer.getBuilder().getDenseI64ArrayAttr({1, 1})));
+      node, AdaptiveAvgPool2dOp::create(builder, node.loc,
+                                        importer.tensorType(shape), *input,
+                                        builder.getDenseI64ArrayAttr({1, 1})));
   if (failed(y))
     return failure();
   if (!*keepDims) {

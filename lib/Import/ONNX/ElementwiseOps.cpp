@@ -25,6 +25,7 @@ using namespace mlir::memfmt::onnx_import;
 
 /// BatchNormalization (inference): memfmt.batch_norm.
 static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 5, 5, 5)))
     return failure();
   for (unsigned i = 1; i < node.numOutputs(); ++i)
@@ -87,13 +88,12 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
       break;
     }
   }
-  FloatAttr epsAttr =
-      eps == 1e-5 ? FloatAttr() : importer.getBuilder().getF64FloatAttr(eps);
+  FloatAttr epsAttr = eps == 1e-5 ? FloatAttr() : builder.getF64FloatAttr(eps);
   FailureOr<Value> y = importer.verified(
-      node, BatchNormOp::create(importer.getBuilder(), node.loc,
-                                importer.tensorType(x.shape), operands[0],
-                                operands[1], operands[2], operands[3],
-                                operands[4], epsAttr, FloatAttr(), BoolAttr()));
+      node,
+      BatchNormOp::create(builder, node.loc, importer.tensorType(x.shape),
+                          operands[0], operands[1], operands[2], operands[3],
+                          operands[4], epsAttr, FloatAttr(), BoolAttr()));
   if (failed(y))
     return failure();
   importer.setOutput(node, 0, OnnxValue::runtime(*y, x.shape));

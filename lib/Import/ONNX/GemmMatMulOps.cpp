@@ -46,6 +46,7 @@ static HostTensor scaleHost(const HostTensor &tensor, float scale) {
 
 /// Gemm: alpha * A' x B' + beta * C (see the file comment).
 static LogicalResult convertGemm(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, importer.getOpset() < 11 ? 3 : 2, 3, 1)))
     return failure();
   FailureOr<float> alpha = importer.floatAttr(node, "alpha", 1.0f);
@@ -176,8 +177,8 @@ static LogicalResult convertGemm(GraphImporter &importer, Node &node) {
       hasC = false;
     }
     FailureOr<Value> y = importer.verified(
-        node, LinearOp::create(importer.getBuilder(), node.loc,
-                               importer.tensorType({n, m}), lhs, rhs, bias));
+        node, LinearOp::create(builder, node.loc, importer.tensorType({n, m}),
+                               lhs, rhs, bias));
     if (failed(y))
       return failure();
     result = *y;
@@ -224,8 +225,8 @@ static LogicalResult convertGemm(GraphImporter &importer, Node &node) {
     if (failed(cv))
       return failure();
     FailureOr<Value> y = importer.verified(
-        node, AddOp::create(importer.getBuilder(), node.loc,
-                            importer.tensorType({n, m}), result, *cv));
+        node, AddOp::create(builder, node.loc, importer.tensorType({n, m}),
+                            result, *cv));
     if (failed(y))
       return failure();
     result = *y;

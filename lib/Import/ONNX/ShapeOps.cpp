@@ -29,6 +29,7 @@ using namespace mlir::memfmt::onnx_import;
 
 /// Flatten: memfmt.flatten for axis 1, else a reshape; a constant folds.
 static LogicalResult convertFlatten(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 1, 1, 1)))
     return failure();
   OnnxValue &x = *node.inputs[0];
@@ -57,10 +58,9 @@ static LogicalResult convertFlatten(GraphImporter &importer, Node &node) {
   if (a == 1 && rank >= 2)
     // torch.flatten(x, 1), as the zoo writes it.
     y = importer.verified(
-        node, FlattenOp::create(importer.getBuilder(), node.loc,
-                                importer.tensorType(shape), *input,
-                                importer.getBuilder().getI64IntegerAttr(1),
-                                IntegerAttr()));
+        node,
+        FlattenOp::create(builder, node.loc, importer.tensorType(shape), *input,
+                          builder.getI64IntegerAttr(1), IntegerAttr()));
   else
     y = importer.reshape(node, *input, shape);
   if (failed(y))
@@ -220,6 +220,7 @@ static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
 
 /// Concat: memfmt.cat (one input is the input itself).
 static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (node.numInputs() < 1 ||
       llvm::any_of(node.inputs, [](OnnxValue *v) { return !v; }))
     return importer.invalid(node,
@@ -264,11 +265,9 @@ static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
     y = operands[0];
   else
     y = importer.verified(
-        node,
-        CatOp::create(importer.getBuilder(), node.loc,
-                      importer.tensorType(shape), operands,
-                      dim == 0 ? IntegerAttr()
-                               : importer.getBuilder().getI64IntegerAttr(dim)));
+        node, CatOp::create(
+                  builder, node.loc, importer.tensorType(shape), operands,
+                  dim == 0 ? IntegerAttr() : builder.getI64IntegerAttr(dim)));
   if (failed(y))
     return failure();
   importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
@@ -277,6 +276,7 @@ static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
 
 /// Split: memfmt.chunk, and a cat of neighbours for unequal sizes.
 static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
+  OpBuilder &builder = importer.getBuilder();
   if (node.numInputs() < 1 || !node.hasInput(0) || node.numInputs() > 2)
     return importer.invalid(node, "expects 1 or 2 inputs, got " +
                                       Twine(node.numInputs()));
@@ -365,9 +365,8 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
   int64_t chunks = size / unit;
   SmallVector<Type> chunkTypes(chunks, importer.tensorType(pieceShape(unit)));
   auto chunk = ChunkOp::create(
-      importer.getBuilder(), node.loc, chunkTypes, *input,
-      importer.getBuilder().getI64IntegerAttr(chunks),
-      dim == 0 ? IntegerAttr() : importer.getBuilder().getI64IntegerAttr(dim));
+      builder, node.loc, chunkTypes, *input, builder.getI64IntegerAttr(chunks),
+      dim == 0 ? IntegerAttr() : builder.getI64IntegerAttr(dim));
   if (failed(importer.verified(node, chunk)))
     return failure();
   int64_t next = 0;
@@ -380,11 +379,10 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
       piece = parts[0];
     else
       piece = importer.verified(
-          node, CatOp::create(
-                    importer.getBuilder(), node.loc,
-                    importer.tensorType(pieceShape(s)), parts,
-                    dim == 0 ? IntegerAttr()
-                             : importer.getBuilder().getI64IntegerAttr(dim)));
+          node, CatOp::create(builder, node.loc,
+                              importer.tensorType(pieceShape(s)), parts,
+                              dim == 0 ? IntegerAttr()
+                                       : builder.getI64IntegerAttr(dim)));
     if (failed(piece))
       return failure();
     importer.setOutput(node, i, OnnxValue::runtime(*piece, pieceShape(s)));
@@ -398,6 +396,7 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
 static LogicalResult padWith(GraphImporter &importer, Node &node,
                              ArrayRef<int64_t> pads, float value,
                              StringRef mode) {
+  OpBuilder &builder = importer.getBuilder();
   OnnxValue &x = *node.inputs[0];
   int64_t rank = x.shape.size();
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
@@ -437,13 +436,11 @@ static LogicalResult padWith(GraphImporter &importer, Node &node,
   FailureOr<Value> y = importer.verified(
       node,
       Conv2dOp::create(
-          importer.getBuilder(), node.loc, importer.tensorType(shape), *input,
-          *ones, Value(), DenseI64ArrayAttr(),
-          importer.getBuilder().getDenseI64ArrayAttr(
-              {pads[2], pads[3], pads[6], pads[7]}),
+          builder, node.loc, importer.tensorType(shape), *input, *ones, Value(),
           DenseI64ArrayAttr(),
-          channels == 1 ? IntegerAttr()
-                        : importer.getBuilder().getI64IntegerAttr(channels)));
+          builder.getDenseI64ArrayAttr({pads[2], pads[3], pads[6], pads[7]}),
+          DenseI64ArrayAttr(),
+          channels == 1 ? IntegerAttr() : builder.getI64IntegerAttr(channels)));
   if (failed(y))
     return failure();
   importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
