@@ -8,6 +8,7 @@
 //
 //   memfmt-import FILE.onnx [-o FILE.mlir] [--weights-out FILE.safetensors]
 //                 [--precision model|f32|f16|bf16]
+//   memfmt-import --list-onnx-ops
 //
 // The IR is the NCHW function memfmt-compile starts from (as in its
 // DIR/input.mlir), printed with its locations (the ONNX node and value
@@ -15,7 +16,9 @@
 // the model (plus the ones the importer computed), so that memfmt-compile
 // FILE.mlir --weights FILE.safetensors builds the same model. Errors (an
 // unreadable or malformed file, unsupported or inconsistent nodes, all
-// listed) exit with 1 and write nothing.
+// listed) exit with 1 and write nothing. --list-onnx-ops prints the
+// operator section of docs/onnx.md (the opsets and the table of operators)
+// from the importer's registry; a lit test compares the two.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +42,14 @@ namespace {
 
 cl::OptionCategory toolCategory("memfmt-import options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                               cl::desc("FILE.onnx"), cl::cat(toolCategory));
+// Optional for --list-onnx-ops; main() requires it otherwise.
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("FILE.onnx"),
+                               cl::cat(toolCategory));
+
+cl::opt<bool> listOps("list-onnx-ops",
+                      cl::desc("Print the supported ONNX operators as "
+                               "docs/onnx.md's Markdown table, and exit"),
+                      cl::cat(toolCategory));
 
 cl::opt<std::string> outputFile("o", cl::init("-"), cl::value_desc("FILE.mlir"),
                                 cl::desc("Output file (default: stdout)"),
@@ -74,8 +83,22 @@ int main(int argc, char **argv) {
       "memfmt ONNX importer: an ONNX model to memfmt IR (NCHW, as saved)\n\n"
       "  memfmt-import FILE.onnx [-o FILE.mlir] "
       "[--weights-out FILE.safetensors]\n"
-      "                [--precision model|f32|f16|bf16]\n\n"
+      "                [--precision model|f32|f16|bf16]\n"
+      "  memfmt-import --list-onnx-ops\n\n"
       "Exit codes: 0 success, 1 error (nothing is written).\n");
+
+  if (listOps) {
+    memfmt::printONNXOperatorTable(llvm::outs());
+    return 0;
+  }
+  if (inputFile.empty()) {
+    // What the command line library says for a missing required positional.
+    llvm::errs() << "memfmt-import: Not enough positional command line "
+                    "arguments specified!\nMust specify at least 1 "
+                    "positional argument: See: "
+                 << argv[0] << " --help\n";
+    return 1;
+  }
 
   MLIRContext context;
   Builder builder(&context);

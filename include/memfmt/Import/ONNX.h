@@ -21,10 +21,10 @@
 //   names (a FusedLoc of NameLocs), so diagnostics and layout reports point
 //   at the node; arguments and weights have their ONNX names.
 //
-// The supported operators are Conv, BatchNormalization (inference), Relu,
-// Add, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape, Gemm,
-// MatMul, Identity, Dropout (inference), Constant, Concat and Split, for the
-// ai.onnx opsets 1 to 17 (docs/onnx.md lists the attributes and limits).
+// The supported operators and the ai.onnx opsets are those of the
+// importer's operator registry (lib/Import/ONNX/ONNXOpRegistry.h);
+// printONNXOperatorTable() writes docs/onnx.md's table of them, with their
+// attributes and limits.
 //
 // Errors: a file that cannot be read or parsed, or a graph that is not
 // well-formed (dangling names, cycles, duplicate outputs, initializers whose
@@ -97,14 +97,19 @@ FailureOr<ONNXModel> importONNXBuffer(MLIRContext *context, StringRef bytes,
                                       const ONNXImportOptions &options,
                                       llvm::raw_ostream &errors);
 
-/// Writes `parameters` as a .safetensors file at `path` (8-byte
-/// little-endian header length, the JSON header, then the data, tensors in
-/// the given order). The file is written next to `path` and renamed into
-/// place, so a failure leaves no partial file. On failure writes one message
-/// to `errors`.
+/// Writes `parameters` as a .safetensors file at `path`, encoded by the
+/// runtime's writer (memfmt/runtime/io/SafeTensors.h; tensors in the given
+/// order). The file is written next to `path` and renamed into place, so a
+/// failure leaves no partial file. On failure writes one message to
+/// `errors`.
 LogicalResult writeSafeTensors(StringRef path,
                                ArrayRef<const ImportedParameter *> parameters,
                                llvm::raw_ostream &errors);
+
+/// Writes docs/onnx.md's operator section (the opsets and the Markdown table
+/// of every operator: the memfmt ops it becomes, what is and is not
+/// supported), from the importer's registry.
+void printONNXOperatorTable(llvm::raw_ostream &os);
 
 } // namespace mlir::memfmt
 

@@ -397,6 +397,28 @@ def pad_reduce_mean_unsupported():
                   init("one", np.array(1.0, np.float32))])
 
 
+@model
+def reshape_pad_attributes():
+    # Before opset 5 (Reshape) and 11 (Pad) the shape and the pads are
+    # attributes: the registry picks the converter of the model's opset.
+    nodes = [
+        helper.make_node("Pad", ["x"], ["p"], name="pad",
+                         pads=[0, 0, 1, 0, 0, 0, 0, 1]),
+        helper.make_node("Reshape", ["p"], ["y"], name="reshape",
+                         shape=[0, -1]),
+    ]
+    return build(nodes, [vi("x", [1, 2, 3, 3])], [vi("y", [1, 32])],
+                 opset=4)
+
+
+@model
+def pad_opset1():
+    # Pad-1 (its attribute was `paddings`) has no converter.
+    return build([helper.make_node("Pad", ["x"], ["p"], name="pad",
+                                   paddings=[0, 0, 1, 1, 0, 0, 1, 1])],
+                 [vi("x", [1, 2, 3, 3])], [vi("p", [1, 2, 5, 5])], opset=1)
+
+
 # ------------------------------------------------------------ Initializers
 
 
