@@ -24,6 +24,7 @@
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
+#include "memfmt/Layout/Windows.h"
 
 using namespace mlir;
 using namespace mlir::memfmt;
@@ -102,7 +103,8 @@ static LogicalResult convertConv(GraphImporter &importer, Node &node) {
   if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
     for (int64_t d = 0; d < spatial; ++d) {
       int64_t out = (in[d] + stride[d] - 1) / stride[d];
-      int64_t extent = dilation[d] * (kernel[d] - 1) + 1;
+      int64_t extent =
+          ::memfmt::layout::dilatedExtent(kernel[d], dilation[d]);
       int64_t total =
           std::max<int64_t>(0, (out - 1) * stride[d] + extent - in[d]);
       int64_t small = total / 2;
@@ -244,7 +246,7 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
   bool explicitPads = *autoPad == "NOTSET" || autoPad->empty();
   for (int64_t d = 0; d < spatial; ++d) {
     int64_t k = (*kernel)[d], s = (*strides)[d];
-    int64_t extent = (*dilations)[d] * (k - 1) + 1;
+    int64_t extent = ::memfmt::layout::dilatedExtent(k, (*dilations)[d]);
     if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
       out[d] = (in[d] + s - 1) / s;
       int64_t total = std::max<int64_t>(0, (out[d] - 1) * s + extent - in[d]);
@@ -253,10 +255,16 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
       pad[d + spatial] = total - pad[d];
     } else if (*autoPad == "VALID") {
       pad[d] = pad[d + spatial] = 0;
-      out[d] = in[d] >= extent ? (in[d] - extent) / s + 1 : 0;
+      out[d] = std::max<int64_t>(0, ::memfmt::layout::convOutputSize(
+                                        in[d], k, s, 0, 0, (*dilations)[d]));
     } else if (explicitPads) {
-      int64_t span = in[d] + pad[d] + pad[d + spatial] - extent;
-      out[d] = span < 0 ? 0 : (ceil ? (span + s - 1) / s : span / s) + 1;
+      // ONNX's count (ceil_mode rounds up); a window that does not fit the
+      // padded input at all gives none, whatever the rounding.
+      bool fits = in[d] + pad[d] + pad[d + spatial] >= extent;
+      out[d] = fits ? ::memfmt::layout::windowCount(in[d], k, s, pad[d],
+                                                  pad[d + spatial],
+                                                  (*dilations)[d], ceil)
+                    : 0;
     } else {
       return importer.invalid(node, "auto_pad '" + *autoPad +
                                         "' is not one of NOTSET, SAME_UPPER, "
@@ -287,7 +295,8 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
     useCeil = true;
   }
   for (int64_t d = 0; d < spatial; ++d) {
-    int64_t extent = (*dilations)[d] * ((*kernel)[d] - 1) + 1;
+    int64_t extent =
+        ::memfmt::layout::dilatedExtent((*kernel)[d], (*dilations)[d]);
     if (pad[d] >= extent || pad[d + spatial] >= extent)
       return importer.unsupported(node,
                                   "pads " + formatShape(pad) +
