@@ -12,7 +12,12 @@ every configuration alike:
     this CPU) on the same model exported to ONNX, and PyTorch 2.x eager and
     torch.compile (inductor) in channels-last on the same weights, all
     installed into bench/.venv from PyPI (never needed by the build or the
-    tests).
+    tests);
+  * with --baseline DIR: the same memfmt builds from another checkout of
+    memfmt (e.g. a git worktree of an older commit, built with
+    scripts/build.sh), compiled and run by that checkout's own tools, in the
+    same interleaved rounds, so that a change to memfmt is measured against
+    the code before it (`memfmt@<commit> ...` rows and a "vs baseline" line).
 The PyPI peers run in a process of their own, set up once per case and
 timed round by round between memfmt's and PyTorch 1.13's rounds.
 It prints images/s (median over rounds of per-round medians), the ratio of
@@ -31,6 +36,7 @@ Fast convolution algorithms can do fewer operations than that count.
 
 Usage: bench/cpu/run.py [--models resnet18,resnet50] [--batches 1,8,32]
                         [--threads 2] [--rounds 3] [--iters 3] [--peers]
+                        [--precisions f32,bf16] [--baseline DIR]
                         [--no-record]
 """
 import argparse
@@ -86,12 +92,13 @@ class MemfmtRunner:
     # avx512_core_bf16)". The instruction set decides how fast bf16 is.
     device = ""
 
-    def __init__(self, directory, input_npy, threads):
+    def __init__(self, directory, input_npy, threads, root=ROOT):
         self.directory, self.input, self.threads = directory, input_npy, threads
+        self.root = root
 
     def measure(self, iters):
         out = subprocess.run(
-            [os.path.join(ROOT, "build/bin/memfmt-run"), self.directory,
+            [os.path.join(self.root, "build/bin/memfmt-run"), self.directory,
              "--input", self.input, "--bench", str(iters), "--json",
              "--threads", str(self.threads)],
             check=True, capture_output=True, text=True).stdout
@@ -270,6 +277,10 @@ def main():
                    help="fp32 peak (default: measured by bench/cpu/peak.c)")
     p.add_argument("--peers", action="store_true",
                    help="also ONNX Runtime, OpenVINO and IREE from bench/.venv")
+    p.add_argument("--precisions", default="f32,bf16",
+                   help="memfmt builds to measure (f32, bf16)")
+    p.add_argument("--baseline", metavar="DIR",
+                   help="another memfmt checkout (built) to measure alongside")
     p.add_argument("--no-record", action="store_true")
     p.add_argument("--peer-worker", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -320,6 +331,20 @@ def main():
     os.environ["MEMFMT_NUM_THREADS"] = str(args.threads)
     subprocess.run([os.path.join(ROOT, "scripts/build.sh"), "memfmt-compile",
                     "memfmt-run"], check=True, stdout=subprocess.DEVNULL)
+    precisions = args.precisions.split(",")
+    builds = [(p, f) for p, f in BUILDS if p in precisions]
+    # (label prefix, checkout) of every memfmt whose builds are measured.
+    checkouts = [("memfmt", ROOT)]
+    if args.baseline:
+        base = os.path.abspath(args.baseline)
+        for tool in ("memfmt-compile", "memfmt-run"):
+            if not os.access(os.path.join(base, "build/bin", tool), os.X_OK):
+                raise SystemExit(f"--baseline {base}: no build/bin/{tool} "
+                                 f"(run scripts/build.sh there first)")
+        sha = subprocess.run(["git", "-C", base, "rev-parse", "--short",
+                              "HEAD"], capture_output=True,
+                             text=True).stdout.strip() or "baseline"
+        checkouts.append((f"memfmt@{sha}", base))
     work = tempfile.mkdtemp(prefix="memfmt-bench-")
     peak_how = "given"
     if not args.peak_gflops:
@@ -350,20 +375,22 @@ def main():
             tx = torch.from_numpy(x)
             txc = tx.to(memory_format=torch.channels_last)
             runners, tolerance = {}, {}
-            for precision, fmt in BUILDS:
-                name = f"memfmt {fmt}" + ("" if precision == "f32" else
-                                          f" {precision}")
-                d = os.path.join(work, f"{model_name}.{batch}.{fmt}.{precision}")
-                subprocess.run([os.path.join(ROOT, "build/bin/memfmt-compile"),
+            for (label, root), (precision, fmt) in (
+                    (c, b) for c in checkouts for b in builds):
+                name = f"{label} {fmt}" + ("" if precision == "f32" else
+                                           f" {precision}")
+                d = os.path.join(work, f"{model_name}.{batch}.{fmt}."
+                                       f"{precision}.{label}")
+                subprocess.run([os.path.join(root, "build/bin/memfmt-compile"),
                                 "--model", model_name, "--batch", str(batch),
                                 "--memory-format", fmt, "--weights", weights,
                                 "--precision", precision, "-o", d],
                                check=True, capture_output=True)
                 out_npy = d + ".out.npy"
-                subprocess.run([os.path.join(ROOT, "build/bin/memfmt-run"), d,
+                subprocess.run([os.path.join(root, "build/bin/memfmt-run"), d,
                                 "--input", npy, "--output", out_npy],
                                check=True, capture_output=True)
-                runners[name] = MemfmtRunner(d, npy, args.threads)
+                runners[name] = MemfmtRunner(d, npy, args.threads, root)
                 runners[name].out = np.load(out_npy)
                 tolerance[name] = TOLERANCE[precision]
             runners["torch eager NCHW"] = TorchRunner(torch, model, tx)
@@ -426,6 +453,16 @@ def main():
     print(table)
     best = sorted({(m, b, bp) for m, b, _, _, _, _, bp in rows})
     print("best peer per case: " + ", ".join(f"{m}/{b}: {bp}" for m, b, bp in best))
+    if len(checkouts) > 1:
+        # This checkout's builds against the baseline's, case by case.
+        label = checkouts[1][0]
+        ips = {(m, b, n): v for m, b, n, v, _, _, _ in rows}
+        ratios = [f"{m}/{b} {n[len('memfmt '):]}: "
+                  f"{v / ips[(m, b, label + n[len('memfmt'):])]:.2f}x"
+                  for (m, b, n), v in ips.items()
+                  if n.startswith("memfmt ")]
+        table += f"\n\nThis commit vs {label}: " + ", ".join(ratios) + "."
+        print(f"vs baseline {label}: " + ", ".join(ratios))
     if not args.no_record:
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
                                  "HEAD"], capture_output=True,
