@@ -697,6 +697,10 @@ bool ContiguousOp::isLayoutConversion() { return true; }
 
 /// L3: a conversion between two stride vectors that give every element the
 /// same offset moves no bytes.
+std::optional<MemoryFormat> ContiguousOp::getLayoutCopyFormat() {
+  return getMemoryFormat();
+}
+
 bool ContiguousOp::isBufferAlias() {
   return haveSameBytes(getInput().getType(), getOutput().getType());
 }
@@ -760,6 +764,10 @@ MEMFMT_DEFINE_LIKE_OP(ResizeAsOp, getTheTemplate, INPUT_ELEMENT, 1)
 
 /// L3: a copy into strides that give every element the same offset (and the
 /// same element type) moves no bytes.
+std::optional<MemoryFormat> CloneOp::getLayoutCopyFormat() {
+  return getMemoryFormat();
+}
+
 bool CloneOp::isBufferAlias() {
   return haveSameBytes(getInput().getType(), getOutput().getType());
 }

@@ -17,7 +17,8 @@
 //     norm parameters are widened to f32, sums and products are f32).
 //  2. Entry: each f32 tensor argument is converted by one memfmt.to. Where
 //     the argument's only uses are layout copies (ops that declare
-//     LayoutCopyOpInterface, e.g. the channels-last conversion at entry),
+//     ElementCopyOpInterface::getLayoutCopyFormat, e.g. the channels-last
+//     conversion at entry),
 //     each of them becomes a memfmt.to with its memory format, so the input
 //     is read once, converting layout and dtype together.
 //  3. Exit: each returned tensor is converted back to f32 by a memfmt.to;
@@ -49,6 +50,13 @@ namespace {
 /// `type` with element type `element` (shape and encoding kept).
 RankedTensorType withElement(RankedTensorType type, Type element) {
   return RankedTensorType::get(type.getShape(), element, type.getEncoding());
+}
+
+/// The memory format `op` re-lays its operand into, if `op` is a pure layout
+/// copy (ElementCopyOpInterface::getLayoutCopyFormat).
+std::optional<MemoryFormat> layoutCopyFormat(Operation *op) {
+  auto copy = dyn_cast_or_null<ElementCopyOpInterface>(op);
+  return copy ? copy.getLayoutCopyFormat() : std::nullopt;
 }
 
 bool isF32Tensor(Type type) {
@@ -95,7 +103,7 @@ public:
       auto argType = cast<RankedTensorType>(arg.getType());
       bool allLayoutCopies = true, allConverted = true;
       for (Operation *user : arg.getUsers()) {
-        allLayoutCopies &= isa<LayoutCopyOpInterface>(user);
+        allLayoutCopies &= layoutCopyFormat(user).has_value();
         auto to = dyn_cast<ToOp>(user);
         allConverted &=
             to && to.getDtypeAttr() && to.getDtypeAttr().getValue() == target;
@@ -108,7 +116,7 @@ public:
           auto resultType =
               cast<RankedTensorType>(user->getResult(0).getType());
           ToOp to = makeTo(user->getLoc(), arg, resultType, target,
-                           cast<LayoutCopyOpInterface>(user).getCopyFormat());
+                           *layoutCopyFormat(user));
           to->setDiscardableAttrs(user->getDiscardableAttrDictionary());
           rewriter.replaceOp(user, to.getResult());
         }
@@ -131,12 +139,12 @@ public:
           !isF32Tensor(resultTypes[index]))
         continue;
       auto declared = cast<RankedTensorType>(resultTypes[index]);
-      auto copy = value.getDefiningOp<LayoutCopyOpInterface>();
-      if (copy && value.hasOneUse()) {
-        Operation *def = copy.getOperation();
+      Operation *def = value.getDefiningOp();
+      if (std::optional<MemoryFormat> format = layoutCopyFormat(def);
+          format && value.hasOneUse()) {
         rewriter.setInsertionPoint(def);
-        ToOp to = makeTo(def->getLoc(), copy.getCopySource(), declared,
-                         b.getF32Type(), copy.getCopyFormat());
+        ToOp to = makeTo(def->getLoc(), def->getOperand(0), declared,
+                         b.getF32Type(), *format);
         to->setDiscardableAttrs(def->getDiscardableAttrDictionary());
         rewriter.replaceOp(def, to.getResult());
         continue;

@@ -13,9 +13,10 @@
 // memory plan reads only this interface.
 //
 // ElementCopyOpInterface: an op declares that it only moves operand 0's
-// elements (a re-layout, reshape or element type conversion), and when it
-// moves no bytes at all. The memory plan and the lowering read it instead of
-// a list of op names.
+// elements (a re-layout, reshape or element type conversion), when it moves
+// no bytes at all, and when it is a pure layout copy. The memory plan, the
+// lowering and memfmt-convert-precision read it instead of a list of op
+// names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +130,10 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
       * `isBufferAlias`: the result describes exactly the bytes of operand 0
         (an L3 conversion, a reshape of a contiguous tensor). The memory plan
         gives the result operand 0's buffer and the lowering emits no call.
+      * `getLayoutCopyFormat`: the op only re-lays operand 0 into a memory
+        format (same shape and element type: `contiguous`, `clone`).
+        memfmt-convert-precision turns such a copy at a function's entry or
+        exit into one `memfmt.to` that converts layout and dtype together.
   }];
 
   let methods = [
@@ -136,32 +141,11 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
       "True if the result describes the very bytes of operand 0 (no kernel, "
       "no copy).",
       "bool", "isBufferAlias", (ins)>,
-  ];
-}
-
-//===----------------------------------------------------------------------===//
-// Layout copies
-//===----------------------------------------------------------------------===//
-
-def MemFmt_LayoutCopyOpInterface : OpInterface<"LayoutCopyOpInterface"> {
-  let cppNamespace = "::mlir::memfmt";
-  let description = [{
-    Declares an op that only copies its one tensor operand into another
-    layout (memfmt.contiguous, memfmt.clone): the result has the operand's
-    values, with the strides `getCopyFormat` gives. memfmt-convert-precision
-    turns such a copy at a function's entry or exit into one `memfmt.to`
-    that converts layout and dtype together.
-  }];
-
-  let methods = [
     InterfaceMethod<
-      "The memory format of the copy (`memory_format`).",
-      "::mlir::memfmt::MemoryFormat", "getCopyFormat", (ins), "",
-      [{ return $_op.getMemoryFormat(); }]>,
-    InterfaceMethod<
-      "The tensor that is copied.",
-      "::mlir::Value", "getCopySource", (ins), "",
-      [{ return $_op->getOperand(0); }]>,
+      "The memory format the op re-lays operand 0 into, if that is all it "
+      "does (no reshape, no element type change).",
+      "std::optional<::mlir::memfmt::MemoryFormat>", "getLayoutCopyFormat",
+      (ins), "", [{ return std::nullopt; }]>,
   ];
 }
 

@@ -49,6 +49,9 @@ defvar AnyLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>;
 defvar InPlace = DeclareOpInterfaceMethods<MemFmt_InPlaceOpInterface>;
 /// Ops with this trait only move operand 0's elements (ElementCopyOpInterface).
 defvar ElementCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface>;
+/// ... and only re-lay it into their `memory_format` (a pure layout copy).
+defvar LayoutCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
+                                              ["getLayoutCopyFormat"]>;
 
 //===----------------------------------------------------------------------===//
 // Convolution and normalisation
@@ -385,10 +388,9 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [ElementCopy,
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["isLayoutConversion"]>,
-    MemFmt_LayoutCopyOpInterface]> {
+                              ["isLayoutConversion"]>]> {
   let summary = "explicit layout conversion (aten::contiguous)";
   let description = [{
     The one explicit conversion: the result has the dense strides of
@@ -410,10 +412,9 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [ElementCopy,
   let hasFolder = 1;
 }
 
-def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [ElementCopy,
+def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [LayoutCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["getPreservedOperand"]>,
-    MemFmt_LayoutCopyOpInterface]> {
+                              ["getPreservedOperand"]>]> {
   let summary = "copy (aten::clone)";
   let description = [{
     With `memory_format = preserve` (default) the result keeps the input's
