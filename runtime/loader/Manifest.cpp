@@ -1,15 +1,22 @@
-//===- Manifest.cpp - Reading and validating manifest.json ----------------===//
+//===- Manifest.cpp - Reading, validating and writing manifest.json -------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The strict reader of a compiled model's manifest.json (Manifest.h). It
-// parses with the io library's JSON reader (Json.h), then walks the
-// document once, recording the first problem with the manifest's path and
-// the field it is in. Checks that need the whole document (names unique,
-// parameters inside the blob and apart from each other) run after every
-// field has been read.
+// The one home of the manifest.json format (Manifest.h): its keys are
+// spelled once, at the top, for both directions.
+//
+// The reader is strict. It parses with the io library's JSON reader
+// (Json.h), then walks the document once, recording the first problem with
+// the manifest's path and the field it is in. Checks that need the whole
+// document (names unique, parameters inside the blob and apart from each
+// other) run after every field has been read.
+//
+// The writer (what memfmt-compile writes) builds the document as
+// nlohmann::ordered_json, so the keys keep the order documented in
+// Manifest.h, and prints it with two-space indents and lists of numbers on
+// one line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +24,8 @@
 
 #include "Json.h"
 #include "memfmt/Layout/Strides.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -155,6 +164,42 @@ const TensorSpec *Manifest::findParameter(std::string_view Name) const {
 }
 
 //===----------------------------------------------------------------------===//
+// The keys
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The manifest's keys, spelled once for the reader and the writer below,
+/// in the order the writer puts them.
+namespace key {
+constexpr const char *FormatVersion = "format_version";
+constexpr const char *Model = "model";
+constexpr const char *Target = "target";
+constexpr const char *Precision = "precision";
+constexpr const char *MemoryFormat = "memory_format";
+constexpr const char *InputFormat = "input_format";
+constexpr const char *Library = "library";
+constexpr const char *Entry = "entry";
+constexpr const char *ArenaBytes = "arena_bytes";
+constexpr const char *PeakLiveBytes = "peak_live_bytes";
+constexpr const char *WeightsBytes = "weights_bytes";
+constexpr const char *WeightsSource = "weights_source";
+constexpr const char *Parameters = "parameters";
+constexpr const char *Inputs = "inputs";
+constexpr const char *Outputs = "outputs";
+constexpr const char *Nodes = "nodes";
+// The keys of a tensor; "offset" and "bytes" for parameters only.
+constexpr const char *Name = "name";
+constexpr const char *DType = "dtype";
+constexpr const char *Shape = "shape";
+constexpr const char *Strides = "strides";
+constexpr const char *Offset = "offset";
+constexpr const char *Bytes = "bytes";
+} // namespace key
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // The reader
 //===----------------------------------------------------------------------===//
 
@@ -206,7 +251,7 @@ private:
   std::string Error;
 };
 
-std::string quoted(const std::string &Text) { return "'" + Text + "'"; }
+std::string inQuotes(const std::string &Text) { return "'" + Text + "'"; }
 
 std::string describe(const Value &V) {
   if (V.isString())
@@ -239,20 +284,20 @@ bool ManifestReader::members(const Value &V, const std::string &Where,
         List += (List.empty() ? "" : ", ") + std::string(K);
       for (const char *K : Optional)
         List += (List.empty() ? "" : ", ") + std::string(K);
-      return fail(Where,
-                  "unknown field " + quoted(Key) + " (expected " + List + ")");
+      return fail(Where, "unknown field " + inQuotes(Key) + " (expected " +
+                             List + ")");
     }
     if (!Out.emplace(Key, &Member).second)
-      return fail(Where, "duplicate field " + quoted(Key));
+      return fail(Where, "duplicate field " + inQuotes(Key));
   }
   for (const char *Key : Required)
     if (!Out.count(Key))
-      return fail(Where, "missing field " + quoted(Key));
+      return fail(Where, "missing field " + inQuotes(Key));
   return true;
 }
 
 std::string fieldWhere(const std::string &Where, const char *Key) {
-  return Where.empty() ? quoted(Key) : Where + ": " + quoted(Key);
+  return Where.empty() ? inQuotes(Key) : Where + ": " + inQuotes(Key);
 }
 
 std::optional<std::string> ManifestReader::string(const Members &M,
@@ -322,7 +367,7 @@ ManifestReader::oneOf(const Members &M, const char *Key,
       return Text;
     List += (List.empty() ? "" : ", ") + std::string(A);
   }
-  fail(fieldWhere(Where, Key), quoted(*Text) + " is not one of " + List);
+  fail(fieldWhere(Where, Key), inQuotes(*Text) + " is not one of " + List);
   return std::nullopt;
 }
 
@@ -342,54 +387,57 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
   bool Ok =
       IsParameter
           ? members(V, Index,
-                    {"name", "dtype", "shape", "strides", "offset", "bytes"},
+                    {key::Name, key::DType, key::Shape, key::Strides,
+                     key::Offset, key::Bytes},
                     {}, M)
-          : members(V, Index, {"name", "dtype", "shape", "strides"}, {}, M);
+          : members(V, Index, {key::Name, key::DType, key::Shape, key::Strides},
+                    {}, M);
   if (!Ok)
     return std::nullopt;
   TensorSpec T;
-  std::optional<std::string> Name = string(M, "name", Index);
+  std::optional<std::string> Name = string(M, key::Name, Index);
   if (!Name)
     return std::nullopt;
   T.Name = *Name;
   std::string Where = Index + " (" + T.Name + ")";
 
-  std::optional<std::string> DTypeName = string(M, "dtype", Where);
+  std::optional<std::string> DTypeName = string(M, key::DType, Where);
   if (!DTypeName)
     return std::nullopt;
   std::optional<ElementType> Type = parseElementType(*DTypeName);
   if (!Type) {
-    fail(fieldWhere(Where, "dtype"),
-         quoted(*DTypeName) + " is not one of f32, f16, bf16");
+    fail(fieldWhere(Where, key::DType),
+         inQuotes(*DTypeName) + " is not one of f32, f16, bf16");
     return std::nullopt;
   }
   T.Type = *Type;
   int64_t ElementBytes = static_cast<int64_t>(elementSize(T.Type));
 
-  std::optional<std::vector<int64_t>> Shape = integers(M, "shape", Where);
+  std::optional<std::vector<int64_t>> Shape = integers(M, key::Shape, Where);
   if (!Shape)
     return std::nullopt;
-  std::optional<std::vector<int64_t>> Strides = integers(M, "strides", Where);
+  std::optional<std::vector<int64_t>> Strides =
+      integers(M, key::Strides, Where);
   if (!Strides)
     return std::nullopt;
   T.Shape = *Shape;
   T.Strides = *Strides;
   if (T.Shape.size() > MaxTensorRank) {
-    fail(fieldWhere(Where, "shape"),
+    fail(fieldWhere(Where, key::Shape),
          "rank " + std::to_string(T.Shape.size()) +
              " is above the largest supported rank " +
              std::to_string(MaxTensorRank));
     return std::nullopt;
   }
   if (T.Strides.size() != T.Shape.size()) {
-    fail(Where, "'strides' " + formatDims(T.Strides) + " has " +
-                    std::to_string(T.Strides.size()) + " entries, 'shape' " +
-                    formatDims(T.Shape) + " has " +
+    fail(Where, inQuotes(key::Strides) + " " + formatDims(T.Strides) + " has " +
+                    std::to_string(T.Strides.size()) + " entries, " +
+                    inQuotes(key::Shape) + " " + formatDims(T.Shape) + " has " +
                     std::to_string(T.Shape.size()));
     return std::nullopt;
   }
   if (!io::numElements(T.Shape)) {
-    fail(fieldWhere(Where, "shape"),
+    fail(fieldWhere(Where, key::Shape),
          formatDims(T.Shape) + " has more elements than fit in 64 bits");
     return std::nullopt;
   }
@@ -436,22 +484,22 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
     T.Bytes = Extent;
     return T;
   }
-  std::optional<int64_t> Offset = integer(M, "offset", Where, 0);
+  std::optional<int64_t> Offset = integer(M, key::Offset, Where, 0);
   if (!Offset)
     return std::nullopt;
-  std::optional<int64_t> Bytes = integer(M, "bytes", Where, 0);
+  std::optional<int64_t> Bytes = integer(M, key::Bytes, Where, 0);
   if (!Bytes)
     return std::nullopt;
   T.Offset = *Offset;
   T.Bytes = *Bytes;
   if (T.Offset % ElementBytes != 0) {
-    fail(fieldWhere(Where, "offset"),
+    fail(fieldWhere(Where, key::Offset),
          std::to_string(T.Offset) + " is not a multiple of the element size " +
              std::to_string(ElementBytes));
     return std::nullopt;
   }
   if (T.Bytes < Extent) {
-    fail(fieldWhere(Where, "bytes"),
+    fail(fieldWhere(Where, key::Bytes),
          std::to_string(T.Bytes) + " is less than the " +
              std::to_string(Extent) + " bytes that shape " +
              formatDims(T.Shape) + " with strides " + formatDims(T.Strides) +
@@ -470,9 +518,9 @@ bool ManifestReader::tensors(const Members &M, const char *Key,
                              std::vector<TensorSpec> &Out) {
   const Value &V = *M.at(Key);
   if (!V.isArray())
-    return fail(quoted(Key), "expected an array, got " + describe(V));
+    return fail(inQuotes(Key), "expected an array, got " + describe(V));
   if (NonEmpty && V.Elements.empty())
-    return fail(quoted(Key), "must not be empty");
+    return fail(inQuotes(Key), "must not be empty");
   std::set<std::string> Names;
   for (size_t I = 0; I < V.Elements.size(); ++I) {
     std::string Where = std::string(Key) + "[" + std::to_string(I) + "]";
@@ -480,7 +528,7 @@ bool ManifestReader::tensors(const Members &M, const char *Key,
     if (!T)
       return false;
     if (!Names.insert(T->Name).second)
-      return fail(Where, "duplicate name " + quoted(T->Name) + " in '" +
+      return fail(Where, "duplicate name " + inQuotes(T->Name) + " in '" +
                              std::string(Key) + "'");
     Out.push_back(std::move(*T));
   }
@@ -526,27 +574,27 @@ io::Result<Manifest> parseManifest(std::string_view Text,
   // this reader has never heard of.
   const Value *Version = nullptr;
   for (const auto &[Key, V] : Doc->Members)
-    if (Key == "format_version")
+    if (Key == key::FormatVersion)
       Version = &V;
   if (!Version)
-    return Failure{Path + ": missing field 'format_version'"};
+    return Failure{Path + ": missing field " + inQuotes(key::FormatVersion)};
   std::optional<int64_t> VersionNumber = io::json::asInt64(*Version);
   if (!VersionNumber)
-    return Failure{Path + ": 'format_version': expected an integer, got " +
-                   describe(*Version)};
+    return Failure{Path + ": " + inQuotes(key::FormatVersion) +
+                   ": expected an integer, got " + describe(*Version)};
   if (*VersionNumber != ManifestFormatVersion)
-    return Failure{Path + ": 'format_version' is " +
+    return Failure{Path + ": " + inQuotes(key::FormatVersion) + " is " +
                    std::to_string(*VersionNumber) + "; this loader reads " +
                    std::to_string(ManifestFormatVersion) +
                    " (recompile the model with a matching memfmt-compile)"};
 
   Members M;
   if (!R.members(*Doc, "",
-                 {"format_version", "model", "target", "precision",
-                  "memory_format", "input_format", "library", "entry",
-                  "arena_bytes", "weights_bytes", "weights_source",
-                  "parameters", "inputs", "outputs", "nodes"},
-                 {"peak_live_bytes"}, M))
+                 {key::FormatVersion, key::Model, key::Target, key::Precision,
+                  key::MemoryFormat, key::InputFormat, key::Library, key::Entry,
+                  key::ArenaBytes, key::WeightsBytes, key::WeightsSource,
+                  key::Parameters, key::Inputs, key::Outputs, key::Nodes},
+                 {key::PeakLiveBytes}, M))
     return Failure{R.error()};
 
   auto Check = [&](auto &&Opt, auto &Field) {
@@ -556,51 +604,53 @@ io::Result<Manifest> parseManifest(std::string_view Text,
     return true;
   };
   bool Ok =
-      Check(R.string(M, "model", ""), Out.Model) &&
-      Check(R.oneOf(M, "target", "", {"cpu", "cuda"}), Out.Target) &&
-      Check(R.oneOf(M, "precision", "", {"f32", "f16", "bf16"}),
+      Check(R.string(M, key::Model, ""), Out.Model) &&
+      Check(R.oneOf(M, key::Target, "", {"cpu", "cuda"}), Out.Target) &&
+      Check(R.oneOf(M, key::Precision, "", {"f32", "f16", "bf16"}),
             Out.Precision) &&
-      Check(R.oneOf(M, "memory_format", "", {"channels-last", "contiguous"}),
+      Check(R.oneOf(M, key::MemoryFormat, "", {"channels-last", "contiguous"}),
             Out.MemoryFormat) &&
-      Check(R.oneOf(M, "input_format", "", {"contiguous", "channels-last"}),
+      Check(R.oneOf(M, key::InputFormat, "", {"contiguous", "channels-last"}),
             Out.InputFormat) &&
-      Check(R.string(M, "library", ""), Out.Library) &&
-      Check(R.string(M, "entry", ""), Out.Entry) &&
-      Check(R.integer(M, "arena_bytes", "", 0), Out.ArenaBytes) &&
-      Check(R.integer(M, "weights_bytes", "", 0), Out.WeightsBytes);
+      Check(R.string(M, key::Library, ""), Out.Library) &&
+      Check(R.string(M, key::Entry, ""), Out.Entry) &&
+      Check(R.integer(M, key::ArenaBytes, "", 0), Out.ArenaBytes) &&
+      Check(R.integer(M, key::WeightsBytes, "", 0), Out.WeightsBytes);
   if (!Ok)
     return Failure{R.error()};
   if (!isIdentifier(Out.Entry))
-    return Failure{Path + ": 'entry': " + quoted(Out.Entry) +
-                   " is not a C identifier"};
+    return Failure{Path + ": " + inQuotes(key::Entry) + ": " +
+                   inQuotes(Out.Entry) + " is not a C identifier"};
   Out.LibraryPath = joinPath(Out.Dir, Out.Library);
 
   Out.PeakLiveBytes = Out.ArenaBytes;
-  if (M.count("peak_live_bytes")) {
-    std::optional<int64_t> Peak = R.integer(M, "peak_live_bytes", "", 0);
+  if (M.count(key::PeakLiveBytes)) {
+    std::optional<int64_t> Peak = R.integer(M, key::PeakLiveBytes, "", 0);
     if (!Peak)
       return Failure{R.error()};
     if (*Peak > Out.ArenaBytes)
-      return Failure{Path + ": 'peak_live_bytes' (" + std::to_string(*Peak) +
-                     ") is more than 'arena_bytes' (" +
+      return Failure{Path + ": " + inQuotes(key::PeakLiveBytes) + " (" +
+                     std::to_string(*Peak) + ") is more than " +
+                     inQuotes(key::ArenaBytes) + " (" +
                      std::to_string(Out.ArenaBytes) + ")"};
     Out.PeakLiveBytes = *Peak;
   }
 
-  std::optional<std::string> SourceText = R.string(M, "weights_source", "");
+  std::optional<std::string> SourceText = R.string(M, key::WeightsSource, "");
   if (!SourceText)
     return Failure{R.error()};
   io::Result<WeightsSource> Source =
       parseWeightsSource(*SourceText, Out.Dir, /*AllowBarePath=*/false);
   if (!Source)
-    return Failure{Path + ": 'weights_source': " + Source.error()};
+    return Failure{Path + ": " + inQuotes(key::WeightsSource) + ": " +
+                   Source.error()};
   Out.Weights = *Source;
 
-  if (!R.tensors(M, "parameters", /*IsParameter=*/true, /*NonEmpty=*/false,
+  if (!R.tensors(M, key::Parameters, /*IsParameter=*/true, /*NonEmpty=*/false,
                  Out.Parameters) ||
       // A model may have no inputs (an ONNX graph of constants).
-      !R.tensors(M, "inputs", false, /*NonEmpty=*/false, Out.Inputs) ||
-      !R.tensors(M, "outputs", false, /*NonEmpty=*/true, Out.Outputs))
+      !R.tensors(M, key::Inputs, false, /*NonEmpty=*/false, Out.Inputs) ||
+      !R.tensors(M, key::Outputs, false, /*NonEmpty=*/true, Out.Outputs))
     return Failure{R.error()};
   if (Out.Inputs.size() + Out.Outputs.size() > MaxModelTensors)
     return Failure{Path + ": the model has " +
@@ -609,14 +659,15 @@ io::Result<Manifest> parseManifest(std::string_view Text,
                    " outputs; the loader supports at most " +
                    std::to_string(MaxModelTensors) + " in all"};
 
-  const Value &Nodes = *M.at("nodes");
+  const Value &Nodes = *M.at(key::Nodes);
   if (!Nodes.isArray())
-    return Failure{Path + ": 'nodes': expected an array of strings, got " +
-                   describe(Nodes)};
+    return Failure{Path + ": " + inQuotes(key::Nodes) +
+                   ": expected an array of strings, got " + describe(Nodes)};
   for (size_t I = 0; I < Nodes.Elements.size(); ++I) {
     if (!Nodes.Elements[I].isString())
-      return Failure{Path + ": 'nodes': element " + std::to_string(I) +
-                     " must be a string, got " + describe(Nodes.Elements[I])};
+      return Failure{Path + ": " + inQuotes(key::Nodes) + ": element " +
+                     std::to_string(I) + " must be a string, got " +
+                     describe(Nodes.Elements[I])};
     Out.Nodes.push_back(Nodes.Elements[I].Text);
   }
 
@@ -627,8 +678,8 @@ io::Result<Manifest> parseManifest(std::string_view Text,
     if (P.Offset + P.Bytes > Out.WeightsBytes)
       return Failure{Path + ": parameters[" + std::to_string(I) + "] (" +
                      P.Name + "): bytes [" + std::to_string(P.Offset) + ", " +
-                     std::to_string(P.Offset + P.Bytes) +
-                     ") end past 'weights_bytes' (" +
+                     std::to_string(P.Offset + P.Bytes) + ") end past " +
+                     inQuotes(key::WeightsBytes) + " (" +
                      std::to_string(Out.WeightsBytes) + ")"};
     if (P.Bytes > 0)
       ByOffset.push_back(&P);
@@ -640,10 +691,10 @@ io::Result<Manifest> parseManifest(std::string_view Text,
   for (size_t I = 1; I < ByOffset.size(); ++I) {
     const TensorSpec &A = *ByOffset[I - 1], &B = *ByOffset[I];
     if (A.Offset + A.Bytes > B.Offset)
-      return Failure{Path + ": parameters " + quoted(A.Name) + " (bytes [" +
+      return Failure{Path + ": parameters " + inQuotes(A.Name) + " (bytes [" +
                      std::to_string(A.Offset) + ", " +
                      std::to_string(A.Offset + A.Bytes) + ")) and " +
-                     quoted(B.Name) + " (bytes [" + std::to_string(B.Offset) +
+                     inQuotes(B.Name) + " (bytes [" + std::to_string(B.Offset) +
                      ", " + std::to_string(B.Offset + B.Bytes) +
                      ")) overlap in the weights blob"};
   }
@@ -670,6 +721,104 @@ io::Result<Manifest> readManifest(const std::string &Dir) {
       std::string_view(reinterpret_cast<const char *>(Bytes->data()),
                        Bytes->size()),
       Path);
+}
+
+//===----------------------------------------------------------------------===//
+// The writer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+/// A scalar (or an empty container) as compact JSON; invalid UTF-8 in a
+/// string becomes U+FFFD rather than an exception.
+std::string scalarText(const OrderedJson &V) {
+  return V.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false,
+                OrderedJson::error_handler_t::replace);
+}
+
+bool isNumberList(const OrderedJson &V) {
+  return std::all_of(V.begin(), V.end(),
+                     [](const OrderedJson &E) { return E.is_number(); });
+}
+
+/// Appends \p V to \p Out indented by two spaces per level, one member or
+/// element per line, except that a list of numbers stays on one line
+/// ("shape": [64, 3, 7, 7]) so the file reads well.
+void appendPretty(const OrderedJson &V, size_t Indent, std::string &Out) {
+  if (V.empty() || !(V.is_object() || V.is_array())) {
+    Out += scalarText(V);
+    return;
+  }
+  if (V.is_array() && isNumberList(V)) {
+    Out += "[";
+    for (size_t I = 0; I < V.size(); ++I)
+      Out += (I ? ", " : "") + scalarText(V[I]);
+    Out += "]";
+    return;
+  }
+  Out += V.is_object() ? "{\n" : "[\n";
+  bool First = true;
+  for (auto It = V.begin(); It != V.end(); ++It) {
+    Out += First ? "" : ",\n";
+    First = false;
+    Out.append(Indent + 2, ' ');
+    if (V.is_object())
+      Out += scalarText(It.key()) + ": ";
+    appendPretty(*It, Indent + 2, Out);
+  }
+  Out += "\n";
+  Out.append(Indent, ' ');
+  Out += V.is_object() ? "}" : "]";
+}
+
+OrderedJson encodeTensors(const std::vector<TensorSpec> &Tensors,
+                          bool IsParameter) {
+  OrderedJson List = OrderedJson::array();
+  for (const TensorSpec &T : Tensors) {
+    OrderedJson Tensor;
+    Tensor[key::Name] = T.Name;
+    Tensor[key::DType] = toString(T.Type);
+    Tensor[key::Shape] = T.Shape;
+    Tensor[key::Strides] = T.Strides;
+    if (IsParameter) {
+      Tensor[key::Offset] = T.Offset;
+      Tensor[key::Bytes] = T.Bytes;
+    }
+    List.push_back(std::move(Tensor));
+  }
+  return List;
+}
+
+} // namespace
+
+std::string encodeManifest(const Manifest &M) {
+  OrderedJson Doc;
+  Doc[key::FormatVersion] = M.FormatVersion;
+  Doc[key::Model] = M.Model;
+  Doc[key::Target] = M.Target;
+  Doc[key::Precision] = M.Precision;
+  Doc[key::MemoryFormat] = M.MemoryFormat;
+  Doc[key::InputFormat] = M.InputFormat;
+  Doc[key::Library] = M.Library;
+  Doc[key::Entry] = M.Entry;
+  Doc[key::ArenaBytes] = M.ArenaBytes;
+  Doc[key::PeakLiveBytes] = M.PeakLiveBytes;
+  Doc[key::WeightsBytes] = M.WeightsBytes;
+  Doc[key::WeightsSource] = M.Weights.str();
+  Doc[key::Parameters] = encodeTensors(M.Parameters, /*IsParameter=*/true);
+  Doc[key::Inputs] = encodeTensors(M.Inputs, /*IsParameter=*/false);
+  Doc[key::Outputs] = encodeTensors(M.Outputs, /*IsParameter=*/false);
+  Doc[key::Nodes] = M.Nodes;
+  std::string Text;
+  appendPretty(Doc, 0, Text);
+  return Text + "\n";
+}
+
+io::Status writeManifest(const Manifest &M, const std::string &Path) {
+  std::string Text = encodeManifest(M);
+  return io::writeFileBytes(Path, Text.data(), Text.size());
 }
 
 } // namespace memfmt::loader

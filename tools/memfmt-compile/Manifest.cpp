@@ -4,9 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements Manifest.h with llvm::json. The manifest is streamed with
-// json::OStream so its keys keep the documented order; the report is parsed,
-// extended and rewritten.
+// Implements Manifest.h. The manifest is the runtime's (its writer owns the
+// format); the report is parsed, extended and rewritten with llvm::json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,42 +26,36 @@ using mlir::memfmt::TensorPlacement;
 
 namespace {
 
-/// An integer list on one line (`[64, 3, 7, 7]`), which keeps the manifest
-/// readable; the JSON is the same.
-void writeIntegers(llvm::json::OStream &json, llvm::StringRef key,
-                   const std::vector<int64_t> &values) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(values, os, ", ");
-  os << "]";
-  json.attributeBegin(key);
-  json.rawValue(text);
-  json.attributeEnd();
+/// The loader's spelling of a tensor the lowering placed. Fails on an
+/// element type a manifest cannot describe (the lowering gives models only
+/// f32, f16 and bf16 inputs, outputs and parameters).
+LogicalResult toTensorSpec(const TensorPlacement &tensor,
+                           ::memfmt::loader::TensorSpec &spec,
+                           llvm::raw_ostream &errors) {
+  std::optional<::memfmt::loader::ElementType> type =
+      ::memfmt::loader::parseElementType(tensor.elementType);
+  if (!type) {
+    errors << "tensor '" << tensor.name << "' has element type '"
+           << tensor.elementType << "', which a manifest cannot describe";
+    return failure();
+  }
+  spec.Name = tensor.name;
+  spec.Type = *type;
+  spec.Shape = tensor.shape;
+  spec.Strides = tensor.strides;
+  spec.Offset = tensor.offset;
+  spec.Bytes = tensor.bytes;
+  return success();
 }
 
-/// {"name", "dtype", "shape", "strides"} and, for parameters, "offset" and
-/// "bytes".
-void writeTensor(llvm::json::OStream &json, const TensorPlacement &tensor,
-                 bool withPlacement) {
-  json.object([&] {
-    json.attribute("name", tensor.name);
-    json.attribute("dtype", tensor.elementType);
-    writeIntegers(json, "shape", tensor.shape);
-    writeIntegers(json, "strides", tensor.strides);
-    if (withPlacement) {
-      json.attribute("offset", tensor.offset);
-      json.attribute("bytes", tensor.bytes);
-    }
-  });
-}
-
-void writeTensors(llvm::json::OStream &json, llvm::StringRef key,
-                  const std::vector<TensorPlacement> &tensors,
-                  bool withPlacement) {
-  json.attributeArray(key, [&] {
-    for (const TensorPlacement &tensor : tensors)
-      writeTensor(json, tensor, withPlacement);
-  });
+LogicalResult toTensorSpecs(const std::vector<TensorPlacement> &tensors,
+                            std::vector<::memfmt::loader::TensorSpec> &specs,
+                            llvm::raw_ostream &errors) {
+  specs.assign(tensors.size(), {});
+  for (auto [tensor, spec] : llvm::zip_equal(tensors, specs))
+    if (failed(toTensorSpec(tensor, spec, errors)))
+      return failure();
+  return success();
 }
 
 /// Opens `path` for writing text; reports a failure to `errors`.
@@ -89,42 +82,26 @@ LogicalResult closeText(llvm::raw_fd_ostream &os, llvm::StringRef path,
 
 } // namespace
 
-LogicalResult memfmt::compile::writeManifest(llvm::StringRef path,
-                                             const CompileSettings &settings,
-                                             const ModelManifest &manifest,
-                                             llvm::raw_ostream &errors) {
-  std::unique_ptr<llvm::raw_fd_ostream> os =
-      openText(path, llvm::sys::fs::OF_Text, errors);
-  if (!os)
+LogicalResult memfmt::compile::writeManifest(
+    llvm::StringRef path, const ::memfmt::loader::Manifest &settings,
+    const ModelManifest &manifest, llvm::raw_ostream &errors) {
+  ::memfmt::loader::Manifest out = settings;
+  out.Entry =
+      (MEMFMT_MODEL_CIFACE_PREFIX + mlir::memfmt::kForwardFunctionName).str();
+  out.ArenaBytes = manifest.arenaBytes;
+  out.PeakLiveBytes = manifest.peakLiveBytes;
+  out.WeightsBytes = manifest.weightsBytes;
+  out.Nodes = manifest.nodeNames;
+  if (failed(toTensorSpecs(manifest.parameters, out.Parameters, errors)) ||
+      failed(toTensorSpecs(manifest.inputs, out.Inputs, errors)) ||
+      failed(toTensorSpecs(manifest.outputs, out.Outputs, errors)))
     return failure();
-  {
-    llvm::json::OStream json(*os, /*IndentSize=*/2);
-    json.object([&] {
-      json.attribute("format_version", kManifestFormatVersion);
-      json.attribute("model", settings.model);
-      json.attribute("target", settings.target);
-      json.attribute("precision", settings.precision);
-      json.attribute("memory_format", settings.memoryFormat);
-      json.attribute("input_format", settings.inputFormat);
-      json.attribute("library", settings.library);
-      json.attribute(
-          "entry",
-          (MEMFMT_MODEL_CIFACE_PREFIX + mlir::memfmt::kForwardFunctionName).str());
-      json.attribute("arena_bytes", manifest.arenaBytes);
-      json.attribute("peak_live_bytes", manifest.peakLiveBytes);
-      json.attribute("weights_bytes", manifest.weightsBytes);
-      json.attribute("weights_source", settings.weightsSource);
-      writeTensors(json, "parameters", manifest.parameters, true);
-      writeTensors(json, "inputs", manifest.inputs, false);
-      writeTensors(json, "outputs", manifest.outputs, false);
-      json.attributeArray("nodes", [&] {
-        for (const std::string &node : manifest.nodeNames)
-          json.value(node);
-      });
-    });
-  }
-  *os << "\n";
-  return closeText(*os, path, errors);
+  ::memfmt::io::Status status =
+      ::memfmt::loader::writeManifest(out, path.str());
+  if (status.ok())
+    return success();
+  errors << status.error();
+  return failure();
 }
 
 LogicalResult memfmt::compile::addMemoryPlanToReports(

@@ -4,9 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Writes the manifest.json a compiled model is loaded with (format version
-// 1, read by the runtime), and adds the lowering's memory plan to the
-// layout report (report.json, report.txt) that memfmt-report wrote.
+// Writes the manifest.json a compiled model is loaded with: fills the
+// runtime's memfmt::loader::Manifest from what the command line chose and
+// what the lowering planned, and writes it with the runtime's writer, so the
+// format is defined once (runtime/loader/Manifest.cpp). Also adds the
+// lowering's memory plan to the layout report (report.json, report.txt)
+// that memfmt-report wrote.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,32 +17,19 @@
 #define MEMFMT_TOOLS_MEMFMT_COMPILE_MANIFEST_H
 
 #include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
-#include "memfmt/runtime/loader/model_abi.h"
+#include "memfmt/runtime/loader/Manifest.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <string>
-
 namespace memfmt::compile {
 
-/// The manifest version this tool writes (model_abi.h).
-inline constexpr int kManifestFormatVersion = MEMFMT_MANIFEST_FORMAT_VERSION;
-
-/// What the command line chose, as the manifest spells it.
-struct CompileSettings {
-  std::string model;         ///< "resnet50", or the stem of the input file
-  std::string target;        ///< "cpu"
-  std::string precision;     ///< "f32"
-  std::string memoryFormat;  ///< "channels-last" or "contiguous"
-  std::string inputFormat;   ///< "contiguous" or "channels-last"
-  std::string weightsSource; ///< "synthetic:<SEED>" or "safetensors:<path>"
-  std::string library = "model.so";
-};
-
-/// Writes manifest.json to `path`.
+/// Writes manifest.json to `path`: `settings` holds what the command line
+/// chose (model, target, precision, memory and input format, library,
+/// weights source); the entry point, the memory plan and the tensors come
+/// from the lowering's `manifest`.
 mlir::LogicalResult writeManifest(llvm::StringRef path,
-                                  const CompileSettings &settings,
+                                  const ::memfmt::loader::Manifest &settings,
                                   const mlir::memfmt::ModelManifest &manifest,
                                   llvm::raw_ostream &errors);
 

@@ -82,12 +82,20 @@ cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
                                cl::desc("[FILE.mlir | FILE.onnx]"),
                                cl::cat(toolCategory));
 
-cl::opt<std::string>
-    modelName("model", cl::value_desc("NAME"),
-              cl::desc("Build a model of the zoo: resnet18, resnet34, "
-                       "resnet50, resnet101, resnet152, resnext50_32x4d, "
-                       "wide_resnet50_2"),
-              cl::cat(toolCategory));
+// The description names the zoo (resnetModelNames()); main sets it.
+cl::opt<std::string> modelName("model", cl::value_desc("NAME"),
+                               cl::cat(toolCategory));
+
+/// The --model help text: "Build a model of the zoo: resnet18, ...".
+const std::string &modelDescription() {
+  static const std::string text = [] {
+    std::string result = "Build a model of the zoo: ";
+    llvm::raw_string_ostream os(result);
+    llvm::interleave(resnetModelNames(), os, ", ");
+    return result;
+  }();
+  return text;
+}
 
 // The flags the compile pipeline takes spell their values as its options do
 // (the value lists of Passes.h).
@@ -188,10 +196,16 @@ struct WeightSource {
   std::optional<uint64_t> seed; ///< synthetic
   std::string file;             ///< safetensors (absolute path)
 
-  std::string manifestString() const {
-    if (seed)
-      return "synthetic:" + std::to_string(*seed);
-    return "safetensors:" + file;
+  /// The manifest's spelling of this source.
+  ::memfmt::loader::WeightsSource manifestSource() const {
+    ::memfmt::loader::WeightsSource source;
+    if (seed) {
+      source.Seed = *seed;
+    } else {
+      source.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
+      source.Path = file;
+    }
+    return source;
   }
 };
 
@@ -259,7 +273,9 @@ private:
   func::FuncOp forward;
   std::unique_ptr<OutputDirectory> output;
   WeightSource weights;
-  CompileSettings settings;
+  /// What the command line chose, as the manifest spells it; writeManifest
+  /// adds what the lowering planned.
+  ::memfmt::loader::Manifest settings;
   ModelManifest manifest;
   /// ONNX input: the parameters the import produced, and whether they are
   /// the weights (no --weights given): then the compiler writes them to
@@ -307,13 +323,14 @@ Status Compiler::checkOptions() {
     return {kUserError};
   weights = *source;
 
-  settings.model =
+  settings.Model =
       hasModel ? modelName.getValue() : llvm::sys::path::stem(inputFile).str();
-  settings.target = target == CompileTarget::Cuda ? "cuda" : "cpu";
-  settings.precision = stringifyComputePrecision(precision).str();
-  settings.memoryFormat = formatName(memoryFormat).str();
-  settings.inputFormat = formatName(inputFormat).str();
-  settings.weightsSource = weights.manifestString();
+  settings.Target = target == CompileTarget::Cuda ? "cuda" : "cpu";
+  settings.Precision = stringifyComputePrecision(precision).str();
+  settings.MemoryFormat = formatName(memoryFormat).str();
+  settings.InputFormat = formatName(inputFormat).str();
+  settings.Library = "model.so";
+  settings.Weights = weights.manifestSource();
   // An ONNX model brings its weights: unless --weights says otherwise they
   // go to DIR/weights.safetensors (the manifest's source is set once the
   // file is written).
@@ -566,7 +583,7 @@ Status Compiler::applyLayout() {
 Status Compiler::lower() {
   progress(4, "lowering to runtime calls");
   if (failed(lowerToRuntimeCalls(*module, manifest)))
-    return userError("cannot lower " + settings.model +
+    return userError("cannot lower " + settings.Model +
                      " to runtime calls (see the errors above)");
   std::string message;
   llvm::raw_string_ostream os(message);
@@ -579,7 +596,7 @@ Status Compiler::lower() {
 }
 
 Status Compiler::emitLibrary() {
-  progress(5, "generating " + settings.library);
+  progress(5, "generating " + settings.Library);
   StringRef runtimeLibrary = MEMFMT_RUNTIME_LIBRARY;
   if (runtimeLibrary.empty())
     return internalError("memfmt-compile was built without the memfmt "
@@ -591,8 +608,8 @@ Status Compiler::emitLibrary() {
   if (failed(emitObjectFile(*module, object, cpu)))
     return internalError("emitting the object file failed");
   if (failed(linkSharedLibrary(module->getLoc(), object,
-                               output->file(settings.library), runtimeLibrary)))
-    return internalError("linking " + settings.library + " failed");
+                               output->file(settings.Library), runtimeLibrary)))
+    return internalError("linking " + settings.Library + " failed");
   if (std::error_code ec = llvm::sys::fs::remove(object))
     return userError("cannot remove " + object + ": " + ec.message());
   return kContinue;
@@ -624,7 +641,8 @@ Status Compiler::writeONNXWeights() {
     return userError(message);
   llvm::SmallString<256> finalFile(output->finalPath());
   llvm::sys::path::append(finalFile, "weights.safetensors");
-  settings.weightsSource = ("safetensors:" + finalFile).str();
+  settings.Weights.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
+  settings.Weights.Path = finalFile.str().str();
   return kContinue;
 #else
   return internalError("built without the ONNX importer");
@@ -663,6 +681,7 @@ int Compiler::run() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  modelName.setDescription(modelDescription());
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -1,4 +1,4 @@
-//===- ManifestTest.cpp - Tests of manifest.json reading ------------------===//
+//===- ManifestTest.cpp - Tests of manifest.json reading and writing ------===//
 //
 // Part of the memfmt project.
 //
@@ -6,7 +6,9 @@
 //
 // The manifest reader accepts the fake model's manifest and reads every
 // field; each way a manifest can be wrong gives an error naming the file and
-// the field. Weight-source strings are parsed here too.
+// the field. Weight-source strings are parsed here too. The writer's output
+// reads back as the manifest it was given (encode, parse, compare), in the
+// layout memfmt-compile has always written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
 
 using namespace memfmt::loader;
 using namespace memfmt::loader::test;
@@ -290,6 +294,189 @@ TEST(Manifest, WeightsSources) {
   ASSERT_FALSE(S.ok());
   EXPECT_THAT(S.error(), HasSubstr("or a .safetensors file"));
   EXPECT_FALSE(parseWeightsSource("safetensors:", "", true).ok());
+}
+
+//===----------------------------------------------------------------------===//
+// The writer
+//===----------------------------------------------------------------------===//
+
+TensorSpec makeTensor(std::string Name, ElementType Type,
+                      std::vector<int64_t> Shape, std::vector<int64_t> Strides,
+                      int64_t Offset, int64_t Bytes) {
+  TensorSpec T;
+  T.Name = std::move(Name);
+  T.Type = Type;
+  T.Shape = std::move(Shape);
+  T.Strides = std::move(Strides);
+  T.Offset = Offset;
+  T.Bytes = Bytes;
+  return T;
+}
+
+void expectSameTensors(const std::vector<TensorSpec> &Got,
+                       const std::vector<TensorSpec> &Want) {
+  ASSERT_EQ(Got.size(), Want.size());
+  for (size_t I = 0; I < Got.size(); ++I) {
+    SCOPED_TRACE(Want[I].Name);
+    EXPECT_EQ(Got[I].Name, Want[I].Name);
+    EXPECT_EQ(Got[I].Type, Want[I].Type);
+    EXPECT_EQ(Got[I].Shape, Want[I].Shape);
+    EXPECT_EQ(Got[I].Strides, Want[I].Strides);
+    EXPECT_EQ(Got[I].Offset, Want[I].Offset);
+    EXPECT_EQ(Got[I].Bytes, Want[I].Bytes);
+  }
+}
+
+/// Every field the format holds (not Path, Dir or LibraryPath).
+void expectSameManifest(const Manifest &Got, const Manifest &Want) {
+  EXPECT_EQ(Got.FormatVersion, Want.FormatVersion);
+  EXPECT_EQ(Got.Model, Want.Model);
+  EXPECT_EQ(Got.Target, Want.Target);
+  EXPECT_EQ(Got.Precision, Want.Precision);
+  EXPECT_EQ(Got.MemoryFormat, Want.MemoryFormat);
+  EXPECT_EQ(Got.InputFormat, Want.InputFormat);
+  EXPECT_EQ(Got.Library, Want.Library);
+  EXPECT_EQ(Got.Entry, Want.Entry);
+  EXPECT_EQ(Got.ArenaBytes, Want.ArenaBytes);
+  EXPECT_EQ(Got.PeakLiveBytes, Want.PeakLiveBytes);
+  EXPECT_EQ(Got.WeightsBytes, Want.WeightsBytes);
+  EXPECT_EQ(Got.Weights.K, Want.Weights.K);
+  EXPECT_EQ(Got.Weights.Seed, Want.Weights.Seed);
+  EXPECT_EQ(Got.Weights.Path, Want.Weights.Path);
+  expectSameTensors(Got.Parameters, Want.Parameters);
+  expectSameTensors(Got.Inputs, Want.Inputs);
+  expectSameTensors(Got.Outputs, Want.Outputs);
+  EXPECT_EQ(Got.Nodes, Want.Nodes);
+}
+
+/// A manifest of model \p Model with no tensors, no nodes and an empty
+/// memory plan.
+Manifest emptyManifest(std::string Model, std::string Target,
+                       std::string Precision, std::string MemoryFormat) {
+  Manifest M;
+  M.Model = std::move(Model);
+  M.Target = std::move(Target);
+  M.Precision = std::move(Precision);
+  M.MemoryFormat = std::move(MemoryFormat);
+  M.InputFormat = "contiguous";
+  M.Library = "model.so";
+  M.Entry = "_mlir_ciface_memfmt_forward";
+  return M;
+}
+
+/// A manifest with parameters of two element types, two inputs, an output,
+/// nodes whose names need escaping and a safetensors source.
+Manifest sampleManifest() {
+  Manifest M =
+      emptyManifest("resnet-\"sample\"", "cuda", "bf16", "channels-last");
+  M.ArenaBytes = 4096;
+  M.PeakLiveBytes = 3072;
+  M.WeightsBytes = 1280;
+  M.Weights.K = WeightsSource::Kind::SafeTensors;
+  M.Weights.Path = "/data/w eights.safetensors";
+  M.Parameters = {
+      makeTensor("conv1.weight", ElementType::BF16, {8, 3, 3, 3}, {27, 1, 9, 3},
+                 0, 432),
+      makeTensor("bn1.bias", ElementType::F32, {8}, {1}, 448, 32),
+      makeTensor("fc.weight", ElementType::F16, {10, 8}, {8, 1}, 512, 160)};
+  M.Inputs = {makeTensor("input_0", ElementType::F32, {2, 3, 4, 5},
+                         {60, 1, 15, 3}, 0, 480),
+              makeTensor("input_1", ElementType::F32, {2, 10}, {10, 1}, 0, 80)};
+  M.Outputs = {
+      makeTensor("output_0", ElementType::BF16, {2, 10}, {10, 1}, 0, 40)};
+  M.Nodes = {"memfmt.conv2d at loc(\"conv1\")",
+             "memfmt.linear at loc(fused[\"fc\", \"relu\"])\ttab\\"};
+  return M;
+}
+
+// What the writer writes, the reader reads back unchanged.
+TEST(Manifest, WriteThenReadRoundTrips) {
+  Manifest Want = sampleManifest();
+  std::string Text = encodeManifest(Want);
+  auto Got = parseManifest(Text, ManifestPath);
+  ASSERT_TRUE(Got.ok()) << Got.error() << "\n" << Text;
+  expectSameManifest(*Got, Want);
+  EXPECT_EQ(Got->LibraryPath, "/models/fake/model.so");
+  // Encoding what was read gives the same text again.
+  EXPECT_EQ(encodeManifest(*Got), Text);
+}
+
+// The fake manifest (hand-written, in another layout) reads, writes and
+// reads back as itself.
+TEST(Manifest, FakeManifestRoundTrips) {
+  auto Read = parseManifest(fakeManifestJson(), ManifestPath);
+  ASSERT_TRUE(Read.ok()) << Read.error();
+  auto Again = parseManifest(encodeManifest(*Read), ManifestPath);
+  ASSERT_TRUE(Again.ok()) << Again.error();
+  expectSameManifest(*Again, *Read);
+}
+
+// The layout memfmt-compile writes: keys in the documented order, two
+// spaces per level, number lists on one line, empty lists as [], a final
+// newline; parameters carry offset and bytes, inputs and outputs do not.
+TEST(Manifest, WriterLayout) {
+  Manifest M = emptyManifest("tiny", "cpu", "f32", "contiguous");
+  M.ArenaBytes = 64;
+  M.PeakLiveBytes = 16;
+  M.Weights.Seed = 3;
+  M.Inputs = {makeTensor("input_0", ElementType::F32, {4}, {1}, 0, 16)};
+  M.Outputs = {makeTensor("output_0", ElementType::F32, {}, {}, 0, 4)};
+  M.Nodes = {"func.return"};
+  EXPECT_EQ(encodeManifest(M), R"json({
+  "format_version": 1,
+  "model": "tiny",
+  "target": "cpu",
+  "precision": "f32",
+  "memory_format": "contiguous",
+  "input_format": "contiguous",
+  "library": "model.so",
+  "entry": "_mlir_ciface_memfmt_forward",
+  "arena_bytes": 64,
+  "peak_live_bytes": 16,
+  "weights_bytes": 0,
+  "weights_source": "synthetic:3",
+  "parameters": [],
+  "inputs": [
+    {
+      "name": "input_0",
+      "dtype": "f32",
+      "shape": [4],
+      "strides": [1]
+    }
+  ],
+  "outputs": [
+    {
+      "name": "output_0",
+      "dtype": "f32",
+      "shape": [],
+      "strides": []
+    }
+  ],
+  "nodes": [
+    "func.return"
+  ]
+}
+)json");
+  auto Back = parseManifest(encodeManifest(M), ManifestPath);
+  ASSERT_TRUE(Back.ok()) << Back.error();
+  expectSameManifest(*Back, M);
+}
+
+// writeManifest puts encodeManifest's text in the file, and says so when it
+// cannot.
+TEST(Manifest, WriteManifestToFile) {
+  std::string Dir = ::testing::TempDir();
+  std::string Path = Dir + "/memfmt-manifest-test.json";
+  Manifest M = sampleManifest();
+  ASSERT_TRUE(writeManifest(M, Path).ok());
+  auto Bytes = memfmt::io::readFileBytes(Path);
+  ASSERT_TRUE(Bytes.ok()) << Bytes.error();
+  EXPECT_EQ(std::string(Bytes->begin(), Bytes->end()), encodeManifest(M));
+  std::remove(Path.c_str());
+  memfmt::io::Status Failed =
+      writeManifest(M, Dir + "/no-such-dir/manifest.json");
+  ASSERT_FALSE(Failed.ok());
+  EXPECT_THAT(Failed.error(), HasSubstr("no-such-dir/manifest.json"));
 }
 
 } // namespace

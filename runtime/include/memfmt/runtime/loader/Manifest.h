@@ -6,7 +6,10 @@
 //
 // A compiled model directory (written by memfmt-compile) holds the model's
 // shared library and a manifest.json that says how to call it and where its
-// weights come from. This header is the loader's reading of that file:
+// weights come from. This header is the one definition of that file's
+// format: the loader reads it with parseManifest, memfmt-compile writes it
+// with writeManifest, and both go through the same key names
+// (Manifest.cpp). The format, with keys in the order the writer puts them:
 //
 //   { "format_version": 1, "model": "resnet50", "target": "cpu",
 //     "precision": "f32", "memory_format": "channels-last",
@@ -43,12 +46,11 @@
 #define MEMFMT_RUNTIME_LOADER_MANIFEST_H
 
 #include "memfmt/runtime/io/Tensor.h"
+#include "memfmt/runtime/loader/model_abi.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include "memfmt/runtime/loader/model_abi.h"
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -157,6 +159,17 @@ io::Result<Manifest> parseManifest(std::string_view Text,
 
 /// Reads and parses DIR/manifest.json.
 io::Result<Manifest> readManifest(const std::string &Dir);
+
+/// The manifest.json text of \p M: the keys in the order shown above, two
+/// spaces per level, shapes and strides on one line, a final newline.
+/// Parameters get "offset" and "bytes", inputs and outputs do not; the
+/// weights source is Weights.str(). Path, Dir and LibraryPath are not
+/// written. parseManifest(encodeManifest(M), P) gives M back for any M it
+/// accepts.
+std::string encodeManifest(const Manifest &M);
+
+/// Writes encodeManifest(\p M) to \p Path (created or truncated).
+io::Status writeManifest(const Manifest &M, const std::string &Path);
 
 /// "[8,3,224,224]".
 std::string formatDims(const std::vector<int64_t> &Dims);
