@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// out = (x - mean) * weight / sqrt(var + eps) + bias over dim 1, with an
-// optional relu, for inputs of rank >= 2. The per-channel scale
+// out = (x - mean) * weight / sqrt(var + eps) + bias over dim 1, for inputs
+// of rank >= 2. The per-channel scale
 // weight / sqrt(var + eps) is computed once per call in double. The
 // reference walks each channel's sub-tensor with forEachStrided in double;
 // the fast path needs input and output in the same dense layout and runs
@@ -60,7 +60,6 @@ void cpu::batchNormReference(const args::batch_norm &a) {
   int64_t sizes[kMaxRank];
   std::copy(out.sizes, out.sizes + out.rank, sizes);
   sizes[1] = 1;
-  bool withRelu = a.relu != 0;
   for (int64_t c = 0; c < in.sizes[1]; ++c) {
     const float *x = in.as<float>() + c * in.strides[1];
     float *y = out.as<float>() + c * out.strides[1];
@@ -72,8 +71,6 @@ void cpu::batchNormReference(const args::batch_norm &a) {
                         for (int64_t i = 0; i < count; ++i) {
                           double v =
                               (x[at[1] + i * step[1]] - mean) * scale + bias;
-                          if (withRelu && v < 0)
-                            v = 0;
                           y[at[0] + i * step[0]] = static_cast<float>(v);
                         }
                       });
@@ -106,7 +103,6 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
   const float *m = mean.data(), *s = scale.data(), *b = bias.data();
   const float *x = in.as<float>();
   float *y = out.as<float>();
-  bool withRelu = a.relu != 0;
 
   if (rows) {
     int64_t rowCount = in.numElements() / channels;
@@ -115,10 +111,8 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
                   for (int64_t r = begin; r < end; ++r) {
                     const float *xr = x + r * channels;
                     float *yr = y + r * channels;
-                    for (int64_t c = 0; c < channels; ++c) {
-                      float v = (xr[c] - m[c]) * s[c] + b[c];
-                      yr[c] = withRelu && v < 0.0f ? 0.0f : v;
-                    }
+                    for (int64_t c = 0; c < channels; ++c)
+                      yr[c] = (xr[c] - m[c]) * s[c] + b[c];
                   }
                 });
     return "channels_last";
@@ -130,10 +124,8 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
                   float mc = m[c], sc = s[c], bc = b[c];
                   const float *xp = x + p * planeSize;
                   float *yp = y + p * planeSize;
-                  for (int64_t i = 0; i < planeSize; ++i) {
-                    float v = (xp[i] - mc) * sc + bc;
-                    yp[i] = withRelu && v < 0.0f ? 0.0f : v;
-                  }
+                  for (int64_t i = 0; i < planeSize; ++i)
+                    yp[i] = (xp[i] - mc) * sc + bc;
                 }
               });
   return "contiguous";

@@ -46,7 +46,10 @@ void foldBatchNormReference(const args::fold_batch_norm &a);
 // Elementwise.cpp
 void reluReference(const args::relu &a);
 const char *reluFast(const args::relu &a);
-void addReference(const args::add &a);
+/// `withRelu` applies max(x, 0) after the sum: the epilogue of a convolution
+/// whose residual oneDNN does not sum itself (OneDnnConv.cpp); the add kernel
+/// has none.
+void addReference(const args::add &a, bool withRelu = false);
 const char *addFast(const args::add &a);
 
 // Pool.cpp. `indices` is null for max_pool2d.

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// relu and add (NumPy broadcasting, optional relu epilogue). The reference
+// relu and add (NumPy broadcasting; the reference add takes a relu epilogue
+// for the convolution that sums its residual with it). The reference
 // walks the output's index space with forEachStrided, giving a broadcast
 // operand stride 0 in its size-1 (or missing leading) dims, so any layout of
 // any operand works. The fast path covers the case that matters for CNNs:
@@ -79,13 +80,12 @@ const char *cpu::reluFast(const args::relu &a) {
   return "dense";
 }
 
-void cpu::addReference(const args::add &a) {
+void cpu::addReference(const args::add &a, bool withRelu) {
   int64_t lhsStrides[kMaxRank], rhsStrides[kMaxRank];
   broadcastStrides(a.lhs, a.output, lhsStrides);
   broadcastStrides(a.rhs, a.output, rhsStrides);
   const float *l = a.lhs.as<float>(), *r = a.rhs.as<float>();
   float *y = a.output.as<float>();
-  bool withRelu = a.relu != 0;
   forEachStrided<3>(a.output.rank, a.output.sizes,
                     {a.output.strides, lhsStrides, rhsStrides}, kMinPerThread,
                     [&](const OperandOffsets<3> &at, int64_t count,
@@ -103,16 +103,10 @@ const char *cpu::addFast(const args::add &a) {
     return nullptr;
   const float *l = a.lhs.as<float>(), *r = a.rhs.as<float>();
   float *y = a.output.as<float>();
-  bool withRelu = a.relu != 0;
   parallelFor(a.output.numElements(), kMinPerThread,
               [&](int64_t begin, int64_t end, int) {
-                if (withRelu) {
-                  for (int64_t i = begin; i < end; ++i)
-                    y[i] = relu(l[i] + r[i]);
-                } else {
-                  for (int64_t i = begin; i < end; ++i)
-                    y[i] = l[i] + r[i];
-                }
+                for (int64_t i = begin; i < end; ++i)
+                  y[i] = l[i] + r[i];
               });
   return "dense";
 }

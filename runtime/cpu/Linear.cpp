@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// out = relu(input @ weight^T + bias) for input [N, K], weight [M, K] and out
+// out = input @ weight^T + bias for input [N, K], weight [M, K] and out
 // [N, M] with any strides, as a double-accumulated dot product per output
 // element, split across output elements. The fast path is oneDNN's matmul
 // (OneDnnLinear.cpp); this is its oracle and fallback.
@@ -37,8 +37,6 @@ void cpu::linearReference(const args::linear &a) {
                   for (int64_t k = 0; k < features; ++k)
                     sum += static_cast<double>(xr[k * in.strides[1]]) *
                            wr[k * wt.strides[1]];
-                  if (a.relu && sum < 0)
-                    sum = 0;
                   y[n * out.strides[0] + m * out.strides[1]] =
                       static_cast<float>(sum);
                 }

@@ -418,8 +418,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       sum.lhs = out;
       sum.rhs = residual;
       sum.output = out;
-      sum.relu = a.relu;
-      addReference(sum);
+      addReference(sum, a.relu != 0);
     }
   } catch (const dnnl::error &error) {
     status = call.fail(MEMFMT_STATUS_BACKEND_ERROR,

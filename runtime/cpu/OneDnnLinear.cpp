@@ -5,8 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // linear on oneDNN 2.x's matmul (f32, and bf16 where the CPU has it): out[N, M]
-// = input[N, K] @ weight^T + bias, relu as an eltwise post-op. Every operand is
-// described with its own strides (the weight as the [K, M] matrix with the
+// = input[N, K] @ weight^T + bias. Every operand is described with its own strides (the weight as the [K, M] matrix with the
 // weight's strides swapped), so row-major, transposed and padded views need no
 // copy and no packed weights are cached: a primitive per node and key is all
 // that is kept. A bias with a non-unit stride is gathered into a buffer of the
@@ -68,11 +67,7 @@ struct OneDnnLinear::Entry {
     memory::desc biasDesc;
     if (a.has_bias)
       biasDesc = memory::desc({1, m}, type, memory::format_tag::ab);
-    dnnl::post_ops ops;
-    if (a.relu)
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
     dnnl::matmul::desc desc(inputDesc, weightDesc, biasDesc, outputDesc);
     dnnl::matmul::primitive_desc pd(desc, attr, dnn.engine,
                                     /*allow_empty=*/true);
@@ -109,7 +104,6 @@ bool OneDnnLinear::run(KernelCall &call, const args::linear &a,
   key.add(a.weight);
   key.add(a.output);
   key.add(a.has_bias);
-  key.add(a.relu);
   key.add(static_cast<int64_t>(dtype));
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(

@@ -480,7 +480,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::add &a) {
   call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
   MEMFMT_LAUNCH_TRY(call, "the add kernel",
                     launchAdd(elemOf(call.dtype()), plan, out.data, a.lhs.data,
-                              a.rhs.data, a.relu != 0, stream));
+                              a.rhs.data, stream));
   return MEMFMT_STATUS_OK;
 }
 
@@ -522,7 +522,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::batch_norm &a) {
   args.meanStride = a.running_mean.strides[0];
   args.varStride = a.running_var.strides[0];
   args.eps = static_cast<float>(a.eps);
-  args.relu = a.relu != 0;
   static const char *const names[3][2] = {
       {"rows", "rows_vec"}, {"planes", "planes_vec"}, {"generic", "generic"}};
   call.setImpl(names[static_cast<int>(args.pattern)][args.vec > 1]);
@@ -580,13 +579,6 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
                              d.data, a.input.data, d.data, a.output.data,
                              d.params, a.weight.data, a.bias.data,
                              a.running_mean.data, a.running_var.data, a.eps));
-  if (a.relu) {
-    const int64_t *strides[2] = {a.output.strides, a.output.strides};
-    StridedPlan<2> plan = planStrided<2>(4, a.output.sizes, strides);
-    MEMFMT_LAUNCH_TRY(
-        call, "the relu kernel",
-        launchRelu(Elem::F32, plan, a.output.data, a.output.data, stream));
-  }
   call.setImpl(format == ConvFormat::Nhwc ? "cudnn_nhwc" : "cudnn_nchw");
   done = true;
   return MEMFMT_STATUS_OK;

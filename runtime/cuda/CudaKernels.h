@@ -26,11 +26,9 @@ namespace memfmt::runtime::cuda {
 cudaError_t launchRelu(Elem elem, const StridedPlan<2> &plan, void *y,
                        const void *x, cudaStream_t stream);
 
-/// y = a + b, then max(., 0) when `relu`. Operands: y, a, b (broadcast
-/// operands have zero strides).
+/// y = a + b. Operands: y, a, b (broadcast operands have zero strides).
 cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
-                      const void *a, const void *b, bool relu,
-                      cudaStream_t stream);
+                      const void *a, const void *b, cudaStream_t stream);
 
 /// y = x converted from `from` to `to` (a plain copy when they are equal).
 /// Operands: y, x.

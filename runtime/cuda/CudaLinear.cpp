@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// linear (out = act(input @ weight^T + bias)) as one cublasGemmEx call plus,
-// when there is a bias, a relu or a scratch output, one per-channel epilogue
+// linear (out = input @ weight^T + bias) as one cublasGemmEx call plus, when
+// there is a bias or a scratch output, one per-channel epilogue
 // kernel. cuBLAS is column-major; planLinear (CudaPlan.h) maps the three
 // matrices' strides to transposition flags and leading dimensions, so
 // row-major, column-major and row-padded operands go to cuBLAS as they are;
@@ -116,7 +116,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
         cudaMemsetAsync(buffer, 0, static_cast<size_t>(n * m) * esize, stream));
     call.setImpl("zero");
     return epilogue(call, elem, out, rowMajor(buffer, n, m),
-                    a.has_bias ? &a.bias : nullptr, nullptr, a.relu != 0);
+                    a.has_bias ? &a.bias : nullptr, nullptr,
+                    /*relu=*/false);
   }
 
   GemmPlan plan = planLinear(n, k, m, in.strides, w.strides, y.strides);
@@ -143,10 +144,10 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
                    int(plan.n), int(plan.k), &alpha, matA, type, int(plan.lda),
                    matB, type, int(plan.ldb), &beta, y.data, type,
                    int(plan.ldc), compute, CUBLAS_GEMM_DEFAULT));
-  if (!outputDirect || a.has_bias || a.relu)
+  if (!outputDirect || a.has_bias)
     if (memfmt_status_t s =
             epilogue(call, elem, out, y, a.has_bias ? &a.bias : nullptr,
-                     nullptr, a.relu != 0))
+                     nullptr, /*relu=*/false))
       return s;
   call.setImpl(repacked ? "cublas_repacked" : "cublas");
   return MEMFMT_STATUS_OK;

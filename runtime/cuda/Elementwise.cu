@@ -102,8 +102,7 @@ cudaError_t unary(const StridedPlan<2> &plan, void *y, const void *x, Op op,
 //===----------------------------------------------------------------------===//
 
 template <typename T, int VEC>
-__global__ void flatAddKernel(const T *a, const T *b, T *y, int64_t n,
-                              bool relu) {
+__global__ void flatAddKernel(const T *a, const T *b, T *y, int64_t n) {
   int64_t vectors = n / VEC;
   const Vec<T, VEC> *av = reinterpret_cast<const Vec<T, VEC> *>(a);
   const Vec<T, VEC> *bv = reinterpret_cast<const Vec<T, VEC> *>(b);
@@ -112,21 +111,20 @@ __global__ void flatAddKernel(const T *a, const T *b, T *y, int64_t n,
     Vec<T, VEC> p = av[i], q = bv[i], r;
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      r.v[j] = fromFloat<T>(maybeRelu(toFloat(p.v[j]) + toFloat(q.v[j]), relu));
+      r.v[j] = fromFloat<T>(toFloat(p.v[j]) + toFloat(q.v[j]));
     yv[i] = r;
   }
   for (int64_t i = vectors * VEC + globalThread(); i < n; i += gridThreads())
-    y[i] = fromFloat<T>(maybeRelu(toFloat(a[i]) + toFloat(b[i]), relu));
+    y[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
 }
 
 template <typename T>
 __global__ void stridedAddKernel(StridedPlan<3> plan, const T *a, const T *b,
-                                 T *y, bool relu) {
+                                 T *y) {
   for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
     int64_t off[3];
     offsetsOf(plan, i, off);
-    y[off[0]] =
-        fromFloat<T>(maybeRelu(toFloat(a[off[1]]) + toFloat(b[off[2]]), relu));
+    y[off[0]] = fromFloat<T>(toFloat(a[off[1]]) + toFloat(b[off[2]]));
   }
 }
 
@@ -317,8 +315,7 @@ cudaError_t launchConvert(Elem from, Elem to, const StridedPlan<2> &plan,
 }
 
 cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
-                      const void *a, const void *b, bool relu,
-                      cudaStream_t stream) {
+                      const void *a, const void *b, cudaStream_t stream) {
   if (plan.total == 0)
     return cudaSuccess;
   return withElem(elem, [&](auto tag) {
@@ -331,13 +328,13 @@ cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
       if (aligned16(a) && aligned16(b) && aligned16(y))
         flatAddKernel<T, kVec>
             <<<blocksFor(plan.total / kVec + 1), kThreads, 0, stream>>>(
-                pa, pb, py, plan.total, relu);
+                pa, pb, py, plan.total);
       else
         flatAddKernel<T, 1><<<blocksFor(plan.total), kThreads, 0, stream>>>(
-            pa, pb, py, plan.total, relu);
+            pa, pb, py, plan.total);
     } else {
       stridedAddKernel<T><<<blocksFor(plan.total), kThreads, 0, stream>>>(
-          plan, pa, pb, py, relu);
+          plan, pa, pb, py);
     }
     return cudaGetLastError();
   });

@@ -305,7 +305,6 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::batch_norm &a) {
-  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
   if (a.input.rank < 2)
     return invalid(call, "input has rank " + std::to_string(a.input.rank) +
                              " (shape " + formatShape(a.input) +
@@ -343,7 +342,6 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::add &a) {
-  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
   // NumPy broadcasting: align ranks to the right; each pair of sizes must be
   // equal or contain a 1.
   TensorView expected;
@@ -456,7 +454,6 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::linear &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
-  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
   MEMFMT_CHECK(checkRank(call, a.input, "input", 2));
   MEMFMT_CHECK(checkRank(call, a.weight, "weight", 2));
   MEMFMT_CHECK(checkRank(call, a.output, "output", 2));

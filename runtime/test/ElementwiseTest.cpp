@@ -113,21 +113,19 @@ TEST(AddTest, MatchesNaiveWithBroadcasting) {
     int64_t node = 0;
     for (const AddCase &ac : kAddCases) {
       for (auto [inLayout, outLayout] : kLayoutPairs) {
-        for (int relu = 0; relu < 2; ++relu) {
-          Tensor l(ac.lhs, inLayout), r(ac.rhs, outLayout == C ? S : inLayout);
-          Tensor out(ac.out, outLayout);
-          l.fillRandom(23);
-          r.fillRandom(24);
-          std::string what = std::string(toString(kernels)) + " " + ac.name +
-                             " " + l.describe() + " + " + r.describe() +
-                             " -> " + out.describe();
-          EXPECT_KERNEL_OK(
-              ctx, _mlir_ciface_memfmt_add_f32(ctx, node, l.memref(),
-                                               r.memref(), out.memref(), relu))
-              << what;
-          expectClose(out, naiveAdd(l, r, ac.out, relu), 0, what);
-          ++node;
-        }
+        Tensor l(ac.lhs, inLayout), r(ac.rhs, outLayout == C ? S : inLayout);
+        Tensor out(ac.out, outLayout);
+        l.fillRandom(23);
+        r.fillRandom(24);
+        std::string what = std::string(toString(kernels)) + " " + ac.name +
+                           " " + l.describe() + " + " + r.describe() + " -> " +
+                           out.describe();
+        EXPECT_KERNEL_OK(ctx,
+                         _mlir_ciface_memfmt_add_f32(ctx, node, l.memref(),
+                                                     r.memref(), out.memref()))
+            << what;
+        expectClose(out, naiveAdd(l, r, ac.out), 0, what);
+        ++node;
       }
     }
   }
@@ -139,10 +137,10 @@ TEST(AddTest, DenseFastPathAndInPlace) {
     Tensor l({2, 8, 5, 5}, layout), r({2, 8, 5, 5}, layout);
     l.fillRandom(25);
     r.fillRandom(26);
-    Expected want = naiveAdd(l, r, l.sizes, true);
+    Expected want = naiveAdd(l, r, l.sizes);
     // In place: the output is lhs.
-    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_add_f32(
-                              ctx, 1, l.memref(), r.memref(), l.memref(), 1));
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_add_f32(ctx, 1, l.memref(),
+                                                      r.memref(), l.memref()));
     expectClose(l, want, 0, l.describe());
     EXPECT_EQ(ctx.implOf(1), "dense");
   }
@@ -161,38 +159,35 @@ TEST(BatchNormTest, MatchesNaiveInEveryLayoutAndRank) {
     int64_t node = 0;
     for (const auto &shape : shapes) {
       for (auto [inLayout, outLayout] : kLayoutPairs) {
-        for (int relu = 0; relu < 2; ++relu) {
-          int64_t channels = shape[1];
-          Tensor in(shape, inLayout), out(shape, outLayout);
-          Tensor weight({channels}, S), bias({channels}), mean({channels}, S),
-              var({channels});
-          in.fillRandom(31, -3, 3);
-          weight.fillRandom(32, 0.5, 2);
-          bias.fillRandom(33);
-          mean.fillRandom(34);
-          var.fillRandom(35, 0.1, 4);
-          double eps = 1e-5;
-          std::string what = std::string(toString(kernels)) + " " +
-                             in.describe() + " -> " + out.describe();
-          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_batch_norm_f32(
-                                    ctx, node, in.memref(), weight.memref(),
-                                    bias.memref(), mean.memref(), var.memref(),
-                                    out.memref(), eps, relu))
-              << what;
-          // The fast path computes (x - mean) * scale + bias in f32: three
-          // roundings of terms bounded by the magnitude.
-          expectClose(out,
-                      naiveBatchNorm(in, weight, bias, mean, var, eps, relu),
-                      kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
-                                                          : floatSumFactor(2),
-                      what);
-          bool specialised =
-              inLayout == outLayout && (inLayout == C || inLayout == CL);
-          if (kernels == MEMFMT_KERNELS_FAST && specialised) {
-            EXPECT_NE(ctx.implOf(node), "reference") << what;
-          }
-          ++node;
+        int64_t channels = shape[1];
+        Tensor in(shape, inLayout), out(shape, outLayout);
+        Tensor weight({channels}, S), bias({channels}), mean({channels}, S),
+            var({channels});
+        in.fillRandom(31, -3, 3);
+        weight.fillRandom(32, 0.5, 2);
+        bias.fillRandom(33);
+        mean.fillRandom(34);
+        var.fillRandom(35, 0.1, 4);
+        double eps = 1e-5;
+        std::string what = std::string(toString(kernels)) + " " +
+                           in.describe() + " -> " + out.describe();
+        EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_batch_norm_f32(
+                                  ctx, node, in.memref(), weight.memref(),
+                                  bias.memref(), mean.memref(), var.memref(),
+                                  out.memref(), eps))
+            << what;
+        // The fast path computes (x - mean) * scale + bias in f32: three
+        // roundings of terms bounded by the magnitude.
+        expectClose(out, naiveBatchNorm(in, weight, bias, mean, var, eps),
+                    kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
+                                                        : floatSumFactor(2),
+                    what);
+        bool specialised =
+            inLayout == outLayout && (inLayout == C || inLayout == CL);
+        if (kernels == MEMFMT_KERNELS_FAST && specialised) {
+          EXPECT_NE(ctx.implOf(node), "reference") << what;
         }
+        ++node;
       }
     }
   }
@@ -207,11 +202,11 @@ TEST(BatchNormTest, InPlace) {
     bias.fillRandom(38);
     mean.fillRandom(39);
     var.fillRandom(40, 0.5, 1.5);
-    Expected want = naiveBatchNorm(t, weight, bias, mean, var, 1e-3, true);
+    Expected want = naiveBatchNorm(t, weight, bias, mean, var, 1e-3);
     EXPECT_KERNEL_OK(ctx,
                      _mlir_ciface_memfmt_batch_norm_f32(
                          ctx, 0, t.memref(), weight.memref(), bias.memref(),
-                         mean.memref(), var.memref(), t.memref(), 1e-3, 1));
+                         mean.memref(), var.memref(), t.memref(), 1e-3));
     expectClose(t, want, floatSumFactor(2), "in place");
   }
 }

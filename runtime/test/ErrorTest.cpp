@@ -206,12 +206,12 @@ TEST_P(ErrorTest, ElementwiseShapes) {
   Tensor a({2, 3, 4}), b({2, 5, 4}), out({2, 3, 4}), out5({2, 5, 4});
   expectError(ctx,
               _mlir_ciface_memfmt_add_f32(ctx, 5, a.memref(), b.memref(),
-                                          out5.memref(), 0),
+                                          out5.memref()),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"do not broadcast"});
   Tensor c({3, 1});
   expectError(ctx,
               _mlir_ciface_memfmt_add_f32(ctx, 5, a.memref(), c.memref(),
-                                          out5.memref(), 0),
+                                          out5.memref()),
               MEMFMT_STATUS_INVALID_ARGUMENT,
               {"output has shape [2, 5, 4]", "expected [2, 3, 4]"});
   expectError(ctx, _mlir_ciface_memfmt_relu_f32(ctx, 5, a.memref(), b.memref()),
@@ -223,18 +223,18 @@ TEST_P(ErrorTest, ElementwiseShapes) {
   expectError(ctx,
               _mlir_ciface_memfmt_batch_norm_f32(
                   ctx, 6, x.memref(), w4.memref(), w.memref(), w.memref(),
-                  w.memref(), y.memref(), 1e-5, 0),
+                  w.memref(), y.memref(), 1e-5),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"weight has shape [4]"});
   expectError(ctx,
-              _mlir_ciface_memfmt_batch_norm_f32(
-                  ctx, 6, x.memref(), w.memref(), w.memref(), w.memref(),
-                  w.memref(), y.memref(), -1.0, 0),
+              _mlir_ciface_memfmt_batch_norm_f32(ctx, 6, x.memref(), w.memref(),
+                                                 w.memref(), w.memref(),
+                                                 w.memref(), y.memref(), -1.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"eps"});
   Tensor vec({3});
   expectError(ctx,
               _mlir_ciface_memfmt_batch_norm_f32(
                   ctx, 6, vec.memref(), w.memref(), w.memref(), w.memref(),
-                  w.memref(), vec.memref(), 1e-5, 0),
+                  w.memref(), vec.memref(), 1e-5),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"at least 2"});
 }
 
@@ -306,19 +306,18 @@ TEST_P(ErrorTest, LinearShapes) {
   Tensor in({2, 5}), w({3, 4}), out({2, 3});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w.memref(),
-                                             out.memref(), out.memref(), 0, 0),
+                                             out.memref(), out.memref(), 0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"weight has shape [3, 4]"});
   Tensor w5({3, 5}), out4({2, 4});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w5.memref(),
-                                             out4.memref(), out4.memref(), 0,
-                                             0),
+                                             out4.memref(), out4.memref(), 0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"expected [2, 3]"});
   Tensor rank3({2, 5, 1});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, rank3.memref(),
                                              w5.memref(), out.memref(),
-                                             out.memref(), 0, 0),
+                                             out.memref(), 0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"input has rank 3"});
 }
 

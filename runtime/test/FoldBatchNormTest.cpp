@@ -94,7 +94,7 @@ TEST(FoldBatchNormTest, FoldedConvEqualsConvThenBatchNorm) {
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_batch_norm_f32(
                             ctx, 2, y.memref(), bn.gamma.memref(),
                             bn.beta.memref(), bn.mean.memref(),
-                            bn.var.memref(), z.memref(), eps, 0));
+                            bn.var.memref(), z.memref(), eps));
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                             ctx, 3, x.memref(), wf.memref(), bf.memref(),
                             yf.memref(), yf.memref(), 1, 1, 0, 0, 0, 0, 1, 1,

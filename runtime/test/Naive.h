@@ -90,17 +90,14 @@ inline Expected naiveConv(const Tensor &in, const Tensor &w, const Tensor *b,
 
 inline Expected naiveBatchNorm(const Tensor &in, const Tensor &w,
                                const Tensor &b, const Tensor &mean,
-                               const Tensor &var, double eps, bool relu) {
+                               const Tensor &var, double eps) {
   Expected e;
   for (int64_t i = 0; i < in.numElements(); ++i) {
     std::vector<int64_t> idx = in.indexOf(i);
     int64_t c = idx[1];
     double norm = (double(in.at(idx)) - mean.at({c})) /
                   std::sqrt(double(var.at({c})) + eps);
-    double v = norm * w.at({c}) + b.at({c});
-    if (relu)
-      v = std::max(v, 0.0);
-    e.value.push_back(v);
+    e.value.push_back(norm * w.at({c}) + b.at({c}));
     e.magnitude.push_back(std::fabs(norm * w.at({c})) + std::fabs(b.at({c})));
   }
   return e;
@@ -111,7 +108,7 @@ inline double naiveRelu(double v) {
 }
 
 inline Expected naiveAdd(const Tensor &l, const Tensor &r,
-                         const std::vector<int64_t> &outSizes, bool relu) {
+                         const std::vector<int64_t> &outSizes) {
   Expected e;
   int64_t rank = outSizes.size();
   int64_t count = 1;
@@ -132,7 +129,7 @@ inline Expected naiveAdd(const Tensor &l, const Tensor &r,
       return double(t.at(sub));
     };
     double a = pick(l), b = pick(r);
-    e.value.push_back(relu ? naiveRelu(a + b) : a + b);
+    e.value.push_back(a + b);
     e.magnitude.push_back(std::fabs(a) + std::fabs(b));
   }
   return e;
@@ -247,8 +244,8 @@ inline Expected naiveAdaptiveAvgPool(const Tensor &in, int64_t outH,
   return e;
 }
 
-inline Expected naiveLinear(const Tensor &in, const Tensor &w, const Tensor *b,
-                            bool relu) {
+inline Expected naiveLinear(const Tensor &in, const Tensor &w,
+                            const Tensor *b) {
   Expected e;
   for (int64_t n = 0; n < in.sizes[0]; ++n)
     for (int64_t m = 0; m < w.sizes[0]; ++m) {
@@ -259,7 +256,7 @@ inline Expected naiveLinear(const Tensor &in, const Tensor &w, const Tensor *b,
         sum += t;
         mag += std::fabs(t);
       }
-      e.value.push_back(relu ? std::max(sum, 0.0) : sum);
+      e.value.push_back(sum);
       e.magnitude.push_back(mag);
     }
   return e;

@@ -12,13 +12,13 @@
 //  1. a round trip: it is printed (generic and custom form) and parsed
 //     again, which must succeed (the printer and parser of every memfmt
 //     attribute and op agree);
-//  2. the layout passes exactly as memfmt-compile builds them: the
-//     memfmt-channels-last pipeline (inputs=convert, or channels-last with
-//     channels-last outputs, picked by a hash of the input) or the NCHW build,
-//     then materialize-contiguous, fold-conversions, canonicalize,
-//     verify-layouts with contiguous-operands=true and the JSON report. A
-//     pass that fails on a verified module is an internal error of
-//     memfmt-compile (exit code 2), so the target aborts on it;
+//  2. the layout passes, picked by a hash of the input: memfmt-compile's
+//     own (buildMemFmtCompilePipeline without fusion, the channels-last or
+//     the NCHW build, with the JSON report), or the memfmt-channels-last
+//     pipeline with channels-last inputs and outputs followed by the same
+//     check and report. A pass that fails on a verified module is an
+//     internal error of memfmt-compile (exit code 2), so the target aborts
+//     on it;
 //  3. for a module memfmt-compile would accept (one public function with a
 //     body, f32 tensors), the lowering to runtime calls and to the LLVM
 //     dialect, which may reject the model with a diagnostic but not crash.
@@ -45,7 +45,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -164,27 +163,25 @@ bool compilerWouldLower(ModuleOp module) {
   return !walk.wasInterrupted();
 }
 
-/// The layout passes of memfmt-compile for one of its three builds.
+/// The layout passes: memfmt-compile's channels-last (0) or NCHW (2)
+/// build, or (1) memfmt-channels-last with channels-last inputs and outputs.
 void buildLayoutPasses(PassManager &pm, unsigned variant) {
-  if (variant != 2) {
-    ChannelsLastPipelineOptions options;
-    options.inputs = variant == 0 ? "convert" : "channels-last";
-    options.weights = "channels-last";
-    options.outputs = variant == 0 ? "keep" : "channels-last";
-    buildChannelsLastPipeline(pm, options);
-  } else {
-    PropagateChannelsLastOptions declared;
-    declared.inputs = "keep";
-    declared.weights = "keep";
-    declared.outputs = "keep";
-    pm.nest<func::FuncOp>().addPass(createPropagateChannelsLast(declared));
+  if (variant != 1) {
+    CompilePipelineOptions options;
+    options.memoryFormat =
+        variant == 0 ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+    options.fusion = false;
+    options.reportJson = "/dev/null";
+    buildMemFmtCompilePipeline(pm, options);
+    return;
   }
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createMaterializeContiguous());
-  funcPm.addPass(createFoldConversions());
-  pm.addPass(createCanonicalizerPass());
+  ChannelsLastPipelineOptions options;
+  options.inputs = InputsMode::ChannelsLast;
+  options.weights = WeightsMode::ChannelsLast;
+  options.outputs = OutputsMode::ChannelsLast;
+  buildChannelsLastPipeline(pm, options);
   pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
-  pm.addPass(createReport(ReportOptions{"json", "/dev/null"}));
+  pm.addPass(createReport(ReportOptions{ReportFormat::Json, "/dev/null"}));
 }
 
 /// Prints `module` and parses the text again; both forms must load.

@@ -29,7 +29,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -106,13 +105,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
 
   PassManager pm(&context);
-  ChannelsLastPipelineOptions options;
-  buildChannelsLastPipeline(pm, options);
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createMaterializeContiguous());
-  funcPm.addPass(createFoldConversions());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
+  CompilePipelineOptions options;
+  options.fusion = false;
+  buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*model->module)))
     bug("the layout passes failed on an imported model");
   return 0;

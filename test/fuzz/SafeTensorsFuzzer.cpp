@@ -1,32 +1,27 @@
-//===- SafeTensorsFuzzer.cpp - Fuzz the two .safetensors readers ----------===//
+//===- SafeTensorsFuzzer.cpp - Fuzz the .safetensors reader ---------------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// libFuzzer target for the weight files a user passes with --weights. The
-// bytes are read as a .safetensors file twice:
+// libFuzzer target for the weight files a user passes with --weights, to
+// memfmt-compile (step 2) and to the runtime's loader: both read them with
+// the runtime's reader (runtime/io), through its two entry points:
 //
-//  * by the runtime's reader (memfmt::io::SafeTensorsFile::parse, used by
-//    the model loader), which must either fail with a message or give
-//    tensors whose bytes lie inside the file: every tensor's bytes are read
-//    (AddressSanitizer checks the reads) and, for F32/F16/BF16, converted to
-//    f32 as the loader does;
-//  * by the compiler's header check (memfmt::compile::readSafeTensorsHeader,
-//    memfmt-compile step 2), through a memfd so that it reads a real path.
+//  * memfmt::io::SafeTensorsFile::parse on the bytes, which must either fail
+//    with a message or give tensors whose bytes lie inside the file: every
+//    tensor's bytes are read (AddressSanitizer checks the reads) and, for
+//    F32/F16/BF16, converted to f32 as the loader does;
+//  * memfmt::io::SafeTensorsFile::open on a path (a memfd), which maps the
+//    file as memfmt-compile and the loader do.
 //
-// Both must return, never crash. They are also compared: a file the runtime
-// accepts must pass the compiler's check with the same tensors (name,
-// dtype, shape, offsets), or a model would compile and then fail to load.
-// A disagreement aborts, so libFuzzer keeps it as a crash.
+// Both must return, never crash, and agree: the same verdict, and the same
+// tensors (name, dtype, shape, offsets) where they accept the file. A
+// disagreement aborts, so libFuzzer keeps it as a crash.
 //
 //===----------------------------------------------------------------------===//
 
-#include "WeightsCheck.h"
-
 #include "memfmt/runtime/io/SafeTensors.h"
-
-#include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +37,7 @@ namespace io = memfmt::io;
 
 namespace {
 
-/// A memfd the compiler's reader opens by path (/proc/self/fd/N).
+/// A memfd that SafeTensorsFile::open opens by path (/proc/self/fd/N).
 struct MemFile {
   int Fd = -1;
   std::string Path;
@@ -67,10 +62,29 @@ struct MemFile {
 
 [[noreturn]] void disagree(const std::string &What) {
   std::fprintf(stderr,
-               "memfmt-fuzz-safetensors: the runtime's reader accepts the "
-               "file but the compiler's check %s\n",
+               "memfmt-fuzz-safetensors: SafeTensorsFile::parse and "
+               "SafeTensorsFile::open disagree: %s\n",
                What.c_str());
   std::abort();
+}
+
+using Key = std::tuple<std::string, std::vector<int64_t>, uint64_t, uint64_t>;
+
+/// Each tensor's dtype, shape and offsets in the data section, by name.
+std::map<std::string, Key> describe(const io::SafeTensorsFile &File) {
+  // The data section starts where the tensor at offset 0 starts (the
+  // tensors tile it from there).
+  const uint8_t *DataStart = nullptr;
+  for (const io::TensorView &T : File.tensors())
+    if (!DataStart || T.Data < DataStart)
+      DataStart = T.Data;
+  std::map<std::string, Key> Tensors;
+  for (const io::TensorView &T : File.tensors()) {
+    auto Begin = static_cast<uint64_t>(T.Data - DataStart);
+    Tensors[T.Name] =
+        Key(io::dtypeName(T.Type), T.Shape, Begin, Begin + T.NumBytes);
+  }
+  return Tensors;
 }
 
 } // namespace
@@ -78,60 +92,36 @@ struct MemFile {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   static MemFile File;
 
-  // The runtime's reader.
-  io::Result<io::SafeTensorsFile> Runtime = io::SafeTensorsFile::parse(
+  // The bytes, parsed.
+  io::Result<io::SafeTensorsFile> Parsed = io::SafeTensorsFile::parse(
       std::vector<uint8_t>(Data, Data + Size), "fuzz.safetensors");
-  if (Runtime) {
+  if (Parsed) {
     volatile uint8_t Sum = 0;
-    for (const io::TensorView &T : Runtime->tensors()) {
+    for (const io::TensorView &T : Parsed->tensors()) {
       for (size_t I = 0; I < T.NumBytes; ++I)
         Sum = Sum + T.Data[I];
       if (T.Type == io::DType::F32 || T.Type == io::DType::F16 ||
           T.Type == io::DType::BF16)
         (void)io::convertToF32(T.Type, T.Data, T.NumBytes);
-      if (!Runtime->find(T.Name))
+      if (!Parsed->find(T.Name))
         std::abort();
     }
-  } else if (Runtime.error().empty()) {
-    std::fprintf(stderr, "the runtime's reader failed without a message\n");
+  } else if (Parsed.error().empty()) {
+    std::fprintf(stderr, "SafeTensorsFile::parse failed without a message\n");
     std::abort();
   }
 
-  // The compiler's header check.
+  // The same bytes, opened by path.
   File.write(Data, Size);
-  std::string Message;
-  llvm::raw_string_ostream Errors(Message);
-  mlir::FailureOr<std::vector<memfmt::compile::SafeTensorsEntry>> Compiler =
-      memfmt::compile::readSafeTensorsHeader(File.Path, Errors);
-  if (mlir::failed(Compiler) && Message.empty()) {
-    std::fprintf(stderr, "the compiler's check failed without a message\n");
+  io::Result<io::SafeTensorsFile> Opened = io::SafeTensorsFile::open(File.Path);
+  if (!Opened && Opened.error().empty()) {
+    std::fprintf(stderr, "SafeTensorsFile::open failed without a message\n");
     std::abort();
   }
-
-  // Runtime accepts => compiler accepts the same tensors.
-  if (!Runtime)
-    return 0;
-  if (mlir::failed(Compiler))
-    disagree("rejects it: " + Message);
-  // The data section starts where the tensor at offset 0 starts (the
-  // tensors tile it from there).
-  const uint8_t *DataStart = nullptr;
-  for (const io::TensorView &T : Runtime->tensors())
-    if (!DataStart || T.Data < DataStart)
-      DataStart = T.Data;
-  using Key = std::tuple<std::string, std::vector<int64_t>, uint64_t, uint64_t>;
-  std::map<std::string, Key> Expected, Got;
-  for (const io::TensorView &T : Runtime->tensors()) {
-    auto Begin = static_cast<uint64_t>(T.Data - DataStart);
-    Expected[T.Name] = Key(io::dtypeName(T.Type), T.Shape, Begin,
-                           Begin + T.NumBytes);
-  }
-  for (const memfmt::compile::SafeTensorsEntry &E : *Compiler)
-    Got[E.name] = Key(E.dtype,
-                      std::vector<int64_t>(E.shape.begin(), E.shape.end()),
-                      E.begin, E.end);
-  if (Expected != Got)
-    disagree("sees other tensors (" + std::to_string(Got.size()) + " vs " +
-             std::to_string(Expected.size()) + ")");
+  if (bool(Parsed) != bool(Opened))
+    disagree(Parsed ? "open rejects the file: " + Opened.error()
+                    : "parse rejects the file: " + Parsed.error());
+  if (Parsed && describe(*Parsed) != describe(*Opened))
+    disagree("they see other tensors");
   return 0;
 }

@@ -15,13 +15,14 @@
 //   DIR/manifest.json how to load and call it (format version 1)
 //
 // Six steps, each announced on stderr: load, check the weights, layout
-// passes, lower to runtime calls, emit the shared library, write the
-// manifest. Options a target cannot serve are rejected before any work.
-// Every file goes to a temporary directory next to DIR that is renamed into
-// place at the end, so a failure never leaves partial output. Exit codes:
-// 0 success, 1 a user error (bad option, input or weights; a model the
-// lowering does not support), 2 an internal error (a pass, LLVM or the
-// linker failed on a valid model).
+// passes (the compile pipeline of the library, buildMemFmtCompilePipeline,
+// which memfmt-opt runs as --memfmt-compile-pipeline), lower to runtime
+// calls, emit the shared library, write the manifest. Options a target
+// cannot serve are rejected before any work. Every file goes to a temporary
+// directory next to DIR that is renamed into place at the end, so a failure
+// never leaves partial output. Exit codes: 0 success, 1 a user error (bad
+// option, input or weights; a model the lowering does not support), 2 an
+// internal error (a pass, LLVM or the linker failed on a valid model).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +33,6 @@
 #include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
-#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
-#include "memfmt/Dialect/MemFmt/Transforms/Conversions.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
 #include "memfmt/Import/MLIR.h"
 #ifdef MEMFMT_HAVE_ONNX
@@ -51,7 +50,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,10 +76,6 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class FormatOption { ChannelsLast, Contiguous };
-enum class TargetOption { Cpu, Cuda };
-enum class PrecisionOption { F32, F16, BF16 };
-
 cl::OptionCategory toolCategory("memfmt-compile options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
@@ -95,22 +89,20 @@ cl::opt<std::string>
                        "wide_resnet50_2"),
               cl::cat(toolCategory));
 
-cl::opt<FormatOption> memoryFormat(
-    "memory-format", cl::desc("Memory format the model runs in"),
-    cl::values(clEnumValN(FormatOption::ChannelsLast, "channels-last",
-                          "propagate channels-last (default)"),
-               clEnumValN(FormatOption::Contiguous, "contiguous",
-                          "run NCHW as saved")),
-    cl::init(FormatOption::ChannelsLast), cl::cat(toolCategory));
+// The flags the compile pipeline takes spell their values as its options do
+// (the value lists of Passes.h).
+cl::opt<MemoryFormat> memoryFormat(
+    "memory-format",
+    cl::desc("Memory format the model runs in (default channels-last)"),
+    modelMemoryFormatValues(), cl::init(MemoryFormat::ChannelsLast),
+    cl::cat(toolCategory));
 
-cl::opt<FormatOption>
-    inputFormat("input-format",
-                cl::desc("Memory format of the input the caller passes"),
-                cl::values(clEnumValN(FormatOption::Contiguous, "contiguous",
-                                      "NCHW (default)"),
-                           clEnumValN(FormatOption::ChannelsLast,
-                                      "channels-last", "NHWC in memory")),
-                cl::init(FormatOption::Contiguous), cl::cat(toolCategory));
+cl::opt<MemoryFormat> inputFormat(
+    "input-format",
+    cl::desc("Memory format of the input the caller passes (default "
+             "contiguous)"),
+    modelMemoryFormatValues(), cl::init(MemoryFormat::Contiguous),
+    cl::cat(toolCategory));
 
 cl::opt<int64_t> batchSize("batch", cl::init(1), cl::value_desc("N"),
                            cl::desc("Batch size of a zoo model (default 1)"),
@@ -122,18 +114,16 @@ cl::opt<int64_t> width("width", cl::init(224), cl::value_desc("W"),
                        cl::desc("Input width of a zoo model (default 224)"),
                        cl::cat(toolCategory));
 
-cl::opt<TargetOption>
-    target("target", cl::desc("Device the model runs on"),
-           cl::values(clEnumValN(TargetOption::Cpu, "cpu", "CPU (default)"),
-                      clEnumValN(TargetOption::Cuda, "cuda", "NVIDIA GPU")),
-           cl::init(TargetOption::Cpu), cl::cat(toolCategory));
+cl::opt<CompileTarget>
+    target("target", cl::desc("Device the model runs on (default cpu)"),
+           compileTargetValues(), cl::init(CompileTarget::Cpu),
+           cl::cat(toolCategory));
 
-cl::opt<PrecisionOption> precision(
-    "precision", cl::desc("Element type of activations and parameters"),
-    cl::values(clEnumValN(PrecisionOption::F32, "f32", "float32 (default)"),
-               clEnumValN(PrecisionOption::F16, "f16", "float16"),
-               clEnumValN(PrecisionOption::BF16, "bf16", "bfloat16")),
-    cl::init(PrecisionOption::F32), cl::cat(toolCategory));
+cl::opt<ComputePrecision> precision(
+    "precision",
+    cl::desc("Element type of activations and parameters (default f32)"),
+    computePrecisionValues(), cl::init(ComputePrecision::F32),
+    cl::cat(toolCategory));
 
 cl::opt<std::string>
     weightsOption("weights", cl::init("synthetic:0"),
@@ -159,33 +149,10 @@ constexpr llvm::StringLiteral kUsage =
     "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
     "-o DIR (see --help)";
 
-StringRef formatName(FormatOption format) {
-  return format == FormatOption::ChannelsLast ? "channels-last" : "contiguous";
-}
-
-StringRef precisionName(PrecisionOption option) {
-  switch (option) {
-  case PrecisionOption::F32:
-    return "f32";
-  case PrecisionOption::F16:
-    return "f16";
-  case PrecisionOption::BF16:
-    return "bf16";
-  }
-  llvm_unreachable("unknown precision");
-}
-
-Type precisionType(MLIRContext &context, PrecisionOption option) {
-  Builder builder(&context);
-  switch (option) {
-  case PrecisionOption::F32:
-    return builder.getF32Type();
-  case PrecisionOption::F16:
-    return builder.getF16Type();
-  case PrecisionOption::BF16:
-    return builder.getBF16Type();
-  }
-  llvm_unreachable("unknown precision");
+/// The spelling of --memory-format and --input-format values (the
+/// manifest's too).
+StringRef formatName(MemoryFormat format) {
+  return format == MemoryFormat::ChannelsLast ? "channels-last" : "contiguous";
 }
 
 //===----------------------------------------------------------------------===//
@@ -284,7 +251,6 @@ private:
   Status emitLibrary();
   Status writeManifestAndCommit();
 
-  void declareChannelsLastInputs(func::FuncOp func);
   Status writeModule(StringRef fileName);
 
   MLIRContext &context;
@@ -312,7 +278,7 @@ Status Compiler::checkOptions() {
                      "\n" + kUsage);
   // --target cuda: the same lowering (the runtime dispatches to its CUDA
   // backend). The CPU runs bf16 on oneDNN; it has no f16 kernels.
-  if (precision == PrecisionOption::F16 && target != TargetOption::Cuda)
+  if (!isPrecisionAvailable(target, precision))
     return userError("--precision f16 is not available on the cpu target "
                      "(its reduced-precision kernels are bf16); use "
                      "--precision bf16 or f32, or --target cuda");
@@ -343,8 +309,8 @@ Status Compiler::checkOptions() {
 
   settings.model =
       hasModel ? modelName.getValue() : llvm::sys::path::stem(inputFile).str();
-  settings.target = target == TargetOption::Cuda ? "cuda" : "cpu";
-  settings.precision = precisionName(precision).str();
+  settings.target = target == CompileTarget::Cuda ? "cuda" : "cpu";
+  settings.precision = stringifyComputePrecision(precision).str();
   settings.memoryFormat = formatName(memoryFormat).str();
   settings.inputFormat = formatName(inputFormat).str();
   settings.weightsSource = weights.manifestString();
@@ -410,7 +376,7 @@ Status Compiler::checkForwardFunction() {
   forward = candidates.front();
   // An f32 model is converted to --precision (memfmt-convert-precision);
   // a model already in the precision is taken as it is.
-  Type expected = precisionType(context, precision);
+  Type expected = getComputeElementType(&context, precision);
   for (Type type : llvm::concat<const Type>(forward.getArgumentTypes(),
                                             forward.getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -561,10 +527,10 @@ Status Compiler::checkWeights() {
                   " parameters");
   std::string message;
   llvm::raw_string_ostream os(message);
-  FailureOr<std::vector<SafeTensorsEntry>> tensors =
-      readSafeTensorsHeader(weights.file, os);
-  if (failed(tensors) || failed(::memfmt::compile::checkWeights(
-                             *module, *tensors, weights.file, os)))
+  FailureOr<::memfmt::io::SafeTensorsFile> file =
+      openWeightsFile(weights.file, os);
+  if (failed(file) ||
+      failed(::memfmt::compile::checkWeights(*module, *file, os)))
     return userError(message);
   return kContinue;
 }
@@ -573,73 +539,21 @@ Status Compiler::checkWeights() {
 // Step 3: layout
 //===----------------------------------------------------------------------===//
 
-/// --memory-format contiguous --input-format channels-last: the arguments
-/// are declared channels-last and converted to the model's contiguous
-/// layout at entry.
-void Compiler::declareChannelsLastInputs(func::FuncOp func) {
-  OpBuilder builder(&context);
-  Block &entry = func.getBody().front();
-  for (BlockArgument arg : func.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() || !hasChannelsLastFormat(type) ||
-        !isContiguous(type))
-      continue;
-    RankedTensorType declared =
-        getTypeInFormat(type, MemoryFormat::ChannelsLast);
-    if (declared == type)
-      continue;
-    arg.setType(declared);
-    builder.setInsertionPointToStart(&entry);
-    ContiguousOp conversion = createConversion(
-        builder, arg.getLoc(), arg, MemoryFormat::Contiguous,
-        "--input-format channels-last: the argument is converted to the "
-        "model's contiguous layout at entry");
-    arg.replaceAllUsesExcept(conversion.getResult(), conversion);
-  }
-  func.setFunctionType(FunctionType::get(&context, entry.getArgumentTypes(),
-                                         func.getResultTypes()));
-}
-
+/// Runs the compile pipeline (Passes.h) with the flags of the same names;
+/// the reports go to DIR/report.txt and DIR/report.json.
 Status Compiler::applyLayout() {
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
                   formatName(inputFormat) + " input");
+  CompilePipelineOptions options;
+  options.memoryFormat = memoryFormat;
+  options.inputFormat = inputFormat;
+  options.precision = precision;
+  options.fusion = fusion;
+  options.target = target;
+  options.reportText = output->file("report.txt");
+  options.reportJson = output->file("report.json");
   PassManager pm(&context);
-  if (fusion)
-    pm.nest<func::FuncOp>().addPass(createFuseConv());
-  if (memoryFormat == FormatOption::ChannelsLast) {
-    ChannelsLastPipelineOptions options;
-    options.inputs =
-        inputFormat == FormatOption::Contiguous ? "convert" : "channels-last";
-    options.weights = "channels-last";
-    options.outputs = "keep";
-    buildChannelsLastPipeline(pm, options);
-  } else {
-    if (inputFormat == FormatOption::ChannelsLast)
-      declareChannelsLastInputs(forward);
-    // The NCHW build adds no channels-last, but what the model declares
-    // channels-last (a parameter, an argument) still makes the results of
-    // its users channels-last (L5), which their declared types may not say.
-    PropagateChannelsLastOptions declared;
-    declared.inputs = "keep";
-    declared.weights = "keep";
-    declared.outputs = "keep";
-    pm.nest<func::FuncOp>().addPass(createPropagateChannelsLast(declared));
-  }
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createMaterializeContiguous());
-  funcPm.addPass(createFoldConversions());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
-  pm.addPass(createReport(ReportOptions{"text", output->file("report.txt")}));
-  pm.addPass(createReport(ReportOptions{"json", output->file("report.json")}));
-  // --precision f16/bf16: compute in it behind an f32 signature (after the
-  // report, which lists layout conversions).
-  if (precision != PrecisionOption::F32) {
-    ConvertPrecisionOptions precisionOptions;
-    precisionOptions.precision = precisionName(precision).str();
-    pm.addNestedPass<func::FuncOp>(createConvertPrecision(precisionOptions));
-    pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
-  }
+  buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*module)))
     return internalError("the layout passes failed (see the errors above)");
   return writeModule("model.mlir");
@@ -673,7 +587,7 @@ Status Compiler::emitLibrary() {
   std::string object = output->file("model.o");
   // A CUDA model runs on another machine (a GPU server): its host code is
   // compiled for any x86-64-v2 CPU rather than for this one.
-  StringRef cpu = target == TargetOption::Cuda ? "x86-64-v2" : "";
+  StringRef cpu = target == CompileTarget::Cuda ? "x86-64-v2" : "";
   if (failed(emitObjectFile(*module, object, cpu)))
     return internalError("emitting the object file failed");
   if (failed(linkSharedLibrary(module->getLoc(), object,

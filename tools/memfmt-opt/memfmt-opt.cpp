@@ -24,7 +24,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::memfmt::registerMemFmtPasses();
-  mlir::memfmt::registerChannelsLastPipeline();
+  mlir::memfmt::registerMemFmtPipelines();
   mlir::memfmt::registerMemFmtConversionPasses();
 
   mlir::DialectRegistry registry;

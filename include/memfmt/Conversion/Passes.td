@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Conversion passes: memfmt on tensors to runtime kernel calls.
+// Conversion passes: the memory plan of a compiled model, and memfmt on
+// tensors to runtime kernel calls on the planned buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,16 +14,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PlanMemory : Pass<"memfmt-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place every value of the compiled function in a buffer";
+  let description = [{
+    Plans the memory of the module's one public function: each tensor value
+    goes to a caller input, the weights blob (parameters, then the results
+    of load-time ops) or the activation arena; ops that move no bytes alias
+    their operand; results computed in place take the buffer of an operand
+    that dies there (InPlaceOpInterface); arena values get 64-byte aligned
+    offsets by liveness (greedy first fit, largest first). The plan is
+    recorded in the IR for `convert-memfmt-to-runtime`: a `memfmt.buffers`
+    array of `#memfmt.buffer` per op, a `memfmt.buffer` per argument,
+    `memfmt.load_time` on ops run once at load, and the module's
+    `memfmt.arena_bytes`, `memfmt.peak_live_bytes` and
+    `memfmt.weights_bytes`. See MemoryPlan.h.
+  }];
+}
+
 def ConvertMemFmtToRuntime : Pass<"convert-memfmt-to-runtime",
                                   "::mlir::ModuleOp"> {
   let summary = "Lower memfmt to runtime kernel calls on planned buffers";
   let description = [{
     Replaces the module's public function by `memfmt_forward`, which calls
-    the runtime's kernels on strided views of one activation arena (planned
-    by liveness), one weights blob and the caller's buffers. The plan is
-    recorded on the module as `memfmt.arena_bytes`, `memfmt.peak_live_bytes`,
-    `memfmt.weights_bytes` and `memfmt.kernel_calls`. See
-    MemFmtToRuntime.h for the entry point's ABI.
+    the runtime's kernels on strided views of one activation arena, one
+    weights blob and the caller's buffers, and `memfmt_prepare`, which
+    computes the load-time ops into the weights blob. It lowers the plan of
+    `memfmt-plan-memory` (and makes that plan first when the module has
+    none); the module keeps the plan's totals and gets
+    `memfmt.kernel_calls`. See MemFmtToRuntime.h for the entry point's ABI.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",

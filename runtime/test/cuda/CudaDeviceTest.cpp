@@ -166,7 +166,7 @@ TEST(CudaDeviceTest, GraphCaptureAndReplay) {
   ASSERT_EQ(memfmt_graph_capture_begin(gpu), MEMFMT_STATUS_OK)
       << memfmt_context_last_error(gpu);
   ASSERT_EQ(_mlir_ciface_memfmt_relu_f32(gpu, 0, dx, dy), MEMFMT_STATUS_OK);
-  ASSERT_EQ(_mlir_ciface_memfmt_add_f32(gpu, 1, dy, dy, dy, 0),
+  ASSERT_EQ(_mlir_ciface_memfmt_add_f32(gpu, 1, dy, dy, dy),
             MEMFMT_STATUS_OK);
   memfmt_graph_t *graph = nullptr;
   ASSERT_EQ(memfmt_graph_capture_end(gpu, &graph), MEMFMT_STATUS_OK)

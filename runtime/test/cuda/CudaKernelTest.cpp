@@ -104,7 +104,7 @@ TEST_P(CudaElementwiseTest, ReluInPlace) {
   }
 }
 
-TEST_P(CudaElementwiseTest, AddWithBroadcastAndRelu) {
+TEST_P(CudaElementwiseTest, AddWithBroadcast) {
   MEMFMT_REQUIRE_CUDA(env());
   Kind k = GetParam();
   struct Case {
@@ -117,23 +117,22 @@ TEST_P(CudaElementwiseTest, AddWithBroadcastAndRelu) {
                         {{3, 5}, {5}, {3, 5}}};
   for (const Case &c : cases)
     for (Layout la : kLayouts)
-      for (Layout lo : {C, CL, S})
-        for (int relu : {0, 1}) {
-          Buf a(k, c.lhs, la), b(k, c.rhs, la), y(k, c.out, lo);
-          a.fill(3, -2, 2);
-          b.fill(4, -2, 2);
-          std::string what = "add " + name(k, la, lo) + " " + a.describe() +
-                             " + " + b.describe();
-          const memfmt_memref_t *dy = y.device(env().gpu);
-          ASSERT_EQ(MEMFMT_ENTRY(add, k)(env().gpu, 2, a.device(env().gpu),
-                                         b.device(env().gpu), dy, relu),
-                    MEMFMT_STATUS_OK)
-              << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(MEMFMT_ENTRY(add, k)(env().cpu, 2, a.host(), b.host(),
-                                         y.host(), relu),
-                    MEMFMT_STATUS_OK);
-          expectMatch(y, y.download(), Match::Elementwise, what);
-        }
+      for (Layout lo : {C, CL, S}) {
+        Buf a(k, c.lhs, la), b(k, c.rhs, la), y(k, c.out, lo);
+        a.fill(3, -2, 2);
+        b.fill(4, -2, 2);
+        std::string what = "add " + name(k, la, lo) + " " + a.describe() +
+                           " + " + b.describe();
+        const memfmt_memref_t *dy = y.device(env().gpu);
+        ASSERT_EQ(MEMFMT_ENTRY(add, k)(env().gpu, 2, a.device(env().gpu),
+                                       b.device(env().gpu), dy),
+                  MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(
+            MEMFMT_ENTRY(add, k)(env().cpu, 2, a.host(), b.host(), y.host()),
+            MEMFMT_STATUS_OK);
+        expectMatch(y, y.download(), Match::Elementwise, what);
+      }
 }
 
 TEST(CudaCastTest, F32ToReducedAndBackInEveryLayoutPair) {
@@ -184,38 +183,36 @@ TEST_P(CudaBatchNormTest, EveryLayoutAndShape) {
       {2, 64, 7, 7}, {2, 3, 5, 4}, {1, 8, 1, 1}, {4, 16}, {2, 24, 8, 8}};
   for (const std::vector<int64_t> &shape : shapes)
     for (Layout in : kLayouts)
-      for (Layout out : {in, C})
-        for (int relu : {0, 1}) {
-          int64_t c = shape[1];
-          Buf x(k, shape, in), y(k, shape, out);
-          Buf w(k, {c}), b(k, {c}), m(k, {c}), v(k, {c});
-          x.fill(6, -3, 3);
-          w.fill(7, 0.5, 1.5);
-          b.fill(8);
-          m.fill(9);
-          v.fill(10, 0.5, 1.5);
-          std::string what = "batch_norm " + name(k, in, out) + " " +
-                             x.describe() + (relu ? " relu" : "");
-          const memfmt_memref_t *dy = y.device(env().gpu);
-          ASSERT_EQ(MEMFMT_ENTRY(batch_norm, k)(
-                        env().gpu, 5, x.device(env().gpu), w.device(env().gpu),
-                        b.device(env().gpu), m.device(env().gpu),
-                        v.device(env().gpu), dy, 1e-5, relu),
-                    MEMFMT_STATUS_OK)
-              << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(MEMFMT_ENTRY(batch_norm, k)(env().cpu, 5, x.host(),
-                                                w.host(), b.host(), m.host(),
-                                                v.host(), y.host(), 1e-5, relu),
-                    MEMFMT_STATUS_OK);
-          expectMatch(y, y.download(), Match::Elementwise, what);
-          // (One-pixel images are both formats: a flat generic walk.)
-          bool pixels = shape.size() == 4 && shape[2] * shape[3] > 1;
-          if (in == CL && out == CL && pixels && c % 8 == 0)
-            EXPECT_EQ(env().implOf(5), "rows_vec") << what;
-          if (in == C && out == C && pixels && c > 1)
-            EXPECT_NE(env().implOf(5).find("planes"), std::string::npos)
-                << what;
-        }
+      for (Layout out : {in, C}) {
+        int64_t c = shape[1];
+        Buf x(k, shape, in), y(k, shape, out);
+        Buf w(k, {c}), b(k, {c}), m(k, {c}), v(k, {c});
+        x.fill(6, -3, 3);
+        w.fill(7, 0.5, 1.5);
+        b.fill(8);
+        m.fill(9);
+        v.fill(10, 0.5, 1.5);
+        std::string what =
+            "batch_norm " + name(k, in, out) + " " + x.describe();
+        const memfmt_memref_t *dy = y.device(env().gpu);
+        ASSERT_EQ(MEMFMT_ENTRY(batch_norm, k)(
+                      env().gpu, 5, x.device(env().gpu), w.device(env().gpu),
+                      b.device(env().gpu), m.device(env().gpu),
+                      v.device(env().gpu), dy, 1e-5),
+                  MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(MEMFMT_ENTRY(batch_norm, k)(env().cpu, 5, x.host(), w.host(),
+                                              b.host(), m.host(), v.host(),
+                                              y.host(), 1e-5),
+                  MEMFMT_STATUS_OK);
+        expectMatch(y, y.download(), Match::Elementwise, what);
+        // (One-pixel images are both formats: a flat generic walk.)
+        bool pixels = shape.size() == 4 && shape[2] * shape[3] > 1;
+        if (in == CL && out == CL && pixels && c % 8 == 0)
+          EXPECT_EQ(env().implOf(5), "rows_vec") << what;
+        if (in == C && out == C && pixels && c > 1)
+          EXPECT_NE(env().implOf(5).find("planes"), std::string::npos) << what;
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaBatchNormTest, ::testing::ValuesIn(kKinds),
@@ -374,7 +371,7 @@ TEST(CudaConvTest, ResidualInPlace) {
 
 class CudaLinearTest : public ::testing::TestWithParam<Kind> {};
 
-TEST_P(CudaLinearTest, LayoutsBiasReluAndEdgeShapes) {
+TEST_P(CudaLinearTest, LayoutsBiasAndEdgeShapes) {
   MEMFMT_REQUIRE_CUDA(env());
   Kind k = GetParam();
   struct Case {
@@ -391,20 +388,18 @@ TEST_P(CudaLinearTest, LayoutsBiasReluAndEdgeShapes) {
             x.fill(18);
             w.fill(19, -0.1, 0.1);
             b.fill(20);
-            int relu = bias;
             std::string what = "linear " + x.describe() + " " + w.describe() +
                                " -> " + y.describe();
             const memfmt_memref_t *dy = y.device(env().gpu);
             ASSERT_EQ(MEMFMT_ENTRY(linear, k)(env().gpu, 8, x.device(env().gpu),
                                               w.device(env().gpu),
                                               bias ? b.device(env().gpu) : dy,
-                                              dy, bias, relu),
+                                              dy, bias),
                       MEMFMT_STATUS_OK)
                 << what << ": " << memfmt_context_last_error(env().gpu);
             const memfmt_memref_t *hy = y.host();
             ASSERT_EQ(MEMFMT_ENTRY(linear, k)(env().cpu, 8, x.host(), w.host(),
-                                              bias ? b.host() : hy, hy, bias,
-                                              relu),
+                                              bias ? b.host() : hy, hy, bias),
                       MEMFMT_STATUS_OK);
             expectMatch(y, y.download(), Match::Reduction, what);
           }

@@ -70,7 +70,7 @@ static int32_t forward(memfmt_context_t *ctx, memfmt_byte_memref_t *arena,
   int32_t status = _mlir_ciface_memfmt_relu_f32(ctx, 0, &mx, &mr);
   if (status)
     return status;
-  return _mlir_ciface_memfmt_add_f32(ctx, 1, &mr, &ms, &my, 0);
+  return _mlir_ciface_memfmt_add_f32(ctx, 1, &mr, &ms, &my);
 }
 
 int32_t _mlir_ciface_memfmt_forward(memfmt_context_t *ctx,

@@ -28,3 +28,15 @@ func.func @to_bf16(%x: tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xbf16> {
   %0 = memfmt.to %x {dtype = bf16} : tensor<1x2x3x3xf16>
   return %0 : tensor<1x2x3x3xbf16>
 }
+
+// -----
+
+// A module that carries a memory plan is lowered by it: an op added after
+// planning has no place in it.
+module attributes {memfmt.arena_bytes = 64 : i64, memfmt.peak_live_bytes = 64 : i64, memfmt.weights_bytes = 0 : i64} {
+  func.func @stale(%x: tensor<4xf32> {memfmt.buffer = #memfmt.buffer<input 0, offset = 0, bytes = 16>}) -> tensor<4xf32> {
+    // expected-error @+1 {{a value of this op has no place in the memory plan; plan the whole function (memfmt-plan-memory) after changing it}}
+    %0 = memfmt.relu %x : tensor<4xf32> -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}

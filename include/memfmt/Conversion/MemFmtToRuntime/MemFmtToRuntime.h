@@ -6,10 +6,11 @@
 //
 // Lowers a memfmt function on tensors (after the layout passes) to one entry
 // point that calls the runtime's kernels (runtime/include/memfmt/runtime/
-// Kernels.def) on strided buffers placed at compile time: activations in one
-// arena planned by liveness, parameters in one weights blob, inputs and
-// outputs in caller buffers. The result uses func, arith, cf and memref and
-// lowers to LLVM with the upstream conversions.
+// Kernels.def) on strided buffers placed at compile time by the memory plan
+// (MemoryPlan.h): activations in one arena planned by liveness, parameters
+// in one weights blob, inputs and outputs in caller buffers. The result uses
+// func, arith, cf and memref and lowers to LLVM with the upstream
+// conversions.
 //
 // The entry point of a compiled model (C symbol `_mlir_ciface_memfmt_forward`):
 //
@@ -39,7 +40,13 @@
 #include <string>
 #include <vector>
 
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
 namespace mlir::memfmt {
+
+class RuntimeCallBuilder;
 
 /// Name of the entry point a compiled model exports (before MLIR's
 /// `_mlir_ciface_` prefix).
@@ -75,9 +82,15 @@ struct ModelManifest {
 };
 
 /// Replaces the single public function of `module` by `memfmt_forward`
-/// (see above) and fills `manifest`. Fails with a located error on anything
+/// (see above) and fills `manifest`, lowering the module's memory plan
+/// (planned first if the module has none). Fails with a located error on anything
 /// it cannot lower (e.g. training batch norm, dynamic shapes).
 LogicalResult lowerToRuntimeCalls(ModuleOp module, ModelManifest &manifest);
+
+/// Adds the patterns that lower each memfmt op family to kernel calls
+/// emitted through `calls` (LoweringPatterns.cpp).
+void populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
+                                     RuntimeCallBuilder &calls);
 
 /// Lowers the result of lowerToRuntimeCalls to the LLVM dialect.
 LogicalResult lowerToLLVMDialect(ModuleOp module);

@@ -6,7 +6,8 @@
 //
 // Parsing, printing and verification of #memfmt.strides, the tensor encoding
 // that records a memory format as strides (DESIGN.md §2), and the
-// #memfmt.memory_format enum attribute.
+// #memfmt.memory_format enum attribute, and #memfmt.buffer, a value's place
+// in the memory plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,5 +80,53 @@ LogicalResult StridesAttr::verifyEncoding(
     return emitError()
            << "#memfmt.strides requires a static shape; the strides of a "
               "dynamic shape are not known";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferAttr
+//===----------------------------------------------------------------------===//
+
+/// `<` kind (int, for input)? `, offset = ` int `, bytes = ` int `>`.
+Attribute BufferAttr::parse(AsmParser &parser, Type) {
+  StringRef keyword;
+  llvm::SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<BufferKind> kind = symbolizeBufferKind(keyword);
+  if (!kind) {
+    parser.emitError(kindLoc) << "#memfmt.buffer: unknown buffer '" << keyword
+                              << "'; expected arena, weights or input";
+    return {};
+  }
+  int64_t index = 0, offset = 0, bytes = 0;
+  if ((*kind == BufferKind::Input && parser.parseInteger(index)) ||
+      parser.parseComma() || parser.parseKeyword("offset") ||
+      parser.parseEqual() || parser.parseInteger(offset) ||
+      parser.parseComma() || parser.parseKeyword("bytes") ||
+      parser.parseEqual() || parser.parseInteger(bytes) ||
+      parser.parseGreater())
+    return {};
+  return BufferAttr::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), *kind, index, offset, bytes);
+}
+
+void BufferAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyBufferKind(getKind());
+  if (getKind() == BufferKind::Input)
+    printer << " " << getIndex();
+  printer << ", offset = " << getOffset() << ", bytes = " << getBytes() << ">";
+}
+
+LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 BufferKind kind, int64_t index,
+                                 int64_t offset, int64_t bytes) {
+  if (index < 0 || offset < 0 || bytes < 0)
+    return emitError() << "#memfmt.buffer: index, offset and bytes must be "
+                          ">= 0, got "
+                       << index << ", " << offset << " and " << bytes;
+  if (kind != BufferKind::Input && index != 0)
+    return emitError() << "#memfmt.buffer: only an input buffer has an index";
   return success();
 }

@@ -227,7 +227,7 @@ bool FusedConv2dOp::propagatesChannelsLast() { return true; }
 
 /// The residual is summed into the output (oneDNN's sum post-op, cuDNN's
 /// beta = 1); the input is read around each output element, never in place.
-SmallVector<OpOperand *> FusedConv2dOp::getInPlaceOperands() {
+SmallVector<OpOperand *> FusedConv2dOp::getInPlaceOperands(unsigned) {
   if (!getResidual())
     return {};
   return {&getResidualMutable()[0]};
@@ -258,6 +258,17 @@ LogicalResult FoldBatchNormOp::verify() {
 
 bool FoldBatchNormOp::propagatesChannelsLast() { return true; }
 
+/// The folded weight may overwrite the weight it replaces (the fold scales
+/// each element on its own); the folded bias always takes a slot of its own.
+SmallVector<OpOperand *>
+FoldBatchNormOp::getInPlaceOperands(unsigned resultIndex) {
+  if (resultIndex != 0)
+    return {};
+  return {&getWeightMutable()};
+}
+
+bool FoldBatchNormOp::readsOperandsElementwise() { return true; }
+
 //===----------------------------------------------------------------------===//
 // BatchNormOp
 //===----------------------------------------------------------------------===//
@@ -285,7 +296,7 @@ LogicalResult BatchNormOp::verify() {
 
 bool BatchNormOp::propagatesChannelsLast() { return true; }
 
-SmallVector<OpOperand *> BatchNormOp::getInPlaceOperands() {
+SmallVector<OpOperand *> BatchNormOp::getInPlaceOperands(unsigned) {
   return {&getInputMutable()};
 }
 
@@ -305,7 +316,7 @@ LogicalResult ReluOp::verify() {
 
 bool ReluOp::propagatesChannelsLast() { return true; }
 
-SmallVector<OpOperand *> ReluOp::getInPlaceOperands() {
+SmallVector<OpOperand *> ReluOp::getInPlaceOperands(unsigned) {
   return {&getInputMutable()};
 }
 
@@ -336,7 +347,7 @@ bool AddOp::propagatesChannelsLast() { return true; }
 
 /// Either addend; a broadcast one never has the result's type, so the
 /// memory plan passes it over.
-SmallVector<OpOperand *> AddOp::getInPlaceOperands() {
+SmallVector<OpOperand *> AddOp::getInPlaceOperands(unsigned) {
   return {&getSelfMutable(), &getOtherMutable()};
 }
 
@@ -496,6 +507,9 @@ bool FlattenOp::requiresContiguousOperand(unsigned index) {
   return index == 0;
 }
 
+/// Flattening a contiguous tensor re-describes its bytes.
+bool FlattenOp::isBufferAlias() { return isContiguous(getInput().getType()); }
+
 LogicalResult ReshapeOp::verify() {
   if (failed(verifyCommon(*this)))
     return failure();
@@ -512,6 +526,9 @@ LogicalResult ReshapeOp::verify() {
 bool ReshapeOp::requiresContiguousOperand(unsigned index) {
   return index == 0;
 }
+
+/// Reshaping a contiguous tensor re-describes its bytes.
+bool ReshapeOp::isBufferAlias() { return isContiguous(getInput().getType()); }
 
 LogicalResult LinearOp::verify() {
   if (failed(verifyCommon(*this)))
@@ -678,6 +695,12 @@ OpFoldResult ContiguousOp::fold(FoldAdaptor) {
 
 bool ContiguousOp::isLayoutConversion() { return true; }
 
+/// L3: a conversion between two stride vectors that give every element the
+/// same offset moves no bytes.
+bool ContiguousOp::isBufferAlias() {
+  return haveSameBytes(getInput().getType(), getOutput().getType());
+}
+
 /// The L6 layout rule of the preserve_format ops: result 0 preserves
 /// operand `operandIndex` when the format is `preserve`.
 static std::optional<unsigned> preservedOperand(MemoryFormat format,
@@ -734,6 +757,17 @@ MEMFMT_DEFINE_LIKE_OP(CloneOp, getInput, INPUT_ELEMENT, 0)
 MEMFMT_DEFINE_LIKE_OP(EmptyLikeOp, getInput, INPUT_ELEMENT, 0)
 MEMFMT_DEFINE_LIKE_OP(ToOp, getInput, TO_ELEMENT, 0)
 MEMFMT_DEFINE_LIKE_OP(ResizeAsOp, getTheTemplate, INPUT_ELEMENT, 1)
+
+/// L3: a copy into strides that give every element the same offset (and the
+/// same element type) moves no bytes.
+bool CloneOp::isBufferAlias() {
+  return haveSameBytes(getInput().getType(), getOutput().getType());
+}
+
+/// As for clone; a change of element type always moves bytes.
+bool ToOp::isBufferAlias() {
+  return haveSameBytes(getInput().getType(), getOutput().getType());
+}
 
 #undef TO_ELEMENT
 #undef INPUT_ELEMENT

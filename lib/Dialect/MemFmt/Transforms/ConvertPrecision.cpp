@@ -16,12 +16,12 @@
 //     touched. Kernels keep f32 arithmetic and accumulation inside (batch
 //     norm parameters are widened to f32, sums and products are f32).
 //  2. Entry: each f32 tensor argument is converted by one memfmt.to. Where
-//     the argument's only uses are layout conversions (memfmt.contiguous or
-//     memfmt.clone, e.g. the channels-last conversion at entry), each of
-//     them becomes a memfmt.to with its memory format, so the input is read
-//     once, converting layout and dtype together.
+//     the argument's only uses are layout copies (ops that declare
+//     LayoutCopyOpInterface, e.g. the channels-last conversion at entry),
+//     each of them becomes a memfmt.to with its memory format, so the input
+//     is read once, converting layout and dtype together.
 //  3. Exit: each returned tensor is converted back to f32 by a memfmt.to;
-//     a returned layout conversion used only there becomes that memfmt.to.
+//     a returned layout copy used only there becomes that memfmt.to.
 //
 // precision=f32 changes nothing, and running the pass twice changes nothing
 // the second time.
@@ -56,14 +56,6 @@ bool isF32Tensor(Type type) {
   return tensor && tensor.getElementType().isF32();
 }
 
-/// A layout-only copy (memfmt.contiguous, memfmt.clone) and its format.
-std::optional<MemoryFormat> layoutCopyFormat(Operation *op) {
-  if (auto contiguous = dyn_cast<ContiguousOp>(op))
-    return contiguous.getMemoryFormat();
-  if (auto clone = dyn_cast<CloneOp>(op))
-    return clone.getMemoryFormat();
-  return std::nullopt;
-}
 
 class ConvertPrecisionPass
     : public ::mlir::memfmt::impl::ConvertPrecisionBase<ConvertPrecisionPass> {
@@ -72,21 +64,10 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (precision == "f32")
+    if (precision == ComputePrecision::F32 || func.isExternal())
       return;
     Builder b(&getContext());
-    Type target;
-    if (precision == "bf16")
-      target = b.getBF16Type();
-    else if (precision == "f16")
-      target = b.getF16Type();
-    else {
-      func.emitError() << "memfmt-convert-precision: precision='" << precision
-                       << "' is not one of f32, f16, bf16";
-      return signalPassFailure();
-    }
-    if (func.isExternal())
-      return;
+    Type target = getComputeElementType(&getContext(), precision);
 
     // 1. Retype results.
     func.walk([&](Operation *op) {
@@ -114,7 +95,7 @@ public:
       auto argType = cast<RankedTensorType>(arg.getType());
       bool allLayoutCopies = true, allConverted = true;
       for (Operation *user : arg.getUsers()) {
-        allLayoutCopies &= layoutCopyFormat(user).has_value();
+        allLayoutCopies &= isa<LayoutCopyOpInterface>(user);
         auto to = dyn_cast<ToOp>(user);
         allConverted &=
             to && to.getDtypeAttr() && to.getDtypeAttr().getValue() == target;
@@ -127,7 +108,7 @@ public:
           auto resultType =
               cast<RankedTensorType>(user->getResult(0).getType());
           ToOp to = makeTo(user->getLoc(), arg, resultType, target,
-                           *layoutCopyFormat(user));
+                           cast<LayoutCopyOpInterface>(user).getCopyFormat());
           to->setDiscardableAttrs(user->getDiscardableAttrDictionary());
           rewriter.replaceOp(user, to.getResult());
         }
@@ -150,11 +131,12 @@ public:
           !isF32Tensor(resultTypes[index]))
         continue;
       auto declared = cast<RankedTensorType>(resultTypes[index]);
-      Operation *def = value.getDefiningOp();
-      if (def && value.hasOneUse() && layoutCopyFormat(def)) {
+      auto copy = value.getDefiningOp<LayoutCopyOpInterface>();
+      if (copy && value.hasOneUse()) {
+        Operation *def = copy.getOperation();
         rewriter.setInsertionPoint(def);
-        ToOp to = makeTo(def->getLoc(), def->getOperand(0), declared,
-                         b.getF32Type(), *layoutCopyFormat(def));
+        ToOp to = makeTo(def->getLoc(), copy.getCopySource(), declared,
+                         b.getF32Type(), copy.getCopyFormat());
         to->setDiscardableAttrs(def->getDiscardableAttrDictionary());
         rewriter.replaceOp(def, to.getResult());
         continue;

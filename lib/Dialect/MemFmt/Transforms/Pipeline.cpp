@@ -1,13 +1,28 @@
-//===- Pipeline.cpp - The memfmt-channels-last pipeline -------------------===//
+//===- Pipeline.cpp - memfmt's pass pipelines -----------------------------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// memfmt-channels-last: propagate channels-last (with the options passed
-// through), make reshape conversions explicit, fold conversions, then
-// canonicalize and CSE. Running it twice gives the same IR as running it
-// once.
+// The two pass pipelines, built here so that memfmt-opt and memfmt-compile
+// run the same passes:
+//
+//  * memfmt-channels-last: propagate channels-last (with the options passed
+//    through), make reshape conversions explicit, fold conversions, then
+//    canonicalize and CSE. Running it twice gives the same IR as running it
+//    once.
+//  * memfmt-compile-pipeline: what memfmt-compile runs between loading a
+//    model and lowering it (its step 3). In order: channels-last arguments
+//    into an NCHW model (memory-format=contiguous input-format=
+//    channels-last), fusion, the layout passes (memfmt-channels-last for a
+//    channels-last model; for an NCHW model, propagation of what the model
+//    itself declares channels-last, L5, then the same clean-up), the layout
+//    check, the reports, and last the precision conversion with a second
+//    check (the report lists layout conversions, so it comes before the
+//    dtype conversions).
+//
+// memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
+// writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,10 +49,83 @@ void mlir::memfmt::buildChannelsLastPipeline(
   pm.addPass(createCSEPass());
 }
 
-void mlir::memfmt::registerChannelsLastPipeline() {
+/// The layout passes of an NCHW model: it adds no channels-last, but what
+/// the model declares channels-last (a parameter, an argument) still makes
+/// the results of its users channels-last (L5), which their declared types
+/// may not say.
+static void buildDeclaredLayoutPipeline(OpPassManager &pm) {
+  PropagateChannelsLastOptions declared;
+  declared.inputs = InputsMode::Keep;
+  declared.weights = WeightsMode::Keep;
+  declared.outputs = OutputsMode::Keep;
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createPropagateChannelsLast(declared));
+  funcPm.addPass(createMaterializeContiguous());
+  funcPm.addPass(createFoldConversions());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::memfmt::buildMemFmtCompilePipeline(
+    OpPassManager &pm, const CompilePipelineOptions &options) {
+  bool channelsLastModel = options.memoryFormat == MemoryFormat::ChannelsLast;
+  bool channelsLastInput = options.inputFormat == MemoryFormat::ChannelsLast;
+  if (!channelsLastModel && channelsLastInput)
+    pm.addNestedPass<func::FuncOp>(createDeclareChannelsLastInputs());
+  if (options.fusion)
+    pm.addNestedPass<func::FuncOp>(createFuseConv());
+  if (channelsLastModel) {
+    ChannelsLastPipelineOptions layout;
+    layout.inputs =
+        channelsLastInput ? InputsMode::ChannelsLast : InputsMode::Convert;
+    layout.weights = WeightsMode::ChannelsLast;
+    layout.outputs = OutputsMode::Keep;
+    buildChannelsLastPipeline(pm, layout);
+  } else {
+    buildDeclaredLayoutPipeline(pm);
+  }
+  pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
+  if (!options.reportText.empty())
+    pm.addPass(
+        createReport(ReportOptions{ReportFormat::Text, options.reportText}));
+  if (!options.reportJson.empty())
+    pm.addPass(
+        createReport(ReportOptions{ReportFormat::Json, options.reportJson}));
+  if (options.precision != ComputePrecision::F32) {
+    pm.addNestedPass<func::FuncOp>(
+        createConvertPrecision(ConvertPrecisionOptions{options.precision}));
+    pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
+  }
+}
+
+void mlir::memfmt::registerMemFmtPipelines() {
   PassPipelineRegistration<ChannelsLastPipelineOptions>(
       "memfmt-channels-last",
       "Run memfmt's layout passes: propagate channels-last, make reshape "
       "conversions explicit, fold conversions, canonicalize, cse",
       buildChannelsLastPipeline);
+  // PassPipelineRegistration's builder cannot fail; this one rejects, when
+  // the options are parsed, a precision the target has no kernels for (as
+  // memfmt-compile does before any work).
+  registerPassPipeline(
+      "memfmt-compile-pipeline",
+      "Run what memfmt-compile runs between loading a model and lowering "
+      "it: fusion, the layout passes, the layout check and reports, and the "
+      "precision conversion",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CompilePipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (!isPrecisionAvailable(options.target, options.precision))
+          return errorHandler(
+              "memfmt-compile-pipeline: precision=" +
+              stringifyComputePrecision(options.precision) +
+              " is not available on target=cpu (its reduced-precision "
+              "kernels are bf16)");
+        buildMemFmtCompilePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
+        optionsHandler(CompilePipelineOptions());
+      });
 }

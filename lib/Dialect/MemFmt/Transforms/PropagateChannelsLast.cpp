@@ -162,30 +162,15 @@ void PropagateChannelsLastPass::runOnOperation() {
   func::FuncOp func = getOperation();
   if (func.isExternal())
     return;
-  if (inputs != "convert" && inputs != "channels-last" && inputs != "keep") {
-    func.emitError() << "memfmt-propagate-channels-last: inputs='" << inputs
-                     << "' is not one of convert, channels-last, keep";
-    return signalPassFailure();
-  }
-  if (weights != "channels-last" && weights != "keep") {
-    func.emitError() << "memfmt-propagate-channels-last: weights='" << weights
-                     << "' is not one of channels-last, keep";
-    return signalPassFailure();
-  }
-  if (outputs != "keep" && outputs != "channels-last") {
-    func.emitError() << "memfmt-propagate-channels-last: outputs='" << outputs
-                     << "' is not one of keep, channels-last";
-    return signalPassFailure();
-  }
   if (!func.getBody().hasOneBlock()) {
     func.emitError() << "memfmt-propagate-channels-last expects a function "
                         "body of one block";
     return signalPassFailure();
   }
 
-  bool argsChannelsLast = inputs != "keep";
+  bool argsChannelsLast = inputs != InputsMode::Keep;
   llvm::DenseSet<Value> channelsLast =
-      analyze(func, argsChannelsLast, weights == "channels-last");
+      analyze(func, argsChannelsLast, weights == WeightsMode::ChannelsLast);
 
   // Remember every type before the rewrite, for the boundary conversions.
   llvm::DenseMap<Value, Type> oldTypes;
@@ -204,7 +189,7 @@ void PropagateChannelsLastPass::runOnOperation() {
     RankedTensorType type = getFormattedType(arg);
     if (!type || !channelsLast.contains(arg) || isChannelsLast(type))
       continue;
-    if (inputs == "channels-last") {
+    if (inputs == InputsMode::ChannelsLast) {
       arg.setType(getTypeInFormat(type, MemoryFormat::ChannelsLast));
       continue;
     }
@@ -259,7 +244,7 @@ void PropagateChannelsLastPass::runOnOperation() {
       auto newType = dyn_cast<RankedTensorType>(value.getType());
       if (!oldType || !newType || oldType == newType)
         continue;
-      if (isReturn && outputs == "channels-last") {
+      if (isReturn && outputs == OutputsMode::ChannelsLast) {
         resultTypes[use.getOperandNumber()] = newType;
         continue;
       }

@@ -73,11 +73,6 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
-    if (format != "text" && format != "json") {
-      getOperation().emitError()
-          << "memfmt-report: format='" << format << "' is not text or json";
-      return signalPassFailure();
-    }
     SmallVector<Entry> entries;
     int64_t runtime = 0, free = 0, parameter = 0, bytes = 0;
     getOperation().walk([&](ContiguousOp op) {
@@ -111,7 +106,7 @@ public:
     }
     llvm::raw_ostream &os = file ? file->os() : llvm::errs();
 
-    if (format == "json") {
+    if (format == ReportFormat::Json) {
       llvm::json::Array list;
       for (const Entry &e : entries)
         list.push_back(llvm::json::Object{

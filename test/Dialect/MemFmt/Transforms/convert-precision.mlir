@@ -23,7 +23,7 @@
 // F32-LABEL: func.func @body
 // F32-NOT: memfmt.to
 // F32: memfmt.relu %{{.+}} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
-// BAD: error: memfmt-convert-precision: precision='f64' is not one of f32, f16, bf16
+// BAD: for the --precision option: Cannot find option named 'f64'!
 func.func @body(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = memfmt.weight "conv.weight" : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
   %0 = memfmt.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>) -> tensor<1x4x8x8xf32>

@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The stride encoding of tensor types and the memory_format enum.
+// The stride encoding of tensor types and the memory_format enum; the
+// buffer a value is planned into (#memfmt.buffer, written by
+// memfmt-plan-memory and read by the lowering to runtime calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,46 @@ def MemFmt_MemoryFormatAttr : EnumAttr<MemFmt_Dialect, MemFmt_MemoryFormat,
                                        "memory_format"> {
   let summary = "memory format: contiguous, channels_last or preserve";
   let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// The memory plan
+//===----------------------------------------------------------------------===//
+
+def MemFmt_BufferKind : I32EnumAttr<"BufferKind",
+    "the buffer of a compiled model that holds a value", [
+      I32EnumAttrCase<"Arena", 0, "arena">,
+      I32EnumAttrCase<"Weights", 1, "weights">,
+      I32EnumAttrCase<"Input", 2, "input">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memfmt";
+}
+
+def MemFmt_BufferAttr : AttrDef<MemFmt_Dialect, "Buffer"> {
+  let mnemonic = "buffer";
+  let summary = "where the memory plan puts a value";
+  let description = [{
+    The home of one tensor value of a compiled function, chosen by
+    `memfmt-plan-memory`: the activation `arena`, the `weights` blob (with
+    the results of load-time ops), or the caller's `input` buffer number
+    `index`, at byte `offset`, spanning `bytes` (the value's strided span).
+    Values that share bytes (aliases, results computed in place) have the
+    same buffer and offset.
+
+    ```mlir
+    #memfmt.buffer<arena, offset = 1024, bytes = 4096>
+    #memfmt.buffer<weights, offset = 0, bytes = 64>
+    #memfmt.buffer<input 0, offset = 0, bytes = 480>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<MemFmt_BufferKind>:$kind,
+    "int64_t":$index,
+    "int64_t":$offset,
+    "int64_t":$bytes);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 #endif // MEMFMT_ATTRS_TD

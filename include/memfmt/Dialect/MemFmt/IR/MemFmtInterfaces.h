@@ -5,9 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // Declares LayoutOpInterface, through which every op says how it treats
-// memory formats (L5, L6, L7), and InPlaceOpInterface, through which an op
-// says which operand buffers its lowered kernel may write its result into.
-// Generated from MemFmtInterfaces.td.
+// memory formats (L5, L6, L7), InPlaceOpInterface, through which an op says
+// which operand buffers its lowered kernel may write its results into, and
+// ElementCopyOpInterface, through which an op says it only moves its
+// operand's elements (and when it moves no bytes). Generated from
+// MemFmtInterfaces.td.
 //
 //===----------------------------------------------------------------------===//
 

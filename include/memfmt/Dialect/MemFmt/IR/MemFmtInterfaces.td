@@ -8,9 +8,14 @@
 // L5, L6, L7 of DESIGN.md). The layout passes read only this interface; they
 // keep no list of op names.
 //
-// InPlaceOpInterface: an op declares which operand buffers its result may
+// InPlaceOpInterface: an op declares which operand buffers its results may
 // take when it is lowered (its runtime kernel computes in place there). The
 // memory plan reads only this interface.
+//
+// ElementCopyOpInterface: an op declares that it only moves operand 0's
+// elements (a re-layout, reshape or element type conversion), and when it
+// moves no bytes at all. The memory plan and the lowering read it instead of
+// a list of op names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,15 +79,17 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
 def MemFmt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
   let cppNamespace = "::mlir::memfmt";
   let description = [{
-    Declares the operands whose buffer the op's single result may take once
+    Declares, per result, the operands whose buffer the result may take once
     the op is lowered to its runtime kernel. For each such operand the kernel
     reads an element before it writes the same element of the result and
-    never reads it again, so the memory plan of `convert-memfmt-to-runtime`
-    may place the result in that operand's arena buffer when the operand
-    dies at the op (runtime/lib/Validate.cpp accepts exactly these aliases,
-    with identical shapes and strides, at run time):
+    never reads it again, so the memory plan (`memfmt-plan-memory`) may
+    place the result in that operand's buffer when the operand dies at the
+    op: its arena buffer, or for an op run at load time its weights-blob
+    slot (runtime/lib/Validate.cpp accepts exactly these aliases, with
+    identical shapes and strides, at run time):
 
-      * `getInPlaceOperands`: the candidates, the preferred one first.
+      * `getInPlaceOperands`: the candidates for result `resultIndex`, the
+        preferred one first.
       * `readsOperandsElementwise`: the kernel reads element `i` of every
         operand only to write element `i` of the result, so another operand
         of the result's very type may read the shared buffer as well
@@ -95,11 +102,66 @@ def MemFmt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
 
   let methods = [
     InterfaceMethod<
-      "The operands whose buffer the result may take, preferred first.",
-      "::llvm::SmallVector<::mlir::OpOperand *>", "getInPlaceOperands", (ins)>,
+      "The operands whose buffer result `resultIndex` may take, preferred "
+      "first.",
+      "::llvm::SmallVector<::mlir::OpOperand *>", "getInPlaceOperands",
+      (ins "unsigned":$resultIndex)>,
     InterfaceMethod<
       "True if every operand is read only at the element being written.",
       "bool", "readsOperandsElementwise", (ins)>,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering: ops that only move elements
+//===----------------------------------------------------------------------===//
+
+def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares an op whose single result holds the elements of operand 0 in
+    their logical order, only re-laid (other strides: `contiguous`, `clone`,
+    `to`), re-shaped (`reshape`, `flatten`, which keep NCHW order, L7) or
+    converted to another element type (`to`). It is lowered to the runtime's
+    element-by-element `copy` (or a `cast_*` kernel for a type change), or
+    to nothing at all:
+
+      * `isBufferAlias`: the result describes exactly the bytes of operand 0
+        (an L3 conversion, a reshape of a contiguous tensor). The memory plan
+        gives the result operand 0's buffer and the lowering emits no call.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "True if the result describes the very bytes of operand 0 (no kernel, "
+      "no copy).",
+      "bool", "isBufferAlias", (ins)>,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Layout copies
+//===----------------------------------------------------------------------===//
+
+def MemFmt_LayoutCopyOpInterface : OpInterface<"LayoutCopyOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares an op that only copies its one tensor operand into another
+    layout (memfmt.contiguous, memfmt.clone): the result has the operand's
+    values, with the strides `getCopyFormat` gives. memfmt-convert-precision
+    turns such a copy at a function's entry or exit into one `memfmt.to`
+    that converts layout and dtype together.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "The memory format of the copy (`memory_format`).",
+      "::mlir::memfmt::MemoryFormat", "getCopyFormat", (ins), "",
+      [{ return $_op.getMemoryFormat(); }]>,
+    InterfaceMethod<
+      "The tensor that is copied.",
+      "::mlir::Value", "getCopySource", (ins), "",
+      [{ return $_op->getOperand(0); }]>,
   ];
 }
 

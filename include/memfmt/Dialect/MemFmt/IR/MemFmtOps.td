@@ -47,6 +47,8 @@ defvar PropagatesL5 = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
 defvar AnyLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>;
 /// Ops with this trait name the operands whose buffer their result may take.
 defvar InPlace = DeclareOpInterfaceMethods<MemFmt_InPlaceOpInterface>;
+/// Ops with this trait only move operand 0's elements (ElementCopyOpInterface).
+defvar ElementCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Convolution and normalisation
@@ -114,7 +116,8 @@ def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
   let hasVerifier = 1;
 }
 
-def MemFmt_FoldBatchNormOp : MemFmt_Op<"fold_batch_norm", [Pure, PropagatesL5]> {
+def MemFmt_FoldBatchNormOp : MemFmt_Op<"fold_batch_norm", [Pure, PropagatesL5,
+                                                           InPlace]> {
   let summary = "a convolution's weight and bias with a batch norm folded in";
   let description = [{
     For a convolution weight `[O, I, KH, KW]`, optional bias `[O]` and an
@@ -303,7 +306,7 @@ def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
 // Reshapes (L7) and linear
 //===----------------------------------------------------------------------===//
 
-def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure,
+def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "flatten dims start_dim..end_dim (aten::flatten)";
@@ -326,7 +329,7 @@ def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure,
   let hasVerifier = 1;
 }
 
-def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure,
+def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "reshape to the result type's shape (aten::reshape)";
@@ -382,9 +385,10 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [ElementCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["isLayoutConversion"]>]> {
+                              ["isLayoutConversion"]>,
+    MemFmt_LayoutCopyOpInterface]> {
   let summary = "explicit layout conversion (aten::contiguous)";
   let description = [{
     The one explicit conversion: the result has the dense strides of
@@ -406,9 +410,10 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [
   let hasFolder = 1;
 }
 
-def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [
+def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [ElementCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                              ["getPreservedOperand"]>]> {
+                              ["getPreservedOperand"]>,
+    MemFmt_LayoutCopyOpInterface]> {
   let summary = "copy (aten::clone)";
   let description = [{
     With `memory_format = preserve` (default) the result keeps the input's
@@ -443,7 +448,7 @@ def MemFmt_EmptyLikeOp : MemFmt_FixedLayoutOp<"empty_like", [
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def MemFmt_ToOp : MemFmt_FixedLayoutOp<"to", [
+def MemFmt_ToOp : MemFmt_FixedLayoutOp<"to", [ElementCopy,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["getPreservedOperand"]>]> {
   let summary = "convert element type and/or memory format (aten::to)";

@@ -4,23 +4,89 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Declares the layout passes and the `memfmt-channels-last` pipeline.
+// Declares the layout passes, the enums their choice options take (with
+// the spellings users type), and the two pipelines: `memfmt-channels-last`
+// (the layout passes) and `memfmt-compile-pipeline` (what memfmt-compile
+// runs between loading a model and lowering it).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MEMFMT_DIALECT_MEMFMT_TRANSFORMS_PASSES_H
 #define MEMFMT_DIALECT_MEMFMT_TRANSFORMS_PASSES_H
 
+#include "memfmt/Dialect/MemFmt/IR/MemFmtAttrs.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <memory>
 #include <string>
 
 namespace mlir::memfmt {
+
+//===----------------------------------------------------------------------===//
+// Choices of pass and pipeline options
+//===----------------------------------------------------------------------===//
+
+/// How 4-D/5-D function arguments enter (memfmt-propagate-channels-last
+/// `inputs`).
+enum class InputsMode {
+  Convert,      ///< "convert": a conversion to channels-last at entry
+  ChannelsLast, ///< "channels-last": the arguments are declared channels-last
+  Keep,         ///< "keep": as declared
+};
+
+/// The layout of 4-D/5-D parameters (`weights`).
+enum class WeightsMode {
+  ChannelsLast, ///< "channels-last": re-laid once
+  Keep,         ///< "keep": as declared
+};
+
+/// What 4-D/5-D results do (`outputs`).
+enum class OutputsMode {
+  Keep,         ///< "keep": converted back to the declared format
+  ChannelsLast, ///< "channels-last": the signature changes
+};
+
+/// The element type a model computes in (memfmt-convert-precision,
+/// memfmt-compile --precision).
+enum class ComputePrecision { F32, F16, BF16 };
+
+/// The form of the layout report (memfmt-report `format`).
+enum class ReportFormat { Text, Json };
+
+/// The device a compiled model runs on (memfmt-compile --target).
+enum class CompileTarget { Cpu, Cuda };
+
+/// The spelled values of each choice, for `llvm::cl` options (pass options
+/// in Passes.td, pipeline options, memfmt-compile's flags): one list per
+/// enum, so a value is spelled the same everywhere.
+llvm::cl::ValuesClass inputsModeValues();
+llvm::cl::ValuesClass weightsModeValues();
+llvm::cl::ValuesClass outputsModeValues();
+llvm::cl::ValuesClass computePrecisionValues();
+llvm::cl::ValuesClass reportFormatValues();
+llvm::cl::ValuesClass compileTargetValues();
+/// `channels-last` and `contiguous` (the memory formats a model runs in or
+/// takes its input in).
+llvm::cl::ValuesClass modelMemoryFormatValues();
+
+/// The element type `precision` computes in.
+Type getComputeElementType(MLIRContext *context, ComputePrecision precision);
+
+/// The spelling of `precision` ("f32", "f16", "bf16").
+StringRef stringifyComputePrecision(ComputePrecision precision);
+
+/// False where `target` has no kernels for `precision` (f16 on the CPU,
+/// whose reduced-precision kernels are bf16).
+bool isPrecisionAvailable(CompileTarget target, ComputePrecision precision);
+
+//===----------------------------------------------------------------------===//
+// Passes
+//===----------------------------------------------------------------------===//
 
 #define GEN_PASS_DECL
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"
@@ -29,15 +95,15 @@ namespace mlir::memfmt {
 /// memfmt-propagate-channels-last.
 struct ChannelsLastPipelineOptions
     : public PassPipelineOptions<ChannelsLastPipelineOptions> {
-  Option<std::string> inputs{*this, "inputs",
-                             llvm::cl::desc("convert | channels-last | keep"),
-                             llvm::cl::init("convert")};
-  Option<std::string> weights{*this, "weights",
-                              llvm::cl::desc("channels-last | keep"),
-                              llvm::cl::init("channels-last")};
-  Option<std::string> outputs{*this, "outputs",
-                              llvm::cl::desc("keep | channels-last"),
-                              llvm::cl::init("keep")};
+  Option<InputsMode> inputs{
+      *this, "inputs", llvm::cl::desc("How 4-D/5-D arguments enter"),
+      llvm::cl::init(InputsMode::Convert), inputsModeValues()};
+  Option<WeightsMode> weights{
+      *this, "weights", llvm::cl::desc("Layout of 4-D/5-D parameters"),
+      llvm::cl::init(WeightsMode::ChannelsLast), weightsModeValues()};
+  Option<OutputsMode> outputs{
+      *this, "outputs", llvm::cl::desc("What 4-D/5-D results do"),
+      llvm::cl::init(OutputsMode::Keep), outputsModeValues()};
 };
 
 /// propagate-channels-last, materialize-contiguous, fold-conversions,
@@ -45,12 +111,55 @@ struct ChannelsLastPipelineOptions
 void buildChannelsLastPipeline(OpPassManager &pm,
                                const ChannelsLastPipelineOptions &options);
 
+/// Options of the `memfmt-compile-pipeline` pipeline: memfmt-compile's
+/// flags of the same names, plus where the layout reports go.
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<MemoryFormat> memoryFormat{
+      *this, "memory-format", llvm::cl::desc("Memory format the model runs in"),
+      llvm::cl::init(MemoryFormat::ChannelsLast), modelMemoryFormatValues()};
+  Option<MemoryFormat> inputFormat{
+      *this, "input-format",
+      llvm::cl::desc("Memory format of the input the caller passes"),
+      llvm::cl::init(MemoryFormat::Contiguous), modelMemoryFormatValues()};
+  Option<ComputePrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("Element type of activations and parameters"),
+      llvm::cl::init(ComputePrecision::F32), computePrecisionValues()};
+  Option<bool> fusion{*this, "fusion",
+                      llvm::cl::desc("Fold batch norms into convolutions and "
+                                     "fuse residual adds and relus into them"),
+                      llvm::cl::init(true)};
+  Option<CompileTarget> target{
+      *this, "target", llvm::cl::desc("Device the model runs on"),
+      llvm::cl::init(CompileTarget::Cpu), compileTargetValues()};
+  Option<std::string> reportText{
+      *this, "report-text",
+      llvm::cl::desc("File for the text layout report ('' for none, '-' "
+                     "for stderr)"),
+      llvm::cl::init("")};
+  Option<std::string> reportJson{
+      *this, "report-json",
+      llvm::cl::desc("File for the JSON layout report ('' for none, '-' "
+                     "for stderr)"),
+      llvm::cl::init("")};
+};
+
+/// What memfmt-compile runs between loading a model and lowering it:
+/// declare channels-last inputs (NCHW build with channels-last input),
+/// fusion, the layout passes of `memoryFormat`, the layout check, the
+/// reports, then the precision conversion and another check. Requires
+/// isPrecisionAvailable(options.target, options.precision).
+void buildMemFmtCompilePipeline(OpPassManager &pm,
+                                const CompilePipelineOptions &options);
+
 #define GEN_PASS_REGISTRATION
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"
 
-/// Registers the `memfmt-channels-last` pipeline (the passes themselves are
-/// registered by the generated registerMemFmtPasses()).
-void registerChannelsLastPipeline();
+/// Registers the `memfmt-channels-last` and `memfmt-compile-pipeline`
+/// pipelines (the passes themselves are registered by the generated
+/// registerMemFmtPasses()).
+void registerMemFmtPipelines();
 
 } // namespace mlir::memfmt
 

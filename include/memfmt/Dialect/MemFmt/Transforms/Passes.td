@@ -4,9 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The layout passes of DESIGN.md §3: propagate channels-last (L5), make
-// reshape conversions explicit (L7), fold conversions (L3), report what is
-// left, and check that no pass dropped a layout.
+// The layout passes of DESIGN.md §3: propagate channels-last (L5), take
+// channels-last arguments into an NCHW model, make reshape conversions
+// explicit (L7), fold conversions (L3), report what is left, and check that
+// no pass dropped a layout; plus conv fusion and the precision conversion.
+// Options that are choices take the enums of Passes.h, spelled by its
+// `*Values()` lists, so a bad value gets LLVM's standard error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,17 +34,36 @@ def PropagateChannelsLast : Pass<"memfmt-propagate-channels-last",
     `outputs=channels-last`.
   }];
   let options = [
-    Option<"inputs", "inputs", "std::string", /*default=*/"\"convert\"",
-           "How 4-D/5-D arguments enter: 'convert' (a conversion at entry), "
-           "'channels-last' (arguments are declared channels-last) or "
-           "'keep' (as declared)">,
-    Option<"weights", "weights", "std::string",
-           /*default=*/"\"channels-last\"",
-           "Layout of 4-D/5-D parameters: 'channels-last' or 'keep'">,
-    Option<"outputs", "outputs", "std::string", /*default=*/"\"keep\"",
-           "What 4-D/5-D results do: 'keep' (converted back to the declared "
-           "format) or 'channels-last' (the signature changes)">,
+    Option<"inputs", "inputs", "::mlir::memfmt::InputsMode",
+           /*default=*/"::mlir::memfmt::InputsMode::Convert",
+           "How 4-D/5-D arguments enter",
+           "::mlir::memfmt::inputsModeValues()">,
+    Option<"weights", "weights", "::mlir::memfmt::WeightsMode",
+           /*default=*/"::mlir::memfmt::WeightsMode::ChannelsLast",
+           "Layout of 4-D/5-D parameters",
+           "::mlir::memfmt::weightsModeValues()">,
+    Option<"outputs", "outputs", "::mlir::memfmt::OutputsMode",
+           /*default=*/"::mlir::memfmt::OutputsMode::Keep",
+           "What 4-D/5-D results do",
+           "::mlir::memfmt::outputsModeValues()">,
   ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def DeclareChannelsLastInputs : Pass<"memfmt-declare-channels-last-inputs",
+                                     "::mlir::func::FuncOp"> {
+  let summary = "Take channels-last arguments into an NCHW function";
+  let description = [{
+    For a model that runs NCHW but whose caller passes channels-last input
+    (memfmt-compile `--memory-format contiguous --input-format
+    channels-last`): every statically shaped 4-D/5-D argument of a public
+    function that is declared contiguous becomes channels-last in the
+    signature (dense channels-last strides, also where L3 makes them the
+    same bytes) and is converted to the declared type at entry, so the body
+    sees the type it had. Private functions keep their signatures (their
+    callers' types would no longer match). Running the pass twice changes
+    nothing the second time.
+  }];
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
 
@@ -109,8 +131,10 @@ def ConvertPrecision : Pass<"memfmt-convert-precision",
     idempotent.
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
-           "Element type to compute in: 'f16', 'bf16' or 'f32' (no change)">,
+    Option<"precision", "precision", "::mlir::memfmt::ComputePrecision",
+           /*default=*/"::mlir::memfmt::ComputePrecision::BF16",
+           "Element type to compute in ('f32': no change)",
+           "::mlir::memfmt::computePrecisionValues()">,
   ];
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
@@ -140,8 +164,9 @@ def Report : Pass<"memfmt-report", "::mlir::ModuleOp"> {
     move no bytes and are counted separately. The IR is not changed.
   }];
   let options = [
-    Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "'text' or 'json'">,
+    Option<"format", "format", "::mlir::memfmt::ReportFormat",
+           /*default=*/"::mlir::memfmt::ReportFormat::Text",
+           "Form of the report", "::mlir::memfmt::reportFormatValues()">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to write the report to ('-' for stderr)">,
   ];

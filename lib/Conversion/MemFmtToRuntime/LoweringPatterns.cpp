@@ -1,0 +1,439 @@
+//===- LoweringPatterns.cpp - memfmt ops to runtime kernel calls ----------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One pattern per op family turns a planned memfmt op into calls of the
+// runtime's kernels (convolution, with fused convolution and the load-time
+// batch norm fold; batch norm; elementwise; pooling; linear; element copies
+// and conversions; cat/chunk; parameters). Each fills the typed argument
+// struct that Kernels.def generates (RuntimeCallBuilder.h) from the op's
+// operands' views and attributes, so the kernel signature is checked by
+// the C++ compiler. A pattern that cannot lower its op says why through
+// notifyMatchFailure; the driver (MemFmtToRuntime.cpp) reports that reason
+// as the op's error.
+//
+// The patterns emit into the function the RuntimeCallBuilder is writing;
+// they leave the source op as it is (the driver erases the whole source
+// function once every op is lowered).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
+#include "memfmt/Conversion/MemFmtToRuntime/MemoryPlan.h"
+#include "memfmt/Conversion/MemFmtToRuntime/RuntimeCallBuilder.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+namespace {
+
+Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+/// Byte size of one element of `type`.
+int64_t elementBytes(RankedTensorType type) {
+  return (type.getElementTypeBitWidth() + 7) / 8;
+}
+
+/// A pattern that lowers ops of type OpTy through `calls`.
+template <typename OpTy> class RuntimePattern : public OpRewritePattern<OpTy> {
+public:
+  RuntimePattern(MLIRContext *context, RuntimeCallBuilder &calls)
+      : OpRewritePattern<OpTy>(context), calls(calls) {}
+
+protected:
+  RuntimeCallBuilder &calls;
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// conv2d and fused_conv2d: the conv2d kernel, an absent bias or residual
+/// passed as the output with its flag 0.
+template <typename OpTy> struct ConvLowering : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy conv, PatternRewriter &) const override {
+    RuntimeCallBuilder &b = this->calls;
+    Padding2d pad = Padding2d::fromList(conv.getPadding());
+    Value out = b.view(conv.getOutput());
+    Value bias = conv.getBias() ? b.view(conv.getBias()) : out;
+    Value residual = out;
+    bool hasResidual = false, relu = false;
+    if constexpr (std::is_same_v<OpTy, FusedConv2dOp>) {
+      hasResidual = static_cast<bool>(conv.getResidual());
+      if (hasResidual)
+        residual = b.view(conv.getResidual());
+      relu = conv.getRelu();
+    }
+    return b.call(conv, elementTypeOf(conv.getInput()),
+                  kernels::conv2d{
+                      .input = b.view(conv.getInput()),
+                      .weight = b.view(conv.getWeight()),
+                      .bias = bias,
+                      .residual = residual,
+                      .output = out,
+                      .stride_h = conv.getStride()[0],
+                      .stride_w = conv.getStride()[1],
+                      .pad_top = pad.top,
+                      .pad_left = pad.left,
+                      .pad_bottom = pad.bottom,
+                      .pad_right = pad.right,
+                      .dilation_h = conv.getDilation()[0],
+                      .dilation_w = conv.getDilation()[1],
+                      .groups = static_cast<int64_t>(conv.getGroups()),
+                      .has_bias = conv.getBias() ? 1 : 0,
+                      .has_residual = hasResidual ? 1 : 0,
+                      .relu = relu ? 1 : 0,
+                  });
+  }
+};
+
+/// fold_batch_norm (run at load): an absent bias is passed as the new bias.
+struct FoldBatchNormLowering : RuntimePattern<FoldBatchNormOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(FoldBatchNormOp fold,
+                                PatternRewriter &) const override {
+    Value newBias = calls.view(fold.getNewBias());
+    return calls.call(
+        fold, elementTypeOf(fold.getWeight()),
+        kernels::fold_batch_norm{
+            .weight = calls.view(fold.getWeight()),
+            .bias = fold.getBias() ? calls.view(fold.getBias()) : newBias,
+            .gamma = calls.view(fold.getGamma()),
+            .beta = calls.view(fold.getBeta()),
+            .running_mean = calls.view(fold.getRunningMean()),
+            .running_var = calls.view(fold.getRunningVar()),
+            .out_weight = calls.view(fold.getNewWeight()),
+            .out_bias = newBias,
+            .eps = fold.getEps().convertToDouble(),
+            .has_bias = fold.getBias() ? 1 : 0,
+        });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Batch norm and elementwise
+//===----------------------------------------------------------------------===//
+
+struct BatchNormLowering : RuntimePattern<BatchNormOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp bn,
+                                PatternRewriter &rewriter) const override {
+    if (bn.getTraining())
+      return rewriter.notifyMatchFailure(
+          bn, "training batch norm cannot be lowered; memfmt compiles "
+              "inference");
+    return calls.call(bn, elementTypeOf(bn.getInput()),
+                      kernels::batch_norm{
+                          .input = calls.view(bn.getInput()),
+                          .weight = calls.view(bn.getWeight()),
+                          .bias = calls.view(bn.getBias()),
+                          .running_mean = calls.view(bn.getRunningMean()),
+                          .running_var = calls.view(bn.getRunningVar()),
+                          .output = calls.view(bn.getOutput()),
+                          .eps = bn.getEps().convertToDouble(),
+                      });
+  }
+};
+
+struct ReluLowering : RuntimePattern<ReluOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(ReluOp relu, PatternRewriter &) const override {
+    return calls.call(relu, elementTypeOf(relu.getInput()),
+                      kernels::relu{
+                          .input = calls.view(relu.getInput()),
+                          .output = calls.view(relu.getOutput()),
+                      });
+  }
+};
+
+struct AddLowering : RuntimePattern<AddOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &) const override {
+    return calls.call(add, elementTypeOf(add.getSelf()),
+                      kernels::add{
+                          .lhs = calls.view(add.getSelf()),
+                          .rhs = calls.view(add.getOther()),
+                          .output = calls.view(add.getOutput()),
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// The window of a pooling op: an empty stride means the kernel size.
+struct PoolWindow {
+  ArrayRef<int64_t> kernel, stride;
+  Padding2d pad;
+
+  template <typename OpTy> static PoolWindow of(OpTy pool) {
+    ArrayRef<int64_t> stride = pool.getStride();
+    if (stride.empty())
+      stride = pool.getKernelSize();
+    return {pool.getKernelSize(), stride,
+            Padding2d::fromList(pool.getPadding())};
+  }
+};
+
+struct MaxPoolLowering : RuntimePattern<MaxPool2dOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(MaxPool2dOp pool,
+                                PatternRewriter &) const override {
+    PoolWindow w = PoolWindow::of(pool);
+    return calls.call(pool, elementTypeOf(pool.getInput()),
+                      kernels::max_pool2d{
+                          .input = calls.view(pool.getInput()),
+                          .output = calls.view(pool.getOutput()),
+                          .kernel_h = w.kernel[0],
+                          .kernel_w = w.kernel[1],
+                          .stride_h = w.stride[0],
+                          .stride_w = w.stride[1],
+                          .pad_top = w.pad.top,
+                          .pad_left = w.pad.left,
+                          .dilation_h = pool.getDilation()[0],
+                          .dilation_w = pool.getDilation()[1],
+                      });
+  }
+};
+
+struct MaxPoolWithIndicesLowering : RuntimePattern<MaxPool2dWithIndicesOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(MaxPool2dWithIndicesOp pool,
+                                PatternRewriter &) const override {
+    PoolWindow w = PoolWindow::of(pool);
+    return calls.call(pool, elementTypeOf(pool.getInput()),
+                      kernels::max_pool2d_with_indices{
+                          .input = calls.view(pool.getInput()),
+                          .output = calls.view(pool.getOutput()),
+                          .indices = calls.view(pool.getIndices()),
+                          .kernel_h = w.kernel[0],
+                          .kernel_w = w.kernel[1],
+                          .stride_h = w.stride[0],
+                          .stride_w = w.stride[1],
+                          .pad_top = w.pad.top,
+                          .pad_left = w.pad.left,
+                          .dilation_h = pool.getDilation()[0],
+                          .dilation_w = pool.getDilation()[1],
+                      });
+  }
+};
+
+struct AvgPoolLowering : RuntimePattern<AvgPool2dOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AvgPool2dOp pool,
+                                PatternRewriter &) const override {
+    PoolWindow w = PoolWindow::of(pool);
+    return calls.call(
+        pool, elementTypeOf(pool.getInput()),
+        kernels::avg_pool2d{
+            .input = calls.view(pool.getInput()),
+            .output = calls.view(pool.getOutput()),
+            .kernel_h = w.kernel[0],
+            .kernel_w = w.kernel[1],
+            .stride_h = w.stride[0],
+            .stride_w = w.stride[1],
+            .pad_top = w.pad.top,
+            .pad_left = w.pad.left,
+            .pad_bottom = w.pad.bottom,
+            .pad_right = w.pad.right,
+            .count_include_pad = pool.getCountIncludePad() ? 1 : 0,
+        });
+  }
+};
+
+struct AdaptiveAvgPoolLowering : RuntimePattern<AdaptiveAvgPool2dOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AdaptiveAvgPool2dOp pool,
+                                PatternRewriter &) const override {
+    return calls.call(pool, elementTypeOf(pool.getInput()),
+                      kernels::adaptive_avg_pool2d{
+                          .input = calls.view(pool.getInput()),
+                          .output = calls.view(pool.getOutput()),
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Linear
+//===----------------------------------------------------------------------===//
+
+/// An absent bias is passed as the output with has_bias 0.
+struct LinearLowering : RuntimePattern<LinearOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(LinearOp linear,
+                                PatternRewriter &) const override {
+    Value out = calls.view(linear.getOutput());
+    Value bias = linear.getBias() ? calls.view(linear.getBias()) : out;
+    return calls.call(linear, elementTypeOf(linear.getInput()),
+                      kernels::linear{
+                          .input = calls.view(linear.getInput()),
+                          .weight = calls.view(linear.getWeight()),
+                          .bias = bias,
+                          .output = out,
+                          .has_bias = linear.getBias() ? 1 : 0,
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Element copies and conversions; parameters and uninitialised tensors
+//===----------------------------------------------------------------------===//
+
+/// An op that only moves operand 0's elements: nothing where the plan put
+/// the result in its operand's bytes (ElementCopyOpInterface::isBufferAlias),
+/// else the copy kernel, or a cast kernel through f32 for a
+/// change of element type (which may change the layout at the same time).
+struct ElementCopyLowering
+    : public OpInterfaceRewritePattern<ElementCopyOpInterface> {
+  ElementCopyLowering(MLIRContext *context, RuntimeCallBuilder &calls)
+      : OpInterfaceRewritePattern(context), calls(calls) {}
+
+  LogicalResult matchAndRewrite(ElementCopyOpInterface copy,
+                                PatternRewriter &rewriter) const override {
+    Operation *op = copy;
+    Value input = op->getOperand(0), output = op->getResult(0);
+    BufferAttr from = getPlannedBuffer(input), to = getPlannedBuffer(output);
+    if (from.getKind() == to.getKind() && from.getIndex() == to.getIndex() &&
+        from.getOffset() == to.getOffset())
+      return success(); // The plan gave the result its operand's bytes.
+    Type source = elementTypeOf(input), into = elementTypeOf(output);
+    if (source != into && !source.isF32() && !into.isF32())
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
+        diag << op->getName() << " from " << source << " to " << into
+             << " is not lowered; convert through f32 (two " << op->getName()
+             << " ops)";
+      });
+    Value in = calls.view(input), out = calls.view(output);
+    if (source == into)
+      return calls.call(op, source, kernels::copy{.input = in, .output = out});
+    if (source.isF32())
+      return calls.call(op, into,
+                        kernels::cast_f32_to{.input = in, .output = out});
+    return calls.call(op, source,
+                      kernels::cast_to_f32_from{.input = in, .output = out});
+  }
+
+private:
+  RuntimeCallBuilder &calls;
+};
+
+/// A parameter is placed in the weights blob: no work.
+struct WeightLowering : RuntimePattern<WeightOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(WeightOp, PatternRewriter &) const override {
+    return success();
+  }
+};
+
+/// An uninitialised tensor has a buffer and nothing to compute.
+struct EmptyLikeLowering : RuntimePattern<EmptyLikeOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(EmptyLikeOp, PatternRewriter &) const override {
+    return success();
+  }
+};
+
+/// No runtime kernel resizes yet.
+struct ResizeAsLowering : RuntimePattern<ResizeAsOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(ResizeAsOp op,
+                                PatternRewriter &rewriter) const override {
+    return rewriter.notifyMatchFailure(op,
+                                       "memfmt.resize_as is not lowered yet");
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Concatenation and chunking
+//===----------------------------------------------------------------------===//
+
+/// Each input is copied into its slice of the output (a view with the
+/// output's strides, shifted along `dim`).
+struct CatLowering : RuntimePattern<CatOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(CatOp cat, PatternRewriter &) const override {
+    auto outType = cast<RankedTensorType>(cat.getType());
+    int64_t dim =
+        cat.getDim() < 0 ? cat.getDim() + outType.getRank() : cat.getDim();
+    SmallVector<int64_t> strides = getStrides(outType);
+    BufferAttr buffer = getPlannedBuffer(cat.getResult());
+    int64_t start = 0;
+    for (Value input : cat.getTensors()) {
+      auto inType = cast<RankedTensorType>(input.getType());
+      Value dst =
+          calls.viewAt(buffer, start * strides[dim] * elementBytes(outType),
+                       getTypeWithStrides(inType, strides));
+      if (failed(calls.call(
+              cat, inType.getElementType(),
+              kernels::copy{.input = calls.view(input), .output = dst})))
+        return failure();
+      start += inType.getDimSize(dim);
+    }
+    return success();
+  }
+};
+
+/// Each piece is copied out of its slice of the input.
+struct ChunkLowering : RuntimePattern<ChunkOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(ChunkOp chunk,
+                                PatternRewriter &) const override {
+    auto inType = cast<RankedTensorType>(chunk.getInput().getType());
+    int64_t dim =
+        chunk.getDim() < 0 ? chunk.getDim() + inType.getRank() : chunk.getDim();
+    SmallVector<int64_t> strides = getStrides(inType);
+    BufferAttr buffer = getPlannedBuffer(chunk.getInput());
+    int64_t start = 0;
+    for (Value piece : chunk.getOutputs()) {
+      auto pieceType = cast<RankedTensorType>(piece.getType());
+      Value src =
+          calls.viewAt(buffer, start * strides[dim] * elementBytes(inType),
+                       getTypeWithStrides(pieceType, strides));
+      if (failed(calls.call(
+              chunk, pieceType.getElementType(),
+              kernels::copy{.input = src, .output = calls.view(piece)})))
+        return failure();
+      start += pieceType.getDimSize(dim);
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
+                                                   RuntimeCallBuilder &calls) {
+  patterns.add<ConvLowering<Conv2dOp>, ConvLowering<FusedConv2dOp>,
+               FoldBatchNormLowering, BatchNormLowering, ReluLowering,
+               AddLowering, MaxPoolLowering, MaxPoolWithIndicesLowering,
+               AvgPoolLowering, AdaptiveAvgPoolLowering, LinearLowering,
+               ElementCopyLowering, WeightLowering, EmptyLikeLowering,
+               ResizeAsLowering, CatLowering, ChunkLowering>(
+      patterns.getContext(), calls);
+}

@@ -1,0 +1,437 @@
+//===- MemoryPlan.cpp - Place every value of a compiled model -------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory plan of the one public function of a module (the analysis of
+// memfmt-plan-memory; the lowering to runtime calls reads its result). Every
+// decision is taken here, at compile time, and recorded in the IR
+// (MemoryPlan.h says where):
+//
+//  1. Placement. Each tensor value gets a home: a caller input buffer
+//     (arguments), the weights blob (memfmt.weight, packed in op order,
+//     64-byte aligned, laid out with the strides of their type; then the
+//     results of load-time ops, i.e. side-effect-free ops on weights only,
+//     such as memfmt.fold_batch_norm), or the activation arena. Ops that move
+//     no bytes (ElementCopyOpInterface::isBufferAlias: L3 conversions,
+//     reshape/flatten of a contiguous tensor) alias their operand instead.
+//     A load-time result overwrites the weights-blob slot of an operand that
+//     nothing else reads where its op computes in place
+//     (InPlaceOpInterface: the folded convolution weight), so folding costs
+//     no memory.
+//  2. In-place sharing. A result may take the arena buffer of an operand
+//     whose last use is its op, where the kernel computes in place (the
+//     operands an op names through InPlaceOpInterface: a fused conv's
+//     residual, relu, add, batch norm; same shape, strides and type): the
+//     residual of a bottleneck block is then summed in place by the
+//     convolution instead of being copied into a fresh output first.
+//  3. Arena offsets. Arena values are live from their definition to their
+//     last use (through aliases and shared buffers); a greedy first-fit by
+//     decreasing size places them at 64-byte aligned offsets
+//     (MEMFMT_MODEL_BUFFER_ALIGNMENT) so that values live at the same time
+//     never overlap. The arena size and the peak of live bytes (a lower
+//     bound for any plan) go to the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Conversion/MemFmtToRuntime/MemoryPlan.h"
+#include "memfmt/Conversion/Passes.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+#include "memfmt/Layout/Strides.h"
+#include "memfmt/runtime/loader/model_abi.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+namespace mlir::memfmt {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "memfmt/Conversion/Passes.h.inc"
+} // namespace mlir::memfmt
+
+int64_t mlir::memfmt::spanBytes(RankedTensorType type) {
+  SmallVector<int64_t> strides = getStrides(type);
+  return ::memfmt::layout::spanElements(type.getShape(), strides) *
+         ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+FailureOr<func::FuncOp> mlir::memfmt::getCompiledFunction(ModuleOp module) {
+  SmallVector<func::FuncOp> publicFuncs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publicFuncs.push_back(func);
+  if (publicFuncs.size() != 1)
+    return module.emitError() << "expects exactly one public function to "
+                                 "compile, found "
+                              << publicFuncs.size();
+  return publicFuncs.front();
+}
+
+bool mlir::memfmt::hasMemoryPlan(ModuleOp module) {
+  return module->hasAttr(kArenaBytesAttrName);
+}
+
+BufferAttr mlir::memfmt::getPlannedBuffer(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func)
+      return {};
+    return func.getArgAttrOfType<BufferAttr>(arg.getArgNumber(),
+                                             kBufferArgAttrName);
+  }
+  auto result = cast<OpResult>(value);
+  auto buffers = result.getOwner()->getAttrOfType<ArrayAttr>(kBuffersAttrName);
+  if (!buffers || buffers.size() <= result.getResultNumber())
+    return {};
+  return dyn_cast<BufferAttr>(buffers[result.getResultNumber()]);
+}
+
+bool mlir::memfmt::isLoadTime(Operation *op) {
+  return op->hasAttr(kLoadTimeAttrName);
+}
+
+namespace {
+
+constexpr int64_t kAlignment = MEMFMT_MODEL_BUFFER_ALIGNMENT;
+
+int64_t alignTo(int64_t value) {
+  return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+int64_t spanOf(Value value) {
+  return spanBytes(cast<RankedTensorType>(value.getType()));
+}
+
+/// The element types a compiled model's inputs and outputs may have.
+bool isBufferElementType(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16() || type.isInteger(64);
+}
+
+/// A value's home while planning: for the arena the value owning the
+/// allocation (`root`), for the weights blob a byte offset, for an input
+/// the argument number.
+struct Place {
+  BufferKind kind = BufferKind::Arena;
+  Value root;
+  int64_t offset = 0;
+};
+
+class MemoryPlanner {
+public:
+  explicit MemoryPlanner(func::FuncOp func) : func(func) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkSignature();
+  LogicalResult place();
+  /// Gives each load-time result its weights-blob slot.
+  void placeLoadTimeResults();
+  /// Gives a result the arena buffer of an operand that dies at its op,
+  /// where the op's InPlaceOpInterface allows it.
+  void shareArenaBuffers();
+  void planArena();
+  void record();
+
+  func::FuncOp func;
+  llvm::DenseMap<Value, Place> places;
+  llvm::DenseMap<Value, int64_t> arenaOffsets; // root -> byte offset
+  SmallVector<Value> arenaRoots;
+  llvm::DenseMap<Value, int64_t> lastUse; // root -> op index
+  llvm::DenseMap<Operation *, int64_t> opIndex;
+  /// Ops computed once at load (memfmt_prepare), in program order.
+  llvm::SmallPtrSet<Operation *, 16> loadTimeOps;
+  int64_t weightsBytes = 0, arenaBytes = 0, peakLiveBytes = 0;
+};
+
+LogicalResult MemoryPlanner::checkSignature() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "expects a function body of one block";
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() ||
+        !isBufferElementType(type.getElementType()))
+      return func.emitError() << "argument #" << arg.getArgNumber()
+                              << " must be a statically shaped f32, f16, "
+                                 "bf16 or i64 tensor, got "
+                              << arg.getType();
+  }
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape() ||
+        !isBufferElementType(type.getElementType()))
+      return func.emitError()
+             << "result #" << i << " must be a statically shaped tensor";
+  }
+  return success();
+}
+
+LogicalResult MemoryPlanner::place() {
+  int64_t index = 0;
+  for (BlockArgument arg : func.getArguments())
+    places[arg] = {BufferKind::Input, Value(), arg.getArgNumber()};
+  for (Operation &op : func.getBody().front()) {
+    opIndex[&op] = index++;
+    for (Value operand : op.getOperands()) {
+      auto it = places.find(operand);
+      if (it != places.end() && it->second.kind == BufferKind::Arena)
+        lastUse[it->second.root] = opIndex[&op];
+    }
+    if (auto weight = dyn_cast<WeightOp>(op)) {
+      places[weight.getResult()] = {BufferKind::Weights, Value(), weightsBytes};
+      weightsBytes = alignTo(weightsBytes + spanOf(weight.getResult()));
+      continue;
+    }
+    if (auto copy = dyn_cast<ElementCopyOpInterface>(op);
+        copy && copy.isBufferAlias()) {
+      places[op.getResult(0)] = places.lookup(op.getOperand(0));
+      continue;
+    }
+    // Side-effect-free ops on weights only run once, at load; their results
+    // live in the weights blob after the parameters.
+    if (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
+        isMemoryEffectFree(&op) && llvm::all_of(op.getOperands(), [&](Value v) {
+          auto it = places.find(v);
+          return it != places.end() && it->second.kind == BufferKind::Weights;
+        })) {
+      loadTimeOps.insert(&op);
+      for (Value result : op.getResults())
+        places[result] = {BufferKind::Weights, Value(), -1}; // offset below
+      continue;
+    }
+    for (Value result : op.getResults()) {
+      if (!isa<RankedTensorType>(result.getType()))
+        return op.emitError() << "cannot lower a non-tensor result";
+      places[result] = {BufferKind::Arena, result, 0};
+      arenaRoots.push_back(result);
+      lastUse[result] = opIndex[&op];
+    }
+  }
+  placeLoadTimeResults();
+  return success();
+}
+
+void MemoryPlanner::placeLoadTimeResults() {
+  for (Operation &op : func.getBody().front()) {
+    if (!loadTimeOps.contains(&op))
+      continue;
+    auto inPlace = dyn_cast<InPlaceOpInterface>(op);
+    for (OpResult result : op.getResults()) {
+      // The slot of an operand read by nothing else, holding exactly the
+      // result's type, where the kernel computes in place.
+      OpOperand *reused = nullptr;
+      if (inPlace) {
+        bool elementwise = inPlace.readsOperandsElementwise();
+        for (OpOperand *operand :
+             inPlace.getInPlaceOperands(result.getResultNumber())) {
+          Value candidate = operand->get();
+          if (!candidate.hasOneUse() || candidate.getType() != result.getType())
+            continue;
+          int64_t slot = places.lookup(candidate).offset;
+          bool conflict =
+              llvm::any_of(op.getOpOperands(), [&](OpOperand &other) {
+                return &other != operand &&
+                       places.lookup(other.get()).offset == slot &&
+                       (!elementwise ||
+                        other.get().getType() != result.getType());
+              });
+          if (!conflict) {
+            reused = operand;
+            break;
+          }
+        }
+      }
+      if (reused) {
+        places[result] = places.lookup(reused->get());
+        continue;
+      }
+      places[result] = {BufferKind::Weights, Value(), weightsBytes};
+      weightsBytes = alignTo(weightsBytes + spanOf(result));
+    }
+  }
+}
+
+void MemoryPlanner::shareArenaBuffers() {
+  llvm::DenseMap<Value, Value> sharedWith; // merged root -> its buffer's root
+  auto rootOf = [&](Value v) -> Value {
+    auto it = places.find(v);
+    if (it == places.end() || it->second.kind != BufferKind::Arena)
+      return Value();
+    Value root = it->second.root;
+    while (Value next = sharedWith.lookup(root))
+      root = next;
+    return root;
+  };
+  for (Operation &op : func.getBody().front()) {
+    auto inPlace = dyn_cast<InPlaceOpInterface>(op);
+    if (!inPlace || loadTimeOps.contains(&op))
+      continue;
+    bool elementwise = inPlace.readsOperandsElementwise();
+    for (OpResult result : op.getResults()) {
+      auto it = places.find(result);
+      if (it == places.end() || it->second.kind != BufferKind::Arena ||
+          it->second.root != result)
+        continue;
+      for (OpOperand *operand :
+           inPlace.getInPlaceOperands(result.getResultNumber())) {
+        Value candidate = operand->get();
+        Value root = rootOf(candidate);
+        // The operand's buffer must be dead after this op, hold exactly the
+        // result's bytes, and be read by no other operand except (for an
+        // elementwise kernel) one with the result's very layout.
+        if (!root || candidate.getType() != result.getType() ||
+            lastUse.lookup(root) != opIndex[&op] ||
+            spanOf(root) != spanOf(result))
+          continue;
+        bool conflict = llvm::any_of(op.getOpOperands(), [&](OpOperand &other) {
+          return &other != operand && rootOf(other.get()) == root &&
+                 (!elementwise || other.get().getType() != result.getType());
+        });
+        if (conflict)
+          continue;
+        sharedWith[result] = root;
+        lastUse[root] = std::max(lastUse[root], lastUse[result]);
+        break;
+      }
+    }
+  }
+  if (sharedWith.empty())
+    return;
+  for (auto &[value, place] : places)
+    if (place.kind == BufferKind::Arena)
+      place.root = rootOf(value);
+  llvm::erase_if(arenaRoots,
+                 [&](Value root) { return sharedWith.count(root) != 0; });
+}
+
+void MemoryPlanner::planArena() {
+  struct Interval {
+    Value root;
+    int64_t begin, end, bytes, offset;
+  };
+  std::vector<Interval> intervals;
+  for (Value root : arenaRoots) {
+    int64_t begin = opIndex[root.getDefiningOp()];
+    intervals.push_back({root, begin, lastUse[root], alignTo(spanOf(root)), 0});
+  }
+  // Peak of live bytes: a lower bound for any plan.
+  std::map<int64_t, int64_t> delta;
+  for (const Interval &i : intervals) {
+    delta[i.begin] += i.bytes;
+    delta[i.end + 1] -= i.bytes;
+  }
+  int64_t live = 0;
+  for (auto [time, change] : delta) {
+    live += change;
+    peakLiveBytes = std::max(peakLiveBytes, live);
+  }
+  // Greedy first fit, largest first.
+  std::vector<size_t> order(intervals.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  // (Ties in definition order: a stable sort.)
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (intervals[a].bytes != intervals[b].bytes)
+      return intervals[a].bytes > intervals[b].bytes;
+    return a < b;
+  });
+  std::vector<size_t> placed;
+  int64_t end = 0;
+  for (size_t i : order) {
+    Interval &cur = intervals[i];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const Interval &other = intervals[j];
+      if (other.begin <= cur.end && cur.begin <= other.end)
+        busy.push_back({other.offset, other.offset + other.bytes});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (auto [begin, busyEnd] : busy) {
+      if (offset + cur.bytes <= begin)
+        break;
+      offset = std::max(offset, busyEnd);
+    }
+    cur.offset = offset;
+    arenaOffsets[cur.root] = offset;
+    end = std::max(end, offset + cur.bytes);
+    placed.push_back(i);
+  }
+  arenaBytes = alignTo(end);
+}
+
+void MemoryPlanner::record() {
+  MLIRContext *context = func.getContext();
+  Builder b(context);
+  auto bufferOf = [&](Value value) {
+    Place p = places.lookup(value);
+    int64_t bytes = spanOf(value);
+    switch (p.kind) {
+    case BufferKind::Input:
+      return BufferAttr::get(context, p.kind, p.offset, 0, bytes);
+    case BufferKind::Weights:
+      return BufferAttr::get(context, p.kind, 0, p.offset, bytes);
+    case BufferKind::Arena:
+      break;
+    }
+    return BufferAttr::get(context, p.kind, 0, arenaOffsets.lookup(p.root),
+                           bytes);
+  };
+  for (BlockArgument arg : func.getArguments())
+    func.setArgAttr(arg.getArgNumber(), kBufferArgAttrName, bufferOf(arg));
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (op.getNumResults() == 0)
+      continue;
+    SmallVector<Attribute> buffers;
+    for (Value result : op.getResults())
+      buffers.push_back(bufferOf(result));
+    op.setAttr(kBuffersAttrName, b.getArrayAttr(buffers));
+    if (loadTimeOps.contains(&op))
+      op.setAttr(kLoadTimeAttrName, b.getUnitAttr());
+  }
+  ModuleOp module = func->getParentOfType<ModuleOp>();
+  module->setAttr(kArenaBytesAttrName, b.getI64IntegerAttr(arenaBytes));
+  module->setAttr(kPeakLiveBytesAttrName, b.getI64IntegerAttr(peakLiveBytes));
+  module->setAttr(kWeightsBytesAttrName, b.getI64IntegerAttr(weightsBytes));
+}
+
+LogicalResult MemoryPlanner::run() {
+  if (failed(checkSignature()) || failed(place()))
+    return failure();
+  shareArenaBuffers();
+  planArena();
+  record();
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::memfmt::planMemory(func::FuncOp func) {
+  return MemoryPlanner(func).run();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class PlanMemoryPass
+    : public ::mlir::memfmt::impl::PlanMemoryBase<PlanMemoryPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> func = getCompiledFunction(getOperation());
+    if (failed(func) || failed(planMemory(*func)))
+      return signalPassFailure();
+  }
+};
+} // namespace
