@@ -717,6 +717,11 @@ TEST(JsonTest, Utf8) {
   EXPECT_FALSE(json::isValidUtf8("\xc3"));
   EXPECT_FALSE(json::isValidUtf8("\xf4\x90\x80\x80")); // Past U+10FFFF.
   EXPECT_FALSE(json::isValidUtf8("\xf0\x80\x80\x80")); // Overlong.
+  EXPECT_FALSE(json::isValidUtf8("a\xed\xa0\x80"));    // A surrogate.
+  // What nlohmann's dump escapes or replaces is still valid UTF-8: a
+  // U+FFFD of the text itself, quotes, backslashes and control characters.
+  EXPECT_TRUE(json::isValidUtf8("\xef\xbf\xbd"));
+  EXPECT_TRUE(json::isValidUtf8(std::string("\"\\\n\x01\0", 5)));
 }
 
 TEST(JsonTest, StricterThanNlohmannAlone) {
