@@ -18,8 +18,9 @@
 //    ("duplicate tensor name 'w'", "duplicate field 'arena_bytes'");
 //  * nesting is limited to 64 levels, so a hostile file cannot build a tree
 //    whose destruction or walk exhausts the stack;
-//  * errors name the byte offset and say what is wrong in this project's
-//    words ("at byte 17: expected ':' after an object key").
+//  * errors name the byte offset where the reader stopped and say what is
+//    wrong in nlohmann's words ("at byte 7: syntax error while parsing
+//    object separator - unexpected string literal; expected ':'").
 //
 // Numbers keep their text for messages; asInt64 gives the ones that are
 // integers in int64. A number too large for a double (1e999) is an error.
@@ -73,12 +74,13 @@ const char *kindName(Value::Kind K);
 std::optional<int64_t> asInt64(const Value &V);
 
 /// Parses \p Text as one JSON value followed only by whitespace. On failure
-/// returns std::nullopt and sets \p Error to a message giving the byte offset
-/// ("at byte 17: expected ':' after an object key").
+/// returns std::nullopt and sets \p Error to "at byte N: " and what is
+/// wrong; N is the offset of the byte where reading stopped (the last byte of
+/// the refused token, the offending byte, or the text's size at its end).
 std::optional<Value> parse(std::string_view Text, std::string &Error);
 
 /// Whether \p Text is well-formed UTF-8 (no overlong forms, surrogates or
-/// code points past U+10FFFF), as a JSON string must be.
+/// code points past U+10FFFF), as a JSON string must be; nlohmann's check.
 bool isValidUtf8(std::string_view Text);
 
 } // namespace memfmt::io::json

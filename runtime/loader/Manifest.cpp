@@ -215,7 +215,6 @@ public:
 
   /// The first error, with the path in front; empty when none.
   const std::string &error() const { return Error; }
-  bool failed() const { return !Error.empty(); }
 
   /// Records "<path>: <where>: <what>" unless an error is already recorded.
   /// Returns false so callers can `return fail(...)`.

@@ -15,6 +15,7 @@
 #include "ToolError.h"
 
 #include "memfmt/runtime/loader/Weights.h"
+#include "memfmt/runtime/loader/model_abi.h"
 
 #include <algorithm>
 #include <cstring>
@@ -38,9 +39,12 @@ void *ModelBuffers::toDevice(const void *Host, int64_t Bytes) {
 }
 
 void *ModelBuffers::allocate(int64_t Bytes) {
+  // aligned_alloc takes a multiple of the alignment.
+  constexpr size_t Alignment = MEMFMT_MODEL_BUFFER_ALIGNMENT;
   size_t Size =
-      static_cast<size_t>((std::max<int64_t>(Bytes, 1) + 63) / 64 * 64);
-  void *P = std::aligned_alloc(64, Size);
+      (static_cast<size_t>(std::max<int64_t>(Bytes, 1)) + Alignment - 1) /
+      Alignment * Alignment;
+  void *P = std::aligned_alloc(Alignment, Size);
   if (!P)
     fail("cannot allocate " + std::to_string(Bytes) + " bytes");
   std::memset(P, 0, Size);

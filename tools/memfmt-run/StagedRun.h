@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // What --bench and --profile time: memfmt_model_run on input and output
-// buffers already in the model's layouts (64-byte aligned host memory), or
-// for a model on a device memfmt_model_run_device on copies of them in
-// device memory, without waiting for the device. Staging happens once,
-// before any timed run.
+// buffers already in the model's layouts (host memory aligned to
+// MEMFMT_MODEL_BUFFER_ALIGNMENT), or for a model on a device
+// memfmt_model_run_device on copies of them in device memory, without waiting
+// for the device. Staging happens once, before any timed run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +44,8 @@ struct ModelBuffers {
 
   /// Device memory holding a copy of `Bytes` at `Host`.
   void *toDevice(const void *Host, int64_t Bytes);
-  /// Zeroed host memory of at least `Bytes` (at least one), 64-byte aligned.
+  /// Zeroed host memory of at least `Bytes` (at least one), aligned to
+  /// MEMFMT_MODEL_BUFFER_ALIGNMENT.
   void *allocate(int64_t Bytes);
 };
 

@@ -97,8 +97,10 @@ TEST(Manifest, SafetensorsSourcePaths) {
 TEST(Manifest, NotJson) {
   auto M = parseManifest("{\"format_version\": 1,}", ManifestPath);
   ASSERT_FALSE(M.ok());
-  EXPECT_THAT(M.error(), HasSubstr(std::string(ManifestPath) +
-                                   ": not valid JSON: at byte"));
+  EXPECT_THAT(M.error(),
+              HasSubstr(std::string(ManifestPath) +
+                        ": not valid JSON: at byte 21: syntax error while "
+                        "parsing object key - unexpected '}'"));
   M = parseManifest("[1]", ManifestPath);
   ASSERT_FALSE(M.ok());
   EXPECT_THAT(M.error(), HasSubstr("expected a JSON object, got an array"));
