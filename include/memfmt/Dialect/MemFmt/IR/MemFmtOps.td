@@ -556,4 +556,6 @@ def MemFmt_WeightOp : MemFmt_Op<"weight", [Pure,
   let hasVerifier = 1;
 }
 
+include "memfmt/Dialect/MemFmt/IR/MemFmtTrainingOps.td"
+
 #endif // MEMFMT_OPS_TD

@@ -1,0 +1,413 @@
+//===- MemFmtTrainingOps.td - memfmt training ops ----------*- tablegen -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The training ops of DESIGN.md §2: batch norm in training mode, the
+// backward ops of the forward ops (ATen's names, operand order and attribute
+// names), the loss and its backward, and the SGD update. Every gradient has
+// its primal's memory format (L9): the ops declare it through
+// LayoutOpInterface (`getPreservedOperand`: result i takes operand j's
+// format), so memfmt-propagate-channels-last handles them with no list of op
+// names, and their verifiers reject a gradient in another format.
+//
+// Gradient accumulation needs no op of its own: where a value has several
+// uses (the residual), its gradients are summed with `memfmt.add`, whose L5
+// join is order-independent, so the sum has the value's format (L9).
+//
+// Masked-off results (`output_mask`): ATen returns undefined tensors. Here
+// every result is always present and typed, so results keep fixed numbers
+// (a VJP or the lowering names them by index); a masked-off result is all
+// zeros, autograd's meaning of an undefined gradient, and nothing computes
+// it unless it has a use.
+//
+// Included from MemFmtOps.td; uses its constraints and layout traits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_TRAINING_OPS_TD
+#define MEMFMT_TRAINING_OPS_TD
+
+def MemFmt_Tensor0D : TensorRankOf<[F32, F16, BF16], [0]>;
+def MemFmt_Tensor2D : TensorRankOf<[F32, F16, BF16], [2]>;
+def MemFmt_TargetTensor1D : TensorRankOf<[I64], [1]>;
+def MemFmt_StepTensor0D : TensorRankOf<[I64], [0]>;
+def MemFmt_OutputMask : ConfinedAttr<DenseBoolArrayAttr,
+    [DenseArrayCount<3>]>;
+
+/// Ops with this trait say which operand's format each result takes (L9).
+defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                                                  ["getPreservedOperand"]>;
+
+//===----------------------------------------------------------------------===//
+// Batch normalisation
+//===----------------------------------------------------------------------===//
+
+def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
+                                         [Pure, PropagatesL5]> {
+  let summary = "batch normalisation in training mode "
+                "(aten::native_batch_norm, training=True)";
+  let description = [{
+    Normalises `input` `[N, C, ...]` over every dim but 1 with the batch
+    statistics: `mean` and the biased variance `var` over `N * H * W`
+    values, `output = (input - mean) * invstd * weight + bias` with
+    `invstd = 1 / sqrt(var + eps)`. `save_mean = mean` and
+    `save_invstd = invstd` are kept for the backward op. The running
+    statistics are updated as ATen does with `training=True`:
+    `running_mean_out = (1 - momentum) * running_mean + momentum * mean`,
+    `running_var_out = (1 - momentum) * running_var + momentum * var * n /
+    (n - 1)` (the unbiased variance, `n = N * H * W`, which must be > 1).
+    By L5 `output` is channels-last when `input` is. `memfmt.batch_norm`
+    stays the inference op.
+
+    ```mlir
+    %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %g, %b, %m, %v
+        {eps = 1.0e-05 : f64, momentum = 1.0e-01 : f64}
+        : (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+            tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor1D:$weight,
+                       MemFmt_Tensor1D:$bias, MemFmt_Tensor1D:$running_mean,
+                       MemFmt_Tensor1D:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+                       DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs MemFmt_Tensor:$output, MemFmt_Tensor1D:$save_mean,
+                      MemFmt_Tensor1D:$save_invstd,
+                      MemFmt_Tensor1D:$running_mean_out,
+                      MemFmt_Tensor1D:$running_var_out);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `,` $running_mean `,` $running_var attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_NativeBatchNormBackwardOp : MemFmt_Op<"native_batch_norm_backward",
+                                                 [Pure, GradientLayout]> {
+  let summary = "backward of training batch norm "
+                "(aten::native_batch_norm_backward)";
+  let description = [{
+    From `grad_out` (the gradient of `native_batch_norm`'s `output`), the
+    forward's `input`, `weight`, `save_mean` and `save_invstd`:
+    `grad_input = weight * invstd * (grad_out - mean(grad_out) - xhat *
+    mean(grad_out * xhat))` with `xhat = (input - save_mean) * invstd` and
+    means over every dim but 1; `grad_weight = sum(grad_out * xhat)`,
+    `grad_bias = sum(grad_out)`. `output_mask` says which of the three are
+    wanted; a masked-off result is zeros. By L9 `grad_out` and `grad_input`
+    have `input`'s memory format.
+
+    ```mlir
+    %gi, %gw, %gb = memfmt.native_batch_norm_backward %go, %x, %g, %mean, %invstd
+        {output_mask = array<i1: true, true, true>}
+        : (tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>, tensor<64xf32>,
+           tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_out, MemFmt_Tensor:$input,
+                       MemFmt_Tensor1D:$weight, MemFmt_Tensor1D:$save_mean,
+                       MemFmt_Tensor1D:$save_invstd,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+                       MemFmt_OutputMask:$output_mask);
+  let results = (outs MemFmt_Tensor:$grad_input, MemFmt_Tensor1D:$grad_weight,
+                      MemFmt_Tensor1D:$grad_bias);
+  let assemblyFormat = [{
+    $grad_out `,` $input `,` $weight `,` $save_mean `,` $save_invstd attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, linear
+//===----------------------------------------------------------------------===//
+
+def MemFmt_ConvolutionBackwardOp : MemFmt_Op<"convolution_backward",
+                                             [Pure, GradientLayout]> {
+  let summary = "backward of conv2d (aten::convolution_backward)";
+  let description = [{
+    Gradients of `conv2d(input, weight) + bias` from `grad_output`, with the
+    forward's attributes (as for `memfmt.conv2d`): `grad_input` (shape and,
+    by L9, memory format of `input`), `grad_weight` (those of `weight`) and
+    `grad_bias` `[O]` (the sum of `grad_output` over N, H, W).
+    `grad_output` has the forward result's format: channels-last if `input`
+    or `weight` is (L5). `output_mask` says which results are wanted; a
+    masked-off result is zeros (ATen's undefined tensor).
+
+    ```mlir
+    %gi, %gw, %gb = memfmt.convolution_backward %go, %x, %w
+        {padding = array<i64: 1, 1>, output_mask = array<i1: false, true, false>}
+        : (tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>,
+           tensor<64x64x3x3xf32>)
+        -> (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$grad_output, MemFmt_Tensor4D:$input,
+                       MemFmt_Tensor4D:$weight,
+                       MemFmt_I64Pair1:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       MemFmt_I64Pair1:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       MemFmt_OutputMask:$output_mask);
+  let results = (outs MemFmt_Tensor4D:$grad_input,
+                      MemFmt_Tensor4D:$grad_weight,
+                      MemFmt_Tensor1D:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $weight attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_LinearBackwardOp : MemFmt_Op<"linear_backward",
+                                        [Pure, GradientLayout]> {
+  let summary = "backward of linear (aten::linear_backward)";
+  let description = [{
+    For `output = input @ weight^T + bias` with input `[*, K]`, weight
+    `[M, K]` and `grad_output` `[*, M]`: `grad_input = grad_output @ weight`
+    (`[*, K]`), `grad_weight = grad_output^T @ input` (`[M, K]`, summed over
+    the leading dims) and `grad_bias` `[M]` (the sum of `grad_output`). By L9
+    each gradient has its primal's format. A masked-off result
+    (`output_mask`) is zeros.
+
+    ```mlir
+    %gi, %gw, %gb = memfmt.linear_backward %x, %go, %w
+        {output_mask = array<i1: true, true, true>}
+        : (tensor<8x2048xf32>, tensor<8x1000xf32>, tensor<1000x2048xf32>)
+        -> (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor:$grad_output,
+                       MemFmt_Tensor2D:$weight,
+                       MemFmt_OutputMask:$output_mask);
+  let results = (outs MemFmt_Tensor:$grad_input, MemFmt_Tensor2D:$grad_weight,
+                      MemFmt_Tensor1D:$grad_bias);
+  let assemblyFormat = [{
+    $input `,` $grad_output `,` $weight attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise and pooling backward
+//===----------------------------------------------------------------------===//
+
+def MemFmt_ThresholdBackwardOp : MemFmt_Op<"threshold_backward",
+                                           [Pure, GradientLayout]> {
+  let summary = "backward of relu/threshold (aten::threshold_backward)";
+  let description = [{
+    `grad_input = self <= threshold ? 0 : grad_output`; relu's backward is
+    `threshold = 0` with `self` the relu's result (or input). By L9
+    `grad_output` and `grad_input` have `self`'s memory format.
+
+    ```mlir
+    %gi = memfmt.threshold_backward %go, %y {threshold = 0.0 : f64}
+        : (tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>)
+        -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self,
+                       DefaultValuedAttr<F64Attr, "0.0">:$threshold);
+  let results = (outs MemFmt_Tensor:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $self attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_MaxPool2dWithIndicesBackwardOp
+    : MemFmt_Op<"max_pool2d_with_indices_backward", [Pure, GradientLayout]> {
+  let summary = "backward of max pooling "
+                "(aten::max_pool2d_with_indices_backward)";
+  let description = [{
+    Scatters (adds) each element of `grad_output` to the input position
+    `indices` names in its plane (as `memfmt.max_pool2d_with_indices`
+    produced it); attributes as for the forward op, whose output shape
+    `grad_output` and `indices` have. By L9 `grad_output` and `grad_input`
+    have `self`'s memory format.
+
+    ```mlir
+    %gi = memfmt.max_pool2d_with_indices_backward %go, %x, %i
+        {kernel_size = array<i64: 2, 2>}
+        : (tensor<1x8x3x3xf32>, tensor<1x8x6x6xf32>, tensor<1x8x3x3xi64>)
+        -> tensor<1x8x6x6xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$grad_output, MemFmt_Tensor4D:$self,
+                       MemFmt_IndicesTensor4D:$indices,
+                       DenseI64ArrayAttr:$kernel_size,
+                       MemFmt_I64List:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       MemFmt_I64Pair1:$dilation,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs MemFmt_Tensor4D:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $self `,` $indices attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_AvgPool2dBackwardOp : MemFmt_Op<"avg_pool2d_backward",
+                                           [Pure, GradientLayout]> {
+  let summary = "backward of average pooling (aten::avg_pool2d_backward)";
+  let description = [{
+    Spreads each element of `grad_output` evenly over its window (the
+    divisor as the forward's, by `count_include_pad`); attributes as for
+    `memfmt.avg_pool2d`. By L9 `grad_output` and `grad_input` have `self`'s
+    memory format.
+
+    ```mlir
+    %gi = memfmt.avg_pool2d_backward %go, %x {kernel_size = array<i64: 2, 2>}
+        : (tensor<1x8x3x3xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$grad_output, MemFmt_Tensor4D:$self,
+                       DenseI64ArrayAttr:$kernel_size,
+                       MemFmt_I64List:$stride,
+                       MemFmt_I64Pair0:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs MemFmt_Tensor4D:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $self attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_AdaptiveAvgPool2dBackwardOp
+    : MemFmt_Op<"adaptive_avg_pool2d_backward", [Pure, GradientLayout]> {
+  let summary = "backward of adaptive average pooling "
+                "(aten::_adaptive_avg_pool2d_backward)";
+  let description = [{
+    The forward's `output_size` is `grad_output`'s spatial shape; each
+    element of `grad_output` is spread evenly over its adaptive window. By
+    L9 `grad_output` and `grad_input` have `self`'s memory format (a
+    `[N, C, 1, 1]` gradient is both, L3).
+
+    ```mlir
+    %gi = memfmt.adaptive_avg_pool2d_backward %go, %x
+        : (tensor<8x2048x1x1xf32>, tensor<8x2048x7x7xf32>)
+        -> tensor<8x2048x7x7xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor4D:$grad_output, MemFmt_Tensor4D:$self);
+  let results = (outs MemFmt_Tensor4D:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $self attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+def MemFmt_CrossEntropyLossOp : MemFmt_Op<"cross_entropy_loss",
+                                          [Pure, AnyLayout]> {
+  let summary = "mean cross-entropy of logits and class indices "
+                "(aten::cross_entropy_loss, reduction=mean)";
+  let description = [{
+    For logits `self` `[N, C]` and class indices `target` `[N]` (i64, each
+    in `[0, C)`; no class weights, no `ignore_index`, no label smoothing):
+    `output = mean_n(logsumexp(self[n, :]) - self[n, target[n]])`, a 0-d
+    tensor.
+
+    ```mlir
+    %loss = memfmt.cross_entropy_loss %logits, %y
+        : (tensor<8x1000xf32>, tensor<8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor2D:$self, MemFmt_TargetTensor1D:$target);
+  let results = (outs MemFmt_Tensor0D:$output);
+  let assemblyFormat = [{
+    $self `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_CrossEntropyLossBackwardOp
+    : MemFmt_Op<"cross_entropy_loss_backward", [Pure, GradientLayout]> {
+  let summary = "gradient of the mean cross-entropy loss";
+  let description = [{
+    `grad_input[n, c] = grad_output * (softmax(self[n, :])[c] -
+    (c == target[n])) / N`, the gradient of `memfmt.cross_entropy_loss`
+    with respect to `self` (ATen computes it as the backward of
+    `log_softmax` and `nll_loss`). By L9 it has `self`'s format.
+
+    ```mlir
+    %g = memfmt.cross_entropy_loss_backward %one, %logits, %y
+        : (tensor<f32>, tensor<8x1000xf32>, tensor<8xi64>)
+        -> tensor<8x1000xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor0D:$grad_output, MemFmt_Tensor2D:$self,
+                       MemFmt_TargetTensor1D:$target);
+  let results = (outs MemFmt_Tensor2D:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $self `,` $target attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update", [Pure, GradientLayout]> {
+  let summary = "one torch.optim.SGD step for one parameter";
+  let description = [{
+    torch.optim.SGD's exact update of `param` from its gradient `grad`
+    (`maximize = False`):
+
+      1. `g = grad + weight_decay * param` (just `grad` when
+         `weight_decay == 0`).
+      2. With `momentum != 0`: on the first step (torch has no buffer yet)
+         `buf = g`; on later steps
+         `buf = momentum * momentum_buffer + (1 - dampening) * g`.
+         `momentum_buffer_out = buf`. Then `g = g + momentum * buf` with
+         `nesterov`, else `g = buf`. With `momentum == 0` the buffer is
+         not used and `momentum_buffer_out` equals `momentum_buffer`.
+      3. `param_out = param - lr * g`.
+
+    `step` (0-d i64, optional) is the number of steps taken before this
+    one, so step 0 is the first. Without it every step is a later step,
+    which with a zero-initialised buffer gives the first step exactly when
+    `dampening == 0` (`momentum * 0 + g == g`); a `dampening != 0` with
+    momentum therefore needs `step`. As in torch, `nesterov` requires
+    `momentum > 0` and `dampening == 0`, and `lr`, `momentum` and
+    `weight_decay` are non-negative. By L9 `grad` and the buffer have the
+    parameter's layout, and so do the results.
+
+    ```mlir
+    %w1, %buf1 = memfmt.sgd_update %w, %gw, %buf
+        {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64,
+         weight_decay = 1.0e-04 : f64}
+        : (tensor<64x3x7x7xf32>, tensor<64x3x7x7xf32>, tensor<64x3x7x7xf32>)
+        -> (tensor<64x3x7x7xf32>, tensor<64x3x7x7xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$param, MemFmt_Tensor:$grad,
+                       MemFmt_Tensor:$momentum_buffer,
+                       Optional<MemFmt_StepTensor0D>:$step,
+                       F64Attr:$lr,
+                       DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       DefaultValuedAttr<BoolAttr, "false">:$nesterov);
+  let results = (outs MemFmt_Tensor:$param_out,
+                      MemFmt_Tensor:$momentum_buffer_out);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $momentum_buffer (`step` $step^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MEMFMT_TRAINING_OPS_TD

@@ -1,0 +1,363 @@
+//===- MemFmtTrainingOps.cpp - memfmt training ops ------------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers and layout declarations of the training ops
+// (MemFmtTrainingOps.td): training batch norm, the backward ops, the loss
+// and the SGD update. Shapes follow the forward ops' rules (OpVerification.h
+// shares the convolution and pooling ones). Every gradient and every
+// `grad_output` must have its primal's memory format (L9), and each
+// gradient result declares the operand whose format it takes
+// (`getPreservedOperand`), which is how memfmt-propagate-channels-last
+// carries formats through a training graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpVerification.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::memfmt;
+using namespace mlir::memfmt::detail;
+
+/// Expects every value of `values` to have the 1-D shape `[size]`.
+static LogicalResult
+verifyChannelVectors(Operation *op, int64_t size,
+                     ArrayRef<std::pair<Value, StringRef>> values) {
+  for (auto [value, name] : values)
+    if (failed(verifyShape(op, tensorType(value), {size}, name)))
+      return failure();
+  return success();
+}
+
+/// The checks of an op whose gradient `grad` is laid out like its primal
+/// `self` (same shape, L9), as are `gradOutput` (the gradient of the
+/// forward result, whose format is `self`'s by L5) and `grad`.
+static LogicalResult verifyGradientsOf(Operation *op, Value self,
+                                       StringRef selfName, Value gradOutput,
+                                       StringRef gradOutputName, Value grad,
+                                       StringRef gradName) {
+  if (failed(verifyShape(op, tensorType(grad), tensorType(self).getShape(),
+                         gradName)) ||
+      failed(verifyGradientFormat(op, gradOutput, gradOutputName, self,
+                                  selfName)) ||
+      failed(verifyGradientFormat(op, grad, gradName, self, selfName)))
+    return failure();
+  return verifyResultFormats(op);
+}
+
+//===----------------------------------------------------------------------===//
+// NativeBatchNormOp, NativeBatchNormBackwardOp
+//===----------------------------------------------------------------------===//
+
+/// The input of a batch norm: rank >= 2 (N, C, ...). Returns C.
+static FailureOr<int64_t> verifyBatchNormInput(Operation *op,
+                                               RankedTensorType input) {
+  if (input.getRank() < 2)
+    return op->emitOpError()
+           << "expects an input of rank >= 2 (N, C, ...), got rank "
+           << input.getRank();
+  return input.getShape()[1];
+}
+
+LogicalResult NativeBatchNormOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  RankedTensorType input = getInput().getType();
+  FailureOr<int64_t> channels = verifyBatchNormInput(*this, input);
+  if (failed(channels) ||
+      failed(verifyChannelVectors(
+          *this, *channels,
+          {{getWeight(), "weight"},
+           {getBias(), "bias"},
+           {getRunningMean(), "running_mean"},
+           {getRunningVar(), "running_var"},
+           {getSaveMean(), "save_mean"},
+           {getSaveInvstd(), "save_invstd"},
+           {getRunningMeanOut(), "running_mean_out"},
+           {getRunningVarOut(), "running_var_out"}})))
+    return failure();
+  if (getEps().convertToDouble() < 0)
+    return emitOpError() << "expects 'eps' >= 0";
+  // ATen: the unbiased running variance divides by n - 1.
+  int64_t valuesPerChannel = input.getNumElements() / *channels;
+  if (*channels > 0 && valuesPerChannel <= 1)
+    return emitOpError() << "expects more than 1 value per channel in "
+                            "training mode (the unbiased variance divides by "
+                            "n - 1), got input shape "
+                         << formatList(input.getShape());
+  if (failed(verifyShape(*this, getOutput().getType(), input.getShape(),
+                         "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool NativeBatchNormOp::propagatesChannelsLast() { return true; }
+
+LogicalResult NativeBatchNormBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  RankedTensorType input = getInput().getType();
+  FailureOr<int64_t> channels = verifyBatchNormInput(*this, input);
+  if (failed(channels) ||
+      failed(verifyChannelVectors(*this, *channels,
+                                  {{getWeight(), "weight"},
+                                   {getSaveMean(), "save_mean"},
+                                   {getSaveInvstd(), "save_invstd"},
+                                   {getGradWeight(), "grad_weight"},
+                                   {getGradBias(), "grad_bias"}})) ||
+      failed(verifyShape(*this, getGradOut().getType(), input.getShape(),
+                         "grad_out")))
+    return failure();
+  if (getEps().convertToDouble() < 0)
+    return emitOpError() << "expects 'eps' >= 0";
+  return verifyGradientsOf(*this, getInput(), "input", getGradOut(),
+                           "grad_out", getGradInput(), "grad_input");
+}
+
+/// L9: grad_input takes input's format (grad_weight and grad_bias are 1-D).
+std::optional<unsigned>
+NativeBatchNormBackwardOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return getInputMutable().getOperandNumber();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// ConvolutionBackwardOp, LinearBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvolutionBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  RankedTensorType input = getInput().getType();
+  RankedTensorType weight = getWeight().getType();
+  FailureOr<SmallVector<int64_t, 4>> shape =
+      verifyConv2dShape(*this, input, weight, /*bias=*/nullptr, getStride(),
+                        getPadding(), getDilation(), getGroups());
+  if (failed(shape) ||
+      failed(verifyShape(*this, getGradOutput().getType(), *shape,
+                         "grad_output")) ||
+      failed(verifyShape(*this, getGradInput().getType(), input.getShape(),
+                         "grad_input")) ||
+      failed(verifyShape(*this, getGradWeight().getType(), weight.getShape(),
+                         "grad_weight")) ||
+      failed(verifyShape(*this, getGradBias().getType(), {weight.getShape()[0]},
+                         "grad_bias")))
+    return failure();
+  // L5: the forward result is channels-last if the input or the weight is.
+  MemoryFormat outputFormat = isChannelsLast(input) || isChannelsLast(weight)
+                                  ? MemoryFormat::ChannelsLast
+                                  : MemoryFormat::Contiguous;
+  if (failed(verifyGradientFormat(*this, getGradOutput(), "grad_output",
+                                  outputFormat,
+                                  "the forward result (L5 of input and "
+                                  "weight)")) ||
+      failed(verifyGradientFormat(*this, getGradInput(), "grad_input",
+                                  getInput(), "input")) ||
+      failed(verifyGradientFormat(*this, getGradWeight(), "grad_weight",
+                                  getWeight(), "weight")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+/// L9: grad_input takes input's format, grad_weight the weight's.
+std::optional<unsigned>
+ConvolutionBackwardOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return getInputMutable().getOperandNumber();
+  if (resultIndex == 1)
+    return getWeightMutable().getOperandNumber();
+  return std::nullopt;
+}
+
+LogicalResult LinearBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  if (in.empty() || in.back() != w[1])
+    return emitOpError() << "input " << formatList(in)
+                         << " must have weight's " << w[1]
+                         << " features in its last dim";
+  SmallVector<int64_t> outShape(in);
+  outShape.back() = w[0];
+  if (failed(verifyShape(*this, getGradOutput().getType(), outShape,
+                         "grad_output")) ||
+      failed(verifyShape(*this, getGradWeight().getType(), w, "grad_weight")) ||
+      failed(verifyShape(*this, getGradBias().getType(), {w[0]}, "grad_bias")) ||
+      failed(verifyGradientFormat(*this, getGradWeight(), "grad_weight",
+                                  getWeight(), "weight")))
+    return failure();
+  return verifyGradientsOf(*this, getInput(), "input", getGradOutput(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+/// L9: grad_input takes input's format, grad_weight the weight's.
+std::optional<unsigned>
+LinearBackwardOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return getInputMutable().getOperandNumber();
+  if (resultIndex == 1)
+    return getWeightMutable().getOperandNumber();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// ThresholdBackwardOp, pooling backward
+//===----------------------------------------------------------------------===//
+
+LogicalResult ThresholdBackwardOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyShape(*this, getGradOutput().getType(),
+                         getSelf().getType().getShape(), "grad_output")))
+    return failure();
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<unsigned>
+ThresholdBackwardOp::getPreservedOperand(unsigned) {
+  return getSelfMutable().getOperandNumber();
+}
+
+LogicalResult MaxPool2dWithIndicesBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  FailureOr<SmallVector<int64_t, 4>> shape = verifyPool2dShape(
+      *this, getSelf().getType(), getKernelSize(), getStride(), getPadding(),
+      getDilation(), getCeilMode());
+  if (failed(shape) ||
+      failed(verifyShape(*this, getGradOutput().getType(), *shape,
+                         "grad_output")) ||
+      failed(verifyShape(*this, getIndices().getType(), *shape, "indices")))
+    return failure();
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<unsigned>
+MaxPool2dWithIndicesBackwardOp::getPreservedOperand(unsigned) {
+  return getSelfMutable().getOperandNumber();
+}
+
+LogicalResult AvgPool2dBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  FailureOr<SmallVector<int64_t, 4>> shape =
+      verifyPool2dShape(*this, getSelf().getType(), getKernelSize(),
+                        getStride(), getPadding(), {1, 1}, getCeilMode());
+  if (failed(shape) || failed(verifyShape(*this, getGradOutput().getType(),
+                                          *shape, "grad_output")))
+    return failure();
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<unsigned> AvgPool2dBackwardOp::getPreservedOperand(unsigned) {
+  return getSelfMutable().getOperandNumber();
+}
+
+LogicalResult AdaptiveAvgPool2dBackwardOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getSelf().getType().getShape();
+  ArrayRef<int64_t> out = getGradOutput().getType().getShape();
+  if (out[0] != in[0] || out[1] != in[1] || out[2] < 1 || out[3] < 1)
+    return emitOpError() << "expects grad_output shape [" << in[0] << ", "
+                         << in[1] << ", OH >= 1, OW >= 1], got "
+                         << formatList(out);
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<unsigned>
+AdaptiveAvgPool2dBackwardOp::getPreservedOperand(unsigned) {
+  return getSelfMutable().getOperandNumber();
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyLossOp, CrossEntropyLossBackwardOp
+//===----------------------------------------------------------------------===//
+
+/// Logits [N, C] and targets [N].
+static LogicalResult verifyLossOperands(Operation *op, Value self,
+                                        Value target) {
+  int64_t batch = tensorType(self).getShape()[0];
+  return verifyShape(op, tensorType(target), {batch}, "target");
+}
+
+LogicalResult CrossEntropyLossOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyLossOperands(*this, getSelf(), getTarget())))
+    return failure();
+  if (getSelf().getType().getShape()[0] == 0)
+    return emitOpError() << "expects a non-empty batch (the mean of no "
+                            "losses is undefined)";
+  return success();
+}
+
+LogicalResult CrossEntropyLossBackwardOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyLossOperands(*this, getSelf(), getTarget())) ||
+      failed(verifyShape(*this, getGradInput().getType(),
+                         getSelf().getType().getShape(), "grad_input")) ||
+      failed(verifyGradientFormat(*this, getGradInput(), "grad_input",
+                                  getSelf(), "self")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+std::optional<unsigned>
+CrossEntropyLossBackwardOp::getPreservedOperand(unsigned) {
+  return getSelfMutable().getOperandNumber();
+}
+
+//===----------------------------------------------------------------------===//
+// SgdUpdateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SgdUpdateOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  double lr = getLr().convertToDouble();
+  double momentum = getMomentum().convertToDouble();
+  double dampening = getDampening().convertToDouble();
+  double weightDecay = getWeightDecay().convertToDouble();
+  // torch.optim.SGD's own argument checks.
+  if (lr < 0 || momentum < 0 || weightDecay < 0)
+    return emitOpError() << "expects 'lr', 'momentum' and 'weight_decay' >= 0 "
+                            "(as torch.optim.SGD), got "
+                         << lr << ", " << momentum << ", " << weightDecay;
+  if (getNesterov() && (momentum <= 0 || dampening != 0))
+    return emitOpError() << "'nesterov' requires 'momentum' > 0 and "
+                            "'dampening' == 0 (as torch.optim.SGD), got "
+                         << momentum << " and " << dampening;
+  if (momentum != 0 && dampening != 0 && !getStep())
+    return emitOpError() << "'dampening' != 0 with momentum needs the 'step' "
+                            "operand: torch's first step sets the buffer to "
+                            "the gradient, undamped";
+  ArrayRef<int64_t> shape = getParam().getType().getShape();
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getGrad(), "grad"},
+        {getMomentumBuffer(), "momentum_buffer"},
+        {getParamOut(), "param_out"},
+        {getMomentumBufferOut(), "momentum_buffer_out"}})
+    if (failed(verifyShape(*this, tensorType(value), shape, name)) ||
+        failed(verifyGradientFormat(*this, value, name, getParam(), "param")))
+      return failure();
+  return verifyResultFormats(*this);
+}
+
+/// L9: the new parameter keeps the parameter's layout, the new buffer the
+/// buffer's (which the verifier ties to the parameter's).
+std::optional<unsigned> SgdUpdateOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return getParamMutable().getOperandNumber();
+  return getMomentumBufferMutable().getOperandNumber();
+}
