@@ -1,0 +1,135 @@
+// RUN: memfmt-opt %s | memfmt-opt | FileCheck %s
+// RUN: memfmt-opt %s --mlir-print-op-generic | memfmt-opt | FileCheck %s
+// RUN: memfmt-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// Round trip of every training op (MemFmtTrainingOps.td): custom form twice,
+// and custom -> generic -> custom. Shapes cover the edge cases of the issue:
+// N=1, C=1, H=W=1, odd sizes, grouped convolution.
+
+// Training batch norm with default attributes on an odd-sized input.
+// CHECK-LABEL: func.func @native_batch_norm
+// CHECK: memfmt.native_batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// GENERIC-LABEL: sym_name = "native_batch_norm"
+// GENERIC: "memfmt.native_batch_norm"({{.*}}) <{eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64}>
+func.func @native_batch_norm(%x: tensor<1x3x5x7xf32>, %v: tensor<3xf32>) -> tensor<1x3x5x7xf32> {
+  %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y : tensor<1x3x5x7xf32>
+}
+
+// Training batch norm with C=1 in channels-last strides and explicit eps and momentum.
+// CHECK-LABEL: func.func @native_batch_norm_channels_last
+// CHECK: memfmt.native_batch_norm {{.*}} {eps = 1.000000e-03 : f64, momentum = 0.000000e+00 : f64} : (tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>
+func.func @native_batch_norm_channels_last(%x: tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>, %v: tensor<1xf32>) -> tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>> {
+  %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v {eps = 1.0e-3 : f64, momentum = 0.0 : f64} : (tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+  return %y : tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>
+}
+
+// Batch norm backward in channels-last with only grad_input wanted.
+// CHECK-LABEL: func.func @native_batch_norm_backward
+// CHECK: memfmt.native_batch_norm_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {output_mask = array<i1: true, false, false>} : (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>)
+// GENERIC-LABEL: sym_name = "native_batch_norm_backward"
+// GENERIC: "memfmt.native_batch_norm_backward"({{.*}}) <{eps = 1.000000e-05 : f64, output_mask = array<i1: true, false, false>}>
+func.func @native_batch_norm_backward(%g: tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, %x: tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, %v: tensor<4xf32>) -> tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>> {
+  %gi, %gw, %gb = memfmt.native_batch_norm_backward %g, %x, %v, %v, %v {output_mask = array<i1: true, false, false>} : (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>)
+  return %gi : tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>
+}
+
+// Convolution backward, grouped, stride 2 and padding on odd sizes.
+// CHECK-LABEL: func.func @convolution_backward_grouped
+// CHECK: memfmt.convolution_backward %{{.+}}, %{{.+}}, %{{.+}} {groups = 2 : i64, output_mask = array<i1: true, true, true>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x6x3x4xf32>, tensor<1x4x5x7xf32>, tensor<6x2x3x3xf32>) -> (tensor<1x4x5x7xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>)
+// GENERIC-LABEL: sym_name = "convolution_backward_grouped"
+// GENERIC: "memfmt.convolution_backward"({{.*}}) <{dilation = array<i64: 1, 1>, groups = 2 : i64, output_mask = array<i1: true, true, true>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}>
+func.func @convolution_backward_grouped(%g: tensor<1x6x3x4xf32>, %x: tensor<1x4x5x7xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<6x2x3x3xf32> {
+  %gi, %gw, %gb = memfmt.convolution_backward %g, %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2 : i64, output_mask = array<i1: true, true, true>} : (tensor<1x6x3x4xf32>, tensor<1x4x5x7xf32>, tensor<6x2x3x3xf32>) -> (tensor<1x4x5x7xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>)
+  return %gw : tensor<6x2x3x3xf32>
+}
+
+// Convolution backward with a channels-last input and an NCHW weight (L9:
+// grad_weight keeps the weight's layout); H=W=1.
+// CHECK-LABEL: func.func @convolution_backward_mixed
+// CHECK: memfmt.convolution_backward {{.*}} -> (tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<5x3x1x1xf32>, tensor<5xf32>)
+func.func @convolution_backward_mixed(%g: tensor<2x5x4x4xf32, #memfmt.strides<[80, 1, 20, 5]>>, %x: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, %w: tensor<5x3x1x1xf32>) -> tensor<5x3x1x1xf32> {
+  %gi, %gw, %gb = memfmt.convolution_backward %g, %x, %w {output_mask = array<i1: false, true, true>} : (tensor<2x5x4x4xf32, #memfmt.strides<[80, 1, 20, 5]>>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<5x3x1x1xf32>) -> (tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<5x3x1x1xf32>, tensor<5xf32>)
+  return %gw : tensor<5x3x1x1xf32>
+}
+
+// Linear backward, N=1.
+// CHECK-LABEL: func.func @linear_backward
+// CHECK: memfmt.linear_backward %{{.+}}, %{{.+}}, %{{.+}} {output_mask = array<i1: false, true, true>} : (tensor<1x7xf32>, tensor<1x3xf32>, tensor<3x7xf32>) -> (tensor<1x7xf32>, tensor<3x7xf32>, tensor<3xf32>)
+// GENERIC-LABEL: sym_name = "linear_backward"
+// GENERIC: "memfmt.linear_backward"({{.*}}) <{output_mask = array<i1: false, true, true>}>
+func.func @linear_backward(%x: tensor<1x7xf32>, %g: tensor<1x3xf32>, %w: tensor<3x7xf32>) -> tensor<3x7xf32> {
+  %gi, %gw, %gb = memfmt.linear_backward %x, %g, %w {output_mask = array<i1: false, true, true>} : (tensor<1x7xf32>, tensor<1x3xf32>, tensor<3x7xf32>) -> (tensor<1x7xf32>, tensor<3x7xf32>, tensor<3xf32>)
+  return %gw : tensor<3x7xf32>
+}
+
+// threshold_backward (relu's backward) with the default threshold, then another.
+// CHECK-LABEL: func.func @threshold_backward
+// CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+// CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} {threshold = 5.000000e-01 : f64}
+// GENERIC-LABEL: sym_name = "threshold_backward"
+// GENERIC: "memfmt.threshold_backward"({{.*}}) <{threshold = 0.000000e+00 : f64}>
+func.func @threshold_backward(%g: tensor<1x1x1x1xf32>, %y: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {
+  %0 = memfmt.threshold_backward %g, %y : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  %1 = memfmt.threshold_backward %0, %y {threshold = 0.5 : f64} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  return %1 : tensor<1x1x1x1xf32>
+}
+
+// Max pooling backward with ceil mode on an odd-sized input.
+// CHECK-LABEL: func.func @max_pool2d_with_indices_backward
+// CHECK: memfmt.max_pool2d_with_indices_backward %{{.+}}, %{{.+}}, %{{.+}} {ceil_mode = true, kernel_size = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<1x2x3x3xi64>) -> tensor<1x2x5x5xf32>
+// GENERIC-LABEL: sym_name = "max_pool2d_with_indices_backward"
+// GENERIC: "memfmt.max_pool2d_with_indices_backward"({{.*}}) <{ceil_mode = true, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64>}>
+func.func @max_pool2d_with_indices_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>, %i: tensor<1x2x3x3xi64>) -> tensor<1x2x5x5xf32> {
+  %0 = memfmt.max_pool2d_with_indices_backward %g, %x, %i {kernel_size = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<1x2x3x3xi64>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
+
+// Average pooling backward with stride, padding and count_include_pad = false.
+// CHECK-LABEL: func.func @avg_pool2d_backward
+// CHECK: memfmt.avg_pool2d_backward %{{.+}}, %{{.+}} {count_include_pad = false, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+// GENERIC-LABEL: sym_name = "avg_pool2d_backward"
+// GENERIC: "memfmt.avg_pool2d_backward"({{.*}}) <{ceil_mode = false, count_include_pad = false, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}>
+func.func @avg_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32> {
+  %0 = memfmt.avg_pool2d_backward %g, %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, count_include_pad = false} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
+
+// Adaptive average pooling backward: a contiguous [N, C, 1, 1] gradient is
+// also channels-last (L3), so it serves a channels-last self.
+// CHECK-LABEL: func.func @adaptive_avg_pool2d_backward
+// CHECK: memfmt.adaptive_avg_pool2d_backward %{{.+}}, %{{.+}} : (tensor<2x3x1x1xf32>, tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>) -> tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>
+func.func @adaptive_avg_pool2d_backward(%g: tensor<2x3x1x1xf32>, %x: tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>) -> tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>> {
+  %0 = memfmt.adaptive_avg_pool2d_backward %g, %x : (tensor<2x3x1x1xf32>, tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>) -> tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>
+  return %0 : tensor<2x3x5x5xf32, #memfmt.strides<[75, 1, 15, 3]>>
+}
+
+// Cross-entropy loss and its backward; N=1, C=1.
+// CHECK-LABEL: func.func @cross_entropy_loss
+// CHECK: %[[L:.+]] = memfmt.cross_entropy_loss %{{.+}}, %{{.+}} : (tensor<1x1xf32>, tensor<1xi64>) -> tensor<f32>
+// CHECK: memfmt.cross_entropy_loss_backward %[[L]], %{{.+}}, %{{.+}} : (tensor<f32>, tensor<1x1xf32>, tensor<1xi64>) -> tensor<1x1xf32>
+func.func @cross_entropy_loss(%x: tensor<1x1xf32>, %t: tensor<1xi64>) -> tensor<1x1xf32> {
+  %loss = memfmt.cross_entropy_loss %x, %t : (tensor<1x1xf32>, tensor<1xi64>) -> tensor<f32>
+  %g = memfmt.cross_entropy_loss_backward %loss, %x, %t : (tensor<f32>, tensor<1x1xf32>, tensor<1xi64>) -> tensor<1x1xf32>
+  return %g : tensor<1x1xf32>
+}
+
+// SGD update with every attribute, nesterov, and with the optional step.
+// CHECK-LABEL: func.func @sgd_update
+// CHECK: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64} : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>)
+// CHECK: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} step %{{.+}} {dampening = 5.000000e-01 : f64, lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
+// GENERIC-LABEL: sym_name = "sgd_update"
+// GENERIC: "memfmt.sgd_update"({{.*}}) <{dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64}>
+func.func @sgd_update(%w: tensor<4x3x3x3xf32>, %gw: tensor<4x3x3x3xf32>, %buf: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %step: tensor<i64>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>) {
+  %w1, %buf1 = memfmt.sgd_update %w, %gw, %buf {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 1.0e-4 : f64, nesterov = true} : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>)
+  %b1, %bbuf1 = memfmt.sgd_update %b, %b, %b step %step {lr = 0.01 : f64, momentum = 0.9 : f64, dampening = 0.5 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %w1, %b1 : tensor<4x3x3x3xf32>, tensor<4xf32>
+}
+
+// Gradient accumulation is memfmt.add of the gradients (L5's join, L9).
+// CHECK-LABEL: func.func @accumulate
+// CHECK: memfmt.add
+func.func @accumulate(%a: tensor<1x2x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = memfmt.add %a, %b : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
