@@ -24,6 +24,7 @@
 using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::detail;
+namespace layout = ::memfmt::layout;
 
 /// Expects every value of `values` to have the 1-D shape `[size]`.
 static LogicalResult
@@ -151,14 +152,22 @@ LogicalResult ConvolutionBackwardOp::verify() {
                          "grad_bias")))
     return failure();
   // L5: the forward result is channels-last if the input or the weight is.
-  MemoryFormat outputFormat = isChannelsLast(input) || isChannelsLast(weight)
-                                  ? MemoryFormat::ChannelsLast
-                                  : MemoryFormat::Contiguous;
-  if (failed(verifyGradientFormat(*this, getGradOutput(), "grad_output",
-                                  outputFormat,
+  // An operand in both formats (L3: one input channel, a 1x1 kernel) may
+  // have made it either, as propagation may have treated it as either.
+  auto inBothFormats = [](RankedTensorType type) {
+    return isContiguous(type) &&
+           layout::isChannelsLastContiguous(type.getShape(), getStrides(type));
+  };
+  bool eitherFormat = inBothFormats(input) || inBothFormats(weight);
+  bool channelsLast = isChannelsLast(input) || isChannelsLast(weight);
+  if ((channelsLast || !eitherFormat) &&
+      failed(verifyGradientFormat(*this, getGradOutput(), "grad_output",
+                                  channelsLast ? MemoryFormat::ChannelsLast
+                                               : MemoryFormat::Contiguous,
                                   "the forward result (L5 of input and "
-                                  "weight)")) ||
-      failed(verifyGradientFormat(*this, getGradInput(), "grad_input",
+                                  "weight)")))
+    return failure();
+  if (failed(verifyGradientFormat(*this, getGradInput(), "grad_input",
                                   getInput(), "input")) ||
       failed(verifyGradientFormat(*this, getGradWeight(), "grad_weight",
                                   getWeight(), "weight")))
