@@ -72,16 +72,15 @@ LogicalResult NativeBatchNormOp::verify() {
   RankedTensorType input = getInput().getType();
   FailureOr<int64_t> channels = verifyBatchNormInput(*this, input);
   if (failed(channels) ||
-      failed(verifyChannelVectors(
-          *this, *channels,
-          {{getWeight(), "weight"},
-           {getBias(), "bias"},
-           {getRunningMean(), "running_mean"},
-           {getRunningVar(), "running_var"},
-           {getSaveMean(), "save_mean"},
-           {getSaveInvstd(), "save_invstd"},
-           {getRunningMeanOut(), "running_mean_out"},
-           {getRunningVarOut(), "running_var_out"}})))
+      failed(verifyChannelVectors(*this, *channels,
+                                  {{getWeight(), "weight"},
+                                   {getBias(), "bias"},
+                                   {getRunningMean(), "running_mean"},
+                                   {getRunningVar(), "running_var"},
+                                   {getSaveMean(), "save_mean"},
+                                   {getSaveInvstd(), "save_invstd"},
+                                   {getRunningMeanOut(), "running_mean_out"},
+                                   {getRunningVarOut(), "running_var_out"}})))
     return failure();
   if (getEps().convertToDouble() < 0)
     return emitOpError() << "expects 'eps' >= 0";
@@ -117,8 +116,8 @@ LogicalResult NativeBatchNormBackwardOp::verify() {
     return failure();
   if (getEps().convertToDouble() < 0)
     return emitOpError() << "expects 'eps' >= 0";
-  return verifyGradientsOf(*this, getInput(), "input", getGradOut(),
-                           "grad_out", getGradInput(), "grad_input");
+  return verifyGradientsOf(*this, getInput(), "input", getGradOut(), "grad_out",
+                           getGradInput(), "grad_input");
 }
 
 /// L9: grad_input takes input's format (grad_weight and grad_bias are 1-D).
@@ -191,15 +190,15 @@ LogicalResult LinearBackwardOp::verify() {
   ArrayRef<int64_t> in = getInput().getType().getShape();
   ArrayRef<int64_t> w = getWeight().getType().getShape();
   if (in.empty() || in.back() != w[1])
-    return emitOpError() << "input " << formatList(in)
-                         << " must have weight's " << w[1]
-                         << " features in its last dim";
+    return emitOpError() << "input " << formatList(in) << " must have weight's "
+                         << w[1] << " features in its last dim";
   SmallVector<int64_t> outShape(in);
   outShape.back() = w[0];
   if (failed(verifyShape(*this, getGradOutput().getType(), outShape,
                          "grad_output")) ||
       failed(verifyShape(*this, getGradWeight().getType(), w, "grad_weight")) ||
-      failed(verifyShape(*this, getGradBias().getType(), {w[0]}, "grad_bias")) ||
+      failed(
+          verifyShape(*this, getGradBias().getType(), {w[0]}, "grad_bias")) ||
       failed(verifyGradientFormat(*this, getGradWeight(), "grad_weight",
                                   getWeight(), "weight")))
     return failure();
@@ -230,8 +229,7 @@ LogicalResult ThresholdBackwardOp::verify() {
                            "grad_output", getGradInput(), "grad_input");
 }
 
-std::optional<unsigned>
-ThresholdBackwardOp::getPreservedOperand(unsigned) {
+std::optional<unsigned> ThresholdBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
 }
 
@@ -352,11 +350,10 @@ LogicalResult SgdUpdateOp::verify() {
                             "operand: torch's first step sets the buffer to "
                             "the gradient, undamped";
   ArrayRef<int64_t> shape = getParam().getType().getShape();
-  for (auto [value, name] :
-       {std::pair<Value, StringRef>{getGrad(), "grad"},
-        {getMomentumBuffer(), "momentum_buffer"},
-        {getParamOut(), "param_out"},
-        {getMomentumBufferOut(), "momentum_buffer_out"}})
+  for (auto [value, name] : {std::pair<Value, StringRef>{getGrad(), "grad"},
+                             {getMomentumBuffer(), "momentum_buffer"},
+                             {getParamOut(), "param_out"},
+                             {getMomentumBufferOut(), "momentum_buffer_out"}})
     if (failed(verifyShape(*this, tensorType(value), shape, name)) ||
         failed(verifyGradientFormat(*this, value, name, getParam(), "param")))
       return failure();

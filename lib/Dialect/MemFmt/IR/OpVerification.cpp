@@ -84,7 +84,7 @@ LogicalResult verifyResultFormats(Operation *op) {
 
 /// Expects `type` to have shape `expected`.
 LogicalResult verifyShape(Operation *op, RankedTensorType type,
-                                 ArrayRef<int64_t> expected, StringRef what) {
+                          ArrayRef<int64_t> expected, StringRef what) {
   if (type.getShape() == expected)
     return success();
   return op->emitOpError() << "expected " << what << " shape "
@@ -95,11 +95,11 @@ LogicalResult verifyShape(Operation *op, RankedTensorType type,
 /// A list attribute with `count` values (or one of `altCount`), each at least
 /// `minimum`.
 LogicalResult verifyList(Operation *op, StringRef name,
-                                ArrayRef<int64_t> values, size_t count,
-                                int64_t minimum, size_t altCount) {
+                         ArrayRef<int64_t> values, size_t count,
+                         int64_t minimum, size_t altCount) {
   if (values.size() != count && (altCount == 0 || values.size() != altCount)) {
-    auto diag = op->emitOpError() << "expects '" << name << "' to have "
-                                  << count;
+    auto diag = op->emitOpError()
+                << "expects '" << name << "' to have " << count;
     if (altCount)
       diag << " or " << altCount;
     return diag << " values, got " << values.size();
@@ -113,8 +113,8 @@ LogicalResult verifyList(Operation *op, StringRef name,
 }
 
 /// Normalises a possibly negative dimension index against `rank`.
-FailureOr<int64_t> normalizeDim(Operation *op, StringRef name,
-                                       int64_t dim, int64_t rank) {
+FailureOr<int64_t> normalizeDim(Operation *op, StringRef name, int64_t dim,
+                                int64_t rank) {
   int64_t bound = std::max<int64_t>(rank, 1);
   if (dim < -bound || dim >= bound)
     return op->emitOpError() << "'" << name << "' = " << dim
@@ -140,13 +140,13 @@ verifyConv2dShape(Operation *op, RankedTensorType inputType,
   if (groups < 1)
     return op->emitOpError() << "expects 'groups' >= 1, got " << groups;
   if (in[1] % groups != 0)
-    return op->emitOpError() << "input channels (" << in[1]
-                             << ") must be divisible by groups (" << groups
-                             << ")";
+    return op->emitOpError()
+           << "input channels (" << in[1] << ") must be divisible by groups ("
+           << groups << ")";
   if (w[0] % groups != 0)
-    return op->emitOpError() << "output channels (" << w[0]
-                             << ") must be divisible by groups (" << groups
-                             << ")";
+    return op->emitOpError()
+           << "output channels (" << w[0] << ") must be divisible by groups ("
+           << groups << ")";
   if (w[1] != in[1] / groups)
     return op->emitOpError()
            << "weight " << formatList(w) << " expects " << w[1]
@@ -205,15 +205,14 @@ verifyPool2dShape(Operation *op, RankedTensorType input,
   int64_t windowW = layout::dilatedExtent(kernel[1], dilation[1]);
   if (std::max(pad.top, pad.bottom) >= windowH ||
       std::max(pad.left, pad.right) >= windowW)
-    return op->emitOpError()
-           << "padding " << formatList(padding)
-           << " must be smaller than the (dilated) window "
-           << formatList({windowH, windowW})
-           << " so that every window sees an input element";
-  int64_t oh = poolOutputSize(in[2], kernel[0], stride[0], pad.top,
-                              pad.bottom, dilation[0], ceilMode);
-  int64_t ow = poolOutputSize(in[3], kernel[1], stride[1], pad.left,
-                              pad.right, dilation[1], ceilMode);
+    return op->emitOpError() << "padding " << formatList(padding)
+                             << " must be smaller than the (dilated) window "
+                             << formatList({windowH, windowW})
+                             << " so that every window sees an input element";
+  int64_t oh = poolOutputSize(in[2], kernel[0], stride[0], pad.top, pad.bottom,
+                              dilation[0], ceilMode);
+  int64_t ow = poolOutputSize(in[3], kernel[1], stride[1], pad.left, pad.right,
+                              dilation[1], ceilMode);
   if (oh < 1 || ow < 1)
     return op->emitOpError()
            << "window " << formatList(kernel)
@@ -236,7 +235,6 @@ verifyPool2dShape(Operation *op, RankedTensorType input,
   }
   return SmallVector<int64_t, 4>{in[0], in[1], oh, ow};
 }
-
 
 //===----------------------------------------------------------------------===//
 // L9

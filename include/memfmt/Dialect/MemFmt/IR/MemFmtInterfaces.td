@@ -38,7 +38,10 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
       * `requiresContiguousOperand` (L7): the operand must be contiguous
         (reshape, flatten); the passes make that conversion explicit.
       * `getPreservedOperand` (L6): the result's strides are the
-        preserve_format strides of that operand.
+        preserve_format strides of that operand. Gradients use it for L9
+        (a gradient takes its primal's format, a weight's gradient the
+        weight's), per result: `convolution_backward`'s grad_input follows
+        `input` and its grad_weight follows `weight`.
       * `isLayoutConversion`: the op is an explicit conversion; its result
         format is fixed by the op itself.
       * `isParameter`: the result is a parameter whose layout is chosen at

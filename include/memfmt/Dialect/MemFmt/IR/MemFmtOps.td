@@ -7,6 +7,8 @@
 // The forward ops of DESIGN.md §2 with ATen's names, operand order and
 // attribute names. Each op declares its layout behaviour through
 // LayoutOpInterface; verifiers cite the layout rules (L1-L8) they enforce.
+// The training and backward ops (L9) are in MemFmtTrainingOps.td, included
+// at the end.
 //
 //===----------------------------------------------------------------------===//
 
