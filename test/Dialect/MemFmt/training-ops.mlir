@@ -133,3 +133,11 @@ func.func @accumulate(%a: tensor<1x2x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> tenso
   %0 = memfmt.add %a, %b : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
 }
+
+// Training batch norm with no channels: nothing to normalise, no error.
+// CHECK-LABEL: func.func @native_batch_norm_no_channels
+// CHECK: memfmt.native_batch_norm {{.*}} : (tensor<2x0x3x3xf32>
+func.func @native_batch_norm_no_channels(%x: tensor<2x0x3x3xf32>, %v: tensor<0xf32>) -> tensor<2x0x3x3xf32> {
+  %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<2x0x3x3xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>) -> (tensor<2x0x3x3xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>)
+  return %y : tensor<2x0x3x3xf32>
+}

@@ -84,9 +84,9 @@ LogicalResult NativeBatchNormOp::verify() {
     return failure();
   if (getEps().convertToDouble() < 0)
     return emitOpError() << "expects 'eps' >= 0";
-  // ATen: the unbiased running variance divides by n - 1.
-  int64_t valuesPerChannel = input.getNumElements() / *channels;
-  if (*channels > 0 && valuesPerChannel <= 1)
+  // ATen: the unbiased running variance divides by n - 1 (no channels, no
+  // statistics).
+  if (*channels > 0 && input.getNumElements() / *channels <= 1)
     return emitOpError() << "expects more than 1 value per channel in "
                             "training mode (the unbiased variance divides by "
                             "n - 1), got input shape "
