@@ -88,6 +88,15 @@ func.func @bn_backward_grad_weight(%g: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf
 
 // -----
 
+// Batch norm backward rejects a negative eps too.
+func.func @bn_backward_eps(%g: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{expects 'eps' >= 0}}
+  %r:3 = memfmt.native_batch_norm_backward %g, %x, %v, %v, %v {eps = -1.0 : f64, output_mask = array<i1: true, true, true>} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
 // L9: an NCHW grad_out for a channels-last input.
 func.func @bn_backward_grad_out_format(%g: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, %v: tensor<3xf32>) {
   // expected-error @+1 {{expects 'grad_out' in the memory format of 'input' (channels_last; L9: a gradient has its primal's memory format), got strides [48, 16, 4, 1]}}
@@ -331,6 +340,15 @@ func.func @loss_empty(%x: tensor<0x10xf32>, %t: tensor<0xi64>) {
 func.func @loss_backward_shape(%l: tensor<f32>, %x: tensor<2x10xf32>, %t: tensor<2xi64>) {
   // expected-error @+1 {{expected grad_input shape [2, 10], got [2, 9]}}
   %0 = memfmt.cross_entropy_loss_backward %l, %x, %t : (tensor<f32>, tensor<2x10xf32>, tensor<2xi64>) -> tensor<2x9xf32>
+  return
+}
+
+// -----
+
+// L9: the loss's gradient has the logits' layout (not transposed).
+func.func @loss_backward_format(%l: tensor<f32>, %x: tensor<2x10xf32>, %t: tensor<2xi64>) {
+  // expected-error @+1 {{expects 'grad_input' in the memory format of 'self' (contiguous; L9: a gradient has its primal's memory format), got strides [1, 2]}}
+  %0 = memfmt.cross_entropy_loss_backward %l, %x, %t : (tensor<f32>, tensor<2x10xf32>, tensor<2xi64>) -> tensor<2x10xf32, #memfmt.strides<[1, 2]>>
   return
 }
 
