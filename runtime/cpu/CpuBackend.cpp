@@ -291,6 +291,23 @@ CpuBackend::run(KernelCall &call,
   return dispatchTyped(call, a, a.grad_input, none);
 }
 
+// TRAINING-STUB: the training kernels (filled in by the kernel work).
+#define MEMFMT_TRAINING_STUB(NAME)                                             \
+  memfmt_status_t CpuBackend::run(KernelCall &call, const args::NAME &) {     \
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED, "not implemented yet");        \
+  }
+MEMFMT_TRAINING_STUB(fill)
+MEMFMT_TRAINING_STUB(native_batch_norm)
+MEMFMT_TRAINING_STUB(native_batch_norm_backward)
+MEMFMT_TRAINING_STUB(convolution_backward)
+MEMFMT_TRAINING_STUB(linear_backward)
+MEMFMT_TRAINING_STUB(threshold_backward)
+MEMFMT_TRAINING_STUB(avg_pool2d_backward)
+MEMFMT_TRAINING_STUB(cross_entropy_loss)
+MEMFMT_TRAINING_STUB(cross_entropy_loss_backward)
+MEMFMT_TRAINING_STUB(sgd_update)
+#undef MEMFMT_TRAINING_STUB
+
 std::unique_ptr<Backend>
 memfmt::runtime::createCpuBackend(const BackendOptions &options,
                                   std::string &error) {

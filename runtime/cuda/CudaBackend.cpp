@@ -821,3 +821,24 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   }
   return MEMFMT_STATUS_OK;
 }
+
+// The training kernels have no CUDA implementation yet (CUDA training is its
+// own issue): a model that calls one fails with this message, and the CPU
+// backend runs them.
+#define MEMFMT_CUDA_TRAINING_UNSUPPORTED(NAME)                                 \
+  memfmt_status_t CudaBackend::run(KernelCall &call, const args::NAME &) {    \
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED,                                \
+                     "is not implemented on CUDA yet; training runs on the "   \
+                     "CPU (--target cpu)");                                    \
+  }
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(linear_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(threshold_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(avg_pool2d_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(sgd_update)
+MEMFMT_CUDA_TRAINING_UNSUPPORTED(fill)
+#undef MEMFMT_CUDA_TRAINING_UNSUPPORTED

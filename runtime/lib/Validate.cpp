@@ -596,3 +596,21 @@ memfmt::runtime::validate(KernelCall &call,
                           a.pad_left, a.dilation_h, a.dilation_w, 0, 0,
                           /*paddingCounts=*/false);
 }
+
+// TRAINING-STUB: validation of the training kernels (filled in by the kernel work).
+#define MEMFMT_TRAINING_STUB(NAME)                                             \
+  memfmt_status_t memfmt::runtime::validate(KernelCall &,                      \
+                                            const args::NAME &) {              \
+    return MEMFMT_STATUS_OK;                                                   \
+  }
+MEMFMT_TRAINING_STUB(fill)
+MEMFMT_TRAINING_STUB(native_batch_norm)
+MEMFMT_TRAINING_STUB(native_batch_norm_backward)
+MEMFMT_TRAINING_STUB(convolution_backward)
+MEMFMT_TRAINING_STUB(linear_backward)
+MEMFMT_TRAINING_STUB(threshold_backward)
+MEMFMT_TRAINING_STUB(avg_pool2d_backward)
+MEMFMT_TRAINING_STUB(cross_entropy_loss)
+MEMFMT_TRAINING_STUB(cross_entropy_loss_backward)
+MEMFMT_TRAINING_STUB(sgd_update)
+#undef MEMFMT_TRAINING_STUB

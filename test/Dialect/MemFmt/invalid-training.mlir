@@ -427,3 +427,44 @@ func.func @sgd_result_format(%p: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12,
   %r:2 = memfmt.sgd_update %p, %p, %p {lr = 0.1 : f64} : (tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>)
   return
 }
+
+//===----------------------------------------------------------------------===//
+// assign_weight
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @assign_unknown(%v: tensor<4xf32>) {
+  // expected-error @+1 {{assigns "w", which no memfmt.weight of this function reads}}
+  memfmt.assign_weight "w", %v : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A state tensor keeps its layout: a channels-last value cannot replace an
+// NCHW weight.
+func.func @assign_layout(%v: tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>) {
+  %w = memfmt.weight "w" : tensor<2x3x1x2xf32>
+  // expected-error @+1 {{assigns a value of type 'tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>' to "w" of type 'tensor<2x3x1x2xf32>'; a state tensor keeps its type and layout}}
+  memfmt.assign_weight "w", %v : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
+  return
+}
+
+// -----
+
+func.func @assign_twice(%v: tensor<4xf32>) {
+  %w = memfmt.weight "w" : tensor<4xf32>
+  // expected-error @+1 {{assigns "w" more than once in one function}}
+  memfmt.assign_weight "w", %v : tensor<4xf32>
+  memfmt.assign_weight "w", %v : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @assign_empty(%v: tensor<4xf32>) {
+  // expected-error @+1 {{expects a non-empty weight name}}
+  memfmt.assign_weight "", %v : tensor<4xf32>
+  return
+}

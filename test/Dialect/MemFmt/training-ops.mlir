@@ -141,3 +141,20 @@ func.func @native_batch_norm_no_channels(%x: tensor<2x0x3x3xf32>, %v: tensor<0xf
   %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<2x0x3x3xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>) -> (tensor<2x0x3x3xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<0xf32>)
   return %y : tensor<2x0x3x3xf32>
 }
+
+// Model state: a zero-initialised momentum buffer and the assignments a
+// training step ends with.
+// CHECK-LABEL: func.func @assign_weight
+// CHECK: memfmt.weight "w.momentum_buffer" {zero_init} : tensor<4xf32>
+// CHECK: memfmt.assign_weight "w", %{{.+}} : tensor<4xf32>
+// CHECK: memfmt.assign_weight "w.momentum_buffer", %{{.+}} : tensor<4xf32>
+// GENERIC-LABEL: sym_name = "assign_weight"
+// GENERIC: "memfmt.assign_weight"(%{{.+}}) <{name = "w"}> : (tensor<4xf32>) -> ()
+func.func @assign_weight(%g: tensor<4xf32>) {
+  %w = memfmt.weight "w" : tensor<4xf32>
+  %m = memfmt.weight "w.momentum_buffer" {zero_init} : tensor<4xf32>
+  %w1, %m1 = memfmt.sgd_update %w, %g, %m {lr = 0.1 : f64, momentum = 0.9 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  memfmt.assign_weight "w", %w1 : tensor<4xf32>
+  memfmt.assign_weight "w.momentum_buffer", %m1 : tensor<4xf32>
+  return
+}

@@ -20,6 +20,7 @@
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::memfmt;
@@ -366,4 +367,39 @@ std::optional<unsigned> SgdUpdateOp::getPreservedOperand(unsigned resultIndex) {
   if (resultIndex == 0)
     return getParamMutable().getOperandNumber();
   return getMomentumBufferMutable().getOperandNumber();
+}
+
+//===----------------------------------------------------------------------===//
+// AssignWeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AssignWeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "expects a non-empty weight name";
+  // The state tensor must be read in the same function, with the very type
+  // (shape, element type and strides) the assignment stores.
+  auto func = (*this)->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return success();
+  WeightOp weight;
+  unsigned assignments = 0;
+  func->walk([&](Operation *op) {
+    if (auto w = dyn_cast<WeightOp>(op); w && w.getName() == getName())
+      weight = w;
+    else if (auto a = dyn_cast<AssignWeightOp>(op);
+             a && a.getName() == getName())
+      ++assignments;
+  });
+  if (!weight)
+    return emitOpError() << "assigns \"" << getName()
+                         << "\", which no memfmt.weight of this function reads";
+  if (weight.getType() != getValue().getType())
+    return emitOpError() << "assigns a value of type " << getValue().getType()
+                         << " to \"" << getName() << "\" of type "
+                         << weight.getType()
+                         << "; a state tensor keeps its type and layout";
+  if (assignments > 1)
+    return emitOpError() << "assigns \"" << getName()
+                         << "\" more than once in one function";
+  return success();
 }

@@ -548,11 +548,17 @@ def MemFmt_WeightOp : MemFmt_Op<"weight", [Pure,
     result type's strides say how the loader lays them out, so a re-laid
     weight costs nothing per run.
 
+    With `zero_init` the weight is optimizer state (a momentum buffer): it
+    starts as zeros unless the weight source has a tensor of its name.
+    A training step updates weights with `memfmt.assign_weight`.
+
     ```mlir
     %w = memfmt.weight "layer1.0.conv1.weight" : tensor<64x64x1x1xf32>
+    %m = memfmt.weight "conv1.weight.momentum_buffer" {zero_init}
+        : tensor<64x3x7x7xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, UnitAttr:$zero_init);
   let results = (outs MemFmt_Tensor:$output);
   let assemblyFormat = "$name attr-dict `:` type($output)";
   let hasVerifier = 1;

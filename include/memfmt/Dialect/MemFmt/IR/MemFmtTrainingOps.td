@@ -410,4 +410,31 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update", [Pure, GradientLayout]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Model state
+//===----------------------------------------------------------------------===//
+
+def MemFmt_AssignWeightOp : MemFmt_Op<"assign_weight",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>]> {
+  let summary = "stores a new value of a model state tensor";
+  let description = [{
+    Makes `value` the state tensor `name` (a `memfmt.weight` of the same
+    function, with the same type) from the next run on: a training step
+    assigns each parameter its SGD update, each momentum buffer its new
+    value and each batch-norm running statistic its update. Reads of
+    `memfmt.weight "name"` in the same run see the old value. The memory
+    plan computes `value` directly into the weight's slot where the op that
+    defines it may run in place (`memfmt.sgd_update` on the parameter), so
+    the assignment costs no copy; otherwise it is lowered to one copy.
+
+    ```mlir
+    memfmt.assign_weight "conv1.weight", %w1 : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, MemFmt_Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
 #endif // MEMFMT_TRAINING_OPS_TD
