@@ -146,10 +146,6 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
     return grads;
   auto weightType = cast<RankedTensorType>(getWeight().getType());
-  if (weightType.getRank() != 2)
-    return emitOpError() << "has no VJP for a weight of rank "
-                         << weightType.getRank()
-                         << " (linear_backward takes a [M, K] weight)";
   bool hasBias = static_cast<bool>(getBias());
   Type biasType = hasBias ? getBias().getType()
                           : vectorType(weightType, weightType.getShape()[0]);
