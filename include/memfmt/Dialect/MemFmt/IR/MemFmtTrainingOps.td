@@ -45,7 +45,9 @@ defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
 //===----------------------------------------------------------------------===//
 
 def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
-                                         [Pure, PropagatesL5]> {
+    [Pure, PropagatesL5,
+     DeclareOpInterfaceMethods<MemFmt_VjpOpInterface,
+         ["isDifferentiableOperand", "isDifferentiableResult"]>]> {
   let summary = "batch normalisation in training mode "
                 "(aten::native_batch_norm, training=True)";
   let description = [{
@@ -131,7 +133,9 @@ def MemFmt_ConvolutionBackwardOp : MemFmt_Op<"convolution_backward",
   let summary = "backward of conv2d (aten::convolution_backward)";
   let description = [{
     Gradients of `conv2d(input, weight) + bias` from `grad_output`, with the
-    forward's attributes (as for `memfmt.conv2d`): `grad_input` (shape and,
+    forward's attributes (as for `memfmt.conv2d`; `padding` has 2 values,
+    symmetric, or 4, top, left, bottom, right, so that the VJP of any
+    conv2d carries its padding unchanged): `grad_input` (shape and,
     by L9, memory format of `input`), `grad_weight` (those of `weight`) and
     `grad_bias` `[O]` (the sum of `grad_output` over N, H, W).
     `grad_output` has the forward result's format: channels-last if `input`
@@ -309,7 +313,7 @@ def MemFmt_AdaptiveAvgPool2dBackwardOp
 //===----------------------------------------------------------------------===//
 
 def MemFmt_CrossEntropyLossOp : MemFmt_Op<"cross_entropy_loss",
-                                          [Pure, AnyLayout]> {
+                                          [Pure, AnyLayout, Vjp]> {
   let summary = "mean cross-entropy of logits and class indices "
                 "(aten::cross_entropy_loss, reduction=mean)";
   let description = [{
