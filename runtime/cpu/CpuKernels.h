@@ -74,6 +74,35 @@ void adaptiveAvgPool2dBackwardReference(
     const args::adaptive_avg_pool2d_backward &a);
 void maxPool2dWithIndicesBackwardReference(
     const args::max_pool2d_with_indices_backward &a);
+void avgPool2dBackwardReference(const args::avg_pool2d_backward &a);
+const char *avgPool2dBackwardFast(const args::avg_pool2d_backward &a);
+
+// BatchNormTraining.cpp
+void nativeBatchNormReference(const args::native_batch_norm &a);
+/// Writes save_mean, save_invstd and the running statistics of a training
+/// batch norm from its batch statistics: the per-channel `mean` and biased
+/// variance `var` (C values each). Shared by the reference and oneDNN.
+void writeBatchNormStatistics(const args::native_batch_norm &a,
+                              const double *mean, const double *var);
+void nativeBatchNormBackwardReference(
+    const args::native_batch_norm_backward &a);
+
+// ElementwiseBackward.cpp
+void fillReference(const args::fill &a);
+const char *fillFast(const args::fill &a);
+void thresholdBackwardReference(const args::threshold_backward &a);
+const char *thresholdBackwardFast(const args::threshold_backward &a);
+
+// Loss.cpp
+/// The first row n whose target[n] lies outside [0, classes), or -1.
+int64_t findBadTarget(const TensorView &target, int64_t classes);
+void crossEntropyLossReference(const args::cross_entropy_loss &a);
+void crossEntropyLossBackwardReference(
+    const args::cross_entropy_loss_backward &a);
+
+// Sgd.cpp
+void sgdUpdateReference(const args::sgd_update &a);
+const char *sgdUpdateFast(const args::sgd_update &a);
 
 // Precision.cpp
 
