@@ -138,7 +138,7 @@ public:
 
 private:
   dnnl::primitive primitive;
-  std::array<dnnl_exec_arg_t, 8> arguments{};
+  std::array<dnnl_exec_arg_t, 10> arguments{};
   int count = 0;
 };
 

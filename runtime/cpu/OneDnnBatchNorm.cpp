@@ -18,7 +18,9 @@
 //    var = 1 / invstd^2 - eps would cancel catastrophically for var << eps).
 //    It always writes the scale and shift gradients (into the entry's
 //    buffers, copied out when asked for); a call without grad_input goes to
-//    the reference, since the primitive always writes one.
+//    the reference, since the primitive always writes one. oneDNN 2.6's
+//    backward also wants a SHIFT argument it does not read (execute fails
+//    with invalid_arguments without one): it gets a buffer of zeros.
 // Each node's entry owns dense per-channel buffers bound once, so a call
 // copies C weights in and C statistics out and allocates nothing.
 //
@@ -142,9 +144,9 @@ struct OneDnnBatchNorm::BackwardEntry {
   bool usable = false;
   BoundPrimitive primitive;
   memory source, gradOut, gradInput;
-  memory scaleMemory, meanMemory, varianceMemory, gradScaleMemory,
-      gradShiftMemory;
-  std::vector<float> scale, mean, variance, gradScale, gradShift;
+  memory scaleMemory, shiftMemory, meanMemory, varianceMemory,
+      gradScaleMemory, gradShiftMemory;
+  std::vector<float> scale, shift, mean, variance, gradScale, gradShift;
 
   explicit BackwardEntry(const PrimitiveKey &key) : key(key) {}
 
@@ -152,7 +154,7 @@ struct OneDnnBatchNorm::BackwardEntry {
              memfmt_context_counters_t &counters) {
     const size_t channels = static_cast<size_t>(input.sizes[1]);
     for (std::vector<float> *v :
-         {&scale, &mean, &variance, &gradScale, &gradShift})
+         {&scale, &shift, &mean, &variance, &gradScale, &gradShift})
       v->assign(channels, 0.0f);
     memory::desc data = descOf(input, DType::f32);
     // Epsilon 0: the variance given is 1 / save_invstd^2 (file comment).
@@ -172,6 +174,7 @@ struct OneDnnBatchNorm::BackwardEntry {
     gradOut = memory(data, dnn.engine, DNNL_MEMORY_NONE);
     gradInput = memory(data, dnn.engine, DNNL_MEMORY_NONE);
     scaleMemory = vectorMemory(scale, dnn.engine);
+    shiftMemory = vectorMemory(shift, dnn.engine);
     meanMemory = vectorMemory(mean, dnn.engine);
     varianceMemory = vectorMemory(variance, dnn.engine);
     gradScaleMemory = vectorMemory(gradScale, dnn.engine);
@@ -181,6 +184,7 @@ struct OneDnnBatchNorm::BackwardEntry {
     primitive.bind(DNNL_ARG_DIFF_DST, gradOut);
     primitive.bind(DNNL_ARG_DIFF_SRC, gradInput);
     primitive.bind(DNNL_ARG_SCALE, scaleMemory);
+    primitive.bind(DNNL_ARG_SHIFT, shiftMemory);
     primitive.bind(DNNL_ARG_MEAN, meanMemory);
     primitive.bind(DNNL_ARG_VARIANCE, varianceMemory);
     primitive.bind(DNNL_ARG_DIFF_SCALE, gradScaleMemory);
