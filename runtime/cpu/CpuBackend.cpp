@@ -43,7 +43,6 @@ public:
       conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
-      batchNorm = std::make_unique<OneDnnBatchNorm>(*dnn);
     }
 #endif
   }
@@ -73,8 +72,6 @@ public:
       linear->clear();
     if (unary)
       unary->clear();
-    if (batchNorm)
-      batchNorm->clear();
 #endif
   }
 
@@ -95,7 +92,6 @@ private:
   std::unique_ptr<OneDnnConv> conv;
   std::unique_ptr<OneDnnLinear> linear;
   std::unique_ptr<OneDnnUnary> unary;
-  std::unique_ptr<OneDnnBatchNorm> batchNorm;
 #endif
 
   /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
@@ -354,30 +350,18 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::fill &a) {
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm &a) {
-#ifdef MEMFMT_HAVE_ONEDNN
-  if (fast()) {
-    memfmt_status_t status = MEMFMT_STATUS_OK;
-    if (batchNorm->run(call, a, status))
-      return status;
-  }
-#endif
   // save_mean is empty exactly when there are no channels (the validator
   // wants more than one value per channel), when nothing is written.
-  return dispatchTyped(call, a, a.save_mean, none);
+  return dispatchTyped(call, a, a.save_mean,
+                       [&] { return nativeBatchNormFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm_backward &a) {
-#ifdef MEMFMT_HAVE_ONEDNN
-  if (fast()) {
-    memfmt_status_t status = MEMFMT_STATUS_OK;
-    if (batchNorm->run(call, a, status))
-      return status;
-  }
-#endif
   // With channels, grad_weight and grad_bias are written even for an empty
   // batch (zeros); without, nothing is.
-  return dispatchTyped(call, a, a.weight, none);
+  return dispatchTyped(call, a, a.weight,
+                       [&] { return nativeBatchNormBackwardFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

@@ -79,6 +79,7 @@ const char *avgPool2dBackwardFast(const args::avg_pool2d_backward &a);
 
 // BatchNormTraining.cpp
 void nativeBatchNormReference(const args::native_batch_norm &a);
+const char *nativeBatchNormFast(const args::native_batch_norm &a);
 /// Writes save_mean, save_invstd and the running statistics of a training
 /// batch norm from its batch statistics: the per-channel `mean` and biased
 /// variance `var` (C values each). Shared by the reference and oneDNN.
@@ -86,6 +87,8 @@ void writeBatchNormStatistics(const args::native_batch_norm &a,
                               const double *mean, const double *var);
 void nativeBatchNormBackwardReference(
     const args::native_batch_norm_backward &a);
+const char *
+nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a);
 
 // ElementwiseBackward.cpp
 void fillReference(const args::fill &a);

@@ -17,8 +17,6 @@
 //    tile the input) for the reduced-precision types;
 //  * OneDnnReorder: copies and casts between any positive strides for the
 //    reduced-precision types (f32 copies have their own kernels).
-//  * OneDnnBatchNorm: batch_normalization forward training and backward
-//    (f32) on NCHW or NHWC, statistics computed by the primitive.
 // `run` returns false when the call is not one it takes (an output that is
 // neither NCHW nor NHWC, strides oneDNN cannot describe, a configuration
 // oneDNN has no implementation for); the caller then runs the reference.
@@ -138,7 +136,7 @@ public:
 
 private:
   dnnl::primitive primitive;
-  std::array<dnnl_exec_arg_t, 10> arguments{};
+  std::array<dnnl_exec_arg_t, 6> arguments{};
   int count = 0;
 };
 
@@ -267,29 +265,6 @@ private:
 
   OneDnnEngine &dnn;
   NodeCache<Entry> cache;
-};
-
-/// Training batch norm (native_batch_norm and its backward) on oneDNN's
-/// batch_normalization primitives, for input, output and gradients dense in
-/// one layout (NCHW or NHWC).
-class OneDnnBatchNorm {
-public:
-  explicit OneDnnBatchNorm(OneDnnEngine &dnn);
-  ~OneDnnBatchNorm();
-  bool run(KernelCall &call, const args::native_batch_norm &a,
-           memfmt_status_t &status);
-  bool run(KernelCall &call, const args::native_batch_norm_backward &a,
-           memfmt_status_t &status);
-  /// Drops every cached primitive.
-  void clear();
-
-  struct ForwardEntry;
-  struct BackwardEntry;
-
-private:
-  OneDnnEngine &dnn;
-  NodeCache<ForwardEntry> forward;
-  NodeCache<BackwardEntry> backward;
 };
 
 /// "oneDNN convolution_forward: could not execute a primitive (status 3)".
