@@ -25,6 +25,9 @@
 #include "RawView.h"
 #include "RuntimeTest.h"
 
+#include <chrono>
+#include <functional>
+
 using namespace memfmt::test;
 
 namespace {
@@ -464,6 +467,47 @@ TEST(TrainingErrorTest, OverlapsFailWithAMessage) {
       _mlir_ciface_memfmt_avg_pool2d_backward_f32(
           ctx, 3, pooled.memref(), input.memref(), 3, 3, 2, 2, 0, 0, 0, 0, 0),
       "output height is 3, expected 1 (floor mode) or 2 (ceil mode)");
+}
+
+/// Milliseconds per call of `call` (after one warm-up call), over 5 calls.
+double millisecondsPerCall(const std::function<int32_t()> &call) {
+  EXPECT_EQ(call(), MEMFMT_STATUS_OK);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i)
+    call();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+             .count() /
+         5;
+}
+
+/// Times threshold_backward on the ResNet stem's activation and sgd_update
+/// on ResNet-18's 11.7M parameters as one tensor, both kernel families.
+/// Run with --gtest_also_run_disabled_tests.
+TEST(TrainingKernelTiming, DISABLED_TimeLargeCalls) {
+  for (memfmt_kernels_t kernels : kFamilies) {
+    TestContext ctx(kernels);
+    Tensor go({8, 64, 112, 112}, CL), self({8, 64, 112, 112}, CL),
+        gi({8, 64, 112, 112}, CL);
+    go.fillRandom(1);
+    self.fillRandom(2);
+    double relu = millisecondsPerCall([&] {
+      return _mlir_ciface_memfmt_threshold_backward_f32(
+          ctx, 0, go.memref(), self.memref(), gi.memref(), 0.0);
+    });
+    Tensor param({11689512}), grad({11689512}), buf({11689512});
+    IndexTensor step({});
+    step.flat(0) = 1;
+    double sgd = millisecondsPerCall([&] {
+      return _mlir_ciface_memfmt_sgd_update_f32(
+          ctx, 1, param.memref(), grad.memref(), buf.memref(), step.memref(),
+          param.memref(), buf.memref(), 0.1, 0.9, 0.0, 1e-4, 0, 1);
+    });
+    std::printf("%s: threshold_backward [8, 64, 112, 112] %.2f ms (%s), "
+                "sgd_update 11.7M momentum + weight decay %.2f ms (%s)\n",
+                toString(kernels), relu, ctx.implOf(0).c_str(), sgd,
+                ctx.implOf(1).c_str());
+  }
 }
 
 } // namespace
