@@ -469,17 +469,19 @@ Dense denseLayoutOf(const TensorView &t) {
   return t.isContiguous() ? Dense::Planes : Dense::None;
 }
 
-} // namespace
-
-const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a) {
-  if (!a.output.sameLayoutAs(a.input))
+/// Runs `rows` or `planes` by the dense layout of `a.input` (which every
+/// data tensor shares when `sameLayouts`): the name of what ran, or null.
+template <typename Args>
+const char *runDense(const Args &a, bool sameLayouts,
+                     void (*rows)(const Args &), void (*planes)(const Args &)) {
+  if (!sameLayouts)
     return nullptr;
   switch (denseLayoutOf(a.input)) {
   case Dense::Rows:
-    rowsForward(a);
+    rows(a);
     return "channels_last";
   case Dense::Planes:
-    planesForward(a);
+    planes(a);
     return "contiguous";
   case Dense::None:
     break;
@@ -487,20 +489,16 @@ const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a) {
   return nullptr;
 }
 
+} // namespace
+
+const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a) {
+  return runDense(a, a.output.sameLayoutAs(a.input), rowsForward,
+                  planesForward);
+}
+
 const char *
 cpu::nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a) {
-  if (!a.grad_out.sameLayoutAs(a.input) ||
-      (a.has_grad_input && !a.grad_input.sameLayoutAs(a.input)))
-    return nullptr;
-  switch (denseLayoutOf(a.input)) {
-  case Dense::Rows:
-    rowsBackward(a);
-    return "channels_last";
-  case Dense::Planes:
-    planesBackward(a);
-    return "contiguous";
-  case Dense::None:
-    break;
-  }
-  return nullptr;
+  bool sameLayouts = a.grad_out.sameLayoutAs(a.input) &&
+                     (!a.has_grad_input || a.grad_input.sameLayoutAs(a.input));
+  return runDense(a, sameLayouts, rowsBackward, planesBackward);
 }

@@ -52,7 +52,18 @@ const char *reluFast(const args::relu &a);
 void addReference(const args::add &a, bool withRelu = false);
 const char *addFast(const args::add &a);
 
+/// A half-open range [begin, end) of input rows or columns (or of kernel
+/// taps) and, for average pooling, the window's count_include_pad extent.
+struct Window {
+  int64_t begin, end, padded;
+};
+
 // Pool.cpp. `indices` is null for max_pool2d.
+/// The input rows (or columns) [begin, end) of average-pool output row `o`
+/// and its count_include_pad extent: the window clipped to the padded input
+/// [-pad, size + padEnd) (Kernels.def's divisor rule).
+Window avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
+                 int64_t size, int64_t padEnd);
 void maxPool2dReference(const TensorView &input, const TensorView &output,
                         const TensorView *indices, const MaxPoolWindow &w);
 const char *maxPool2dFast(const TensorView &input, const TensorView &output,

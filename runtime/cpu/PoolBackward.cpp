@@ -162,32 +162,18 @@ void cpu::maxPool2dWithIndicesBackwardReference(
 
 namespace {
 
-/// Rows [begin, end) of the input that average-pool output row `o` reads,
-/// and its count_include_pad extent (the window clipped to the padded input
-/// [-pad, size + padEnd)), as in avg_pool2d.
-struct AvgWindow {
-  int64_t begin, end, padded;
-};
-
-AvgWindow avgWindowOf(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
-                      int64_t size, int64_t padEnd) {
-  int64_t start = o * stride - pad;
-  int64_t stop = std::min(start + kernel, size + padEnd);
-  return {std::max<int64_t>(start, 0), std::min(stop, size), stop - start};
-}
-
 /// The windows of grad_output cell (oh, ow) and its divisor.
 struct AvgCell {
-  AvgWindow rows, cols;
+  cpu::Window rows, cols;
   int64_t divisor;
 };
 
 AvgCell avgCellOf(const args::avg_pool2d_backward &a, int64_t oh, int64_t ow) {
   const TensorView &gi = a.grad_input;
-  AvgWindow rows = avgWindowOf(oh, a.kernel_h, a.stride_h, a.pad_top,
-                               gi.sizes[2], a.pad_bottom);
-  AvgWindow cols = avgWindowOf(ow, a.kernel_w, a.stride_w, a.pad_left,
-                               gi.sizes[3], a.pad_right);
+  cpu::Window rows = cpu::avgWindow(oh, a.kernel_h, a.stride_h, a.pad_top,
+                                    gi.sizes[2], a.pad_bottom);
+  cpu::Window cols = cpu::avgWindow(ow, a.kernel_w, a.stride_w, a.pad_left,
+                                    gi.sizes[3], a.pad_right);
   int64_t divisor = a.count_include_pad
                         ? rows.padded * cols.padded
                         : (rows.end - rows.begin) * (cols.end - cols.begin);

@@ -218,6 +218,32 @@ memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
                           /*paddingCounts=*/false);
 }
 
+/// A batch norm's data tensor: rank >= 2, dim 1 the channels.
+memfmt_status_t checkChannelsFirst(KernelCall &call, const TensorView &t,
+                                   const char *name) {
+  if (t.rank >= 2)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " has rank " +
+                           std::to_string(t.rank) + " (shape " +
+                           formatShape(t) +
+                           "), expected at least 2 (channels in dim 1)");
+}
+
+/// Each tensor of `perChannel` (with its name) must be [C], C = dim 1 of
+/// `input`.
+memfmt_status_t checkPerChannel(
+    KernelCall &call, const TensorView &input,
+    std::initializer_list<std::pair<const TensorView *, const char *>>
+        perChannel) {
+  TensorView channels = shapeOf({input.sizes[1]});
+  auto why = [&] {
+    return " (one per channel of input " + formatShape(input) + ")";
+  };
+  for (auto [view, name] : perChannel)
+    MEMFMT_CHECK(checkShape(call, *view, name, channels, why));
+  return MEMFMT_STATUS_OK;
+}
+
 /// The attributes, output size and windows of an average pool from `input`
 /// to `output` (avg_pool2d, and avg_pool2d_backward with grad_input and
 /// grad_output).
@@ -359,23 +385,17 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::batch_norm &a) {
-  if (a.input.rank < 2)
-    return invalid(call, "input has rank " + std::to_string(a.input.rank) +
-                             " (shape " + formatShape(a.input) +
-                             "), expected at least 2 (channels in dim 1)");
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   if (!std::isfinite(a.eps) || a.eps < 0)
     return invalid(call, "eps is " + std::to_string(a.eps) +
                              ", expected a finite value >= 0");
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
-  TensorView channels = shapeOf({a.input.sizes[1]});
-  auto why = [&] {
-    return " (one per channel of input " + formatShape(a.input) + ")";
-  };
-  MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_var, "running_var", channels, why));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.bias, "bias"},
+                                {&a.running_mean, "running_mean"},
+                                {&a.running_var, "running_var"}}));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   MEMFMT_CHECK(checkInPlace(call, a.input, "input", a.output, "output"));
   MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.output, "output"));
@@ -710,17 +730,6 @@ memfmt_status_t checkReal(KernelCall &call, double value, const char *name,
                            (strict ? "> " : ">= ") + std::to_string(minimum));
 }
 
-/// A batch norm's data tensor: rank >= 2, dim 1 the channels.
-memfmt_status_t checkChannelsFirst(KernelCall &call, const TensorView &t,
-                                   const char *name) {
-  if (t.rank >= 2)
-    return MEMFMT_STATUS_OK;
-  return invalid(call, std::string(name) + " has rank " +
-                           std::to_string(t.rank) + " (shape " +
-                           formatShape(t) +
-                           "), expected at least 2 (dim 1 is the channels)");
-}
-
 } // namespace
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
@@ -735,20 +744,15 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
-  TensorView channels = shapeOf({a.input.sizes[1]});
-  auto why = [&] {
-    return " (one per channel of input " + formatShape(a.input) + ")";
-  };
-  MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_var, "running_var", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.save_mean, "save_mean", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.save_invstd, "save_invstd", channels, why));
-  MEMFMT_CHECK(
-      checkShape(call, a.running_mean_out, "running_mean_out", channels, why));
-  MEMFMT_CHECK(
-      checkShape(call, a.running_var_out, "running_var_out", channels, why));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.bias, "bias"},
+                                {&a.running_mean, "running_mean"},
+                                {&a.running_var, "running_var"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"},
+                                {&a.running_mean_out, "running_mean_out"},
+                                {&a.running_var_out, "running_var_out"}}));
   MEMFMT_CHECK(checkReal(call, a.eps, "eps", 0, /*strict=*/true));
   MEMFMT_CHECK(checkReal(call, a.momentum, "momentum", 0));
   // ATen: the running variance is unbiased by n / (n - 1).
@@ -783,20 +787,18 @@ memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   MEMFMT_CHECK(checkShape(call, a.grad_out, "grad_out", a.input,
                           " (the input's shape)"));
-  TensorView channels = shapeOf({a.input.sizes[1]});
-  auto why = [&] {
-    return " (one per channel of input " + formatShape(a.input) + ")";
-  };
-  MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.save_mean, "save_mean", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.save_invstd, "save_invstd", channels, why));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"}}));
   if (a.has_grad_input)
     MEMFMT_CHECK(checkShape(call, a.grad_input, "grad_input", a.input,
                             " (the input's shape)"));
   if (a.has_grad_weight)
-    MEMFMT_CHECK(checkShape(call, a.grad_weight, "grad_weight", channels, why));
+    MEMFMT_CHECK(
+        checkPerChannel(call, a.input, {{&a.grad_weight, "grad_weight"}}));
   if (a.has_grad_bias)
-    MEMFMT_CHECK(checkShape(call, a.grad_bias, "grad_bias", channels, why));
+    MEMFMT_CHECK(checkPerChannel(call, a.input, {{&a.grad_bias, "grad_bias"}}));
   // Absent outputs are other tensors passed again: not checked.
   const Operand absent{};
   return checkAllApart(
