@@ -734,8 +734,6 @@ memfmt_status_t checkReal(KernelCall &call, double value, const char *name,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::fill &a) {
-  if (std::isnan(a.value))
-    return invalid(call, "value is NaN");
   return checkDistinct(call, a.output, "output");
 }
 
@@ -819,8 +817,6 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                           " (self's shape)"));
   MEMFMT_CHECK(
       checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
-  if (std::isnan(a.threshold))
-    return invalid(call, "threshold is NaN");
   return checkAllApart(call,
                        {{&a.grad_output, "grad_output"}, {&a.self, "self"}},
                        {{&a.grad_input, "grad_input"}});

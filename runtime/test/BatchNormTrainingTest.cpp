@@ -399,6 +399,16 @@ TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
   expectError(forward(x, y, saveMean, p.runningMean, rmOut, 0.0),
               "memfmt_native_batch_norm_f32 (node 9): eps is 0.000000, "
               "expected a finite value > 0");
+  expectError(_mlir_ciface_memfmt_native_batch_norm_f32(
+                  ctx, 9, x.memref(), p.weight.memref(), p.bias.memref(),
+                  p.runningMean.memref(), p.runningVar.memref(), y.memref(),
+                  saveMean.memref(), saveInvstd.memref(), rmOut.memref(),
+                  rvOut.memref(), kEps, -0.1),
+              "momentum is -0.100000, expected a finite value >= 0");
+  Tensor flat({3});
+  expectError(forward(flat, flat, saveMean, p.runningMean, rmOut, kEps),
+              "input has rank 1 (shape [3]), expected at least 2 (channels "
+              "in dim 1)");
   Tensor wrong({4});
   expectError(forward(x, y, wrong, p.runningMean, rmOut, kEps),
               "save_mean has shape [4], expected [3] (one per channel of "

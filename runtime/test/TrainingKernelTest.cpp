@@ -25,6 +25,8 @@
 #include "RawView.h"
 #include "RuntimeTest.h"
 
+#include "memfmt/runtime/io/HalfFloat.h"
+
 #include <chrono>
 #include <functional>
 
@@ -63,6 +65,27 @@ TEST(FillTest, WritesEveryElementAndNothingElse) {
       EXPECT_KERNEL_OK(
           ctx, _mlir_ciface_memfmt_fill_f32(ctx, 1, scalar.memref(), 1.0));
       EXPECT_EQ(scalar.flat(0), 1.0f);
+    }
+}
+
+/// f16 and bf16 get `value` rounded to nearest even (0.1 is inexact in
+/// both), in every layout.
+TEST(FillTest, ReducedPrecisionRoundsTheValue) {
+  namespace io = memfmt::io;
+  for (memfmt_kernels_t kernels : kFamilies)
+    for (Layout layout : kAllLayouts) {
+      TestContext ctx(kernels);
+      TestTensor<uint16_t> half({2, 3, 4, 5}, layout),
+          brain({2, 3, 4, 5}, layout);
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_fill_f16(ctx, 0, half.memref(), 0.1));
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_fill_bf16(ctx, 1, brain.memref(), 0.1));
+      for (int64_t i = 0; i < half.numElements(); ++i) {
+        ASSERT_EQ(half.flat(i), io::floatToHalf(0.1f)) << half.describe();
+        ASSERT_EQ(brain.flat(i), io::floatToBFloat16(0.1f)) << brain.describe();
+      }
+      EXPECT_TRUE(half.gapsIntact() && brain.gapsIntact()) << half.describe();
     }
 }
 
@@ -294,6 +317,10 @@ TEST(CrossEntropyLossTest, TargetOutOfRangeIsAnError) {
               _mlir_ciface_memfmt_cross_entropy_loss_f32(
                   ctx, 9, x.memref(), t.memref(), gi.memref()),
               "output has rank 2 (shape [3, 5]), expected 0");
+  expectError(ctx,
+              _mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
+                  ctx, 10, x.memref(), x.memref(), t.memref(), gi.memref()),
+              "grad_output has rank 2 (shape [3, 5]), expected 0");
   expectError(
       ctx,
       _mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
@@ -440,6 +467,19 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
                   step.memref(), out.memref(), bufOut.memref(), -0.1, 0.9, 0.0,
                   0.0, 0, 0),
               "lr is -0.100000, expected a finite value >= 0");
+  expectError(ctx,
+              _mlir_ciface_memfmt_sgd_update_f32(
+                  ctx, 6, param.memref(), grad.memref(), buf.memref(),
+                  step.memref(), out.memref(), bufOut.memref(), 0.1, 0.9,
+                  INFINITY, 0.0, 0, 0),
+              "dampening is inf, expected a finite value");
+  IndexTensor steps({2});
+  expectError(ctx,
+              _mlir_ciface_memfmt_sgd_update_f32(
+                  ctx, 6, param.memref(), grad.memref(), buf.memref(),
+                  steps.memref(), out.memref(), bufOut.memref(), 0.1, 0.9, 0.0,
+                  0.0, 0, 1),
+              "step has rank 1 (shape [2]), expected 0");
   // Without momentum the buffers are not used: the buffer out may be
   // anything of the parameter's shape, here the parameter itself.
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sgd_update_f32(
