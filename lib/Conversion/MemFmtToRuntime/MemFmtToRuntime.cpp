@@ -153,7 +153,7 @@ private:
 
 LogicalResult RuntimeLowering::lowerOp(Operation *op) {
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
-    if (!getPlannedBuffer(value))
+    if (!getPlannedBuffer(value) && !isAbsentResult(value))
       return op->emitError()
              << "a value of this op has no place in the memory plan; plan "
                 "the whole function (memfmt-plan-memory) after changing it";
