@@ -88,6 +88,14 @@ int run(const Options &Opts) {
                              /*AnyTarget=*/Opts.Cpu);
   memfmt_model_get_info(Model.get(), &R.Info);
   R.T = tensorsOf(Model.get(), R.Info);
+  // A training step takes class indices, which memfmt-run cannot invent.
+  for (const memfmt_model_tensor_info_t &In : R.T.Inputs)
+    if (std::string(In.dtype) == "i64")
+      fail(Opts.Dir + ": input " + In.name +
+           " is i64 (class indices: the model is a training step); "
+           "memfmt-run runs inference models only: train it with "
+           "memfmt-train " +
+           Opts.Dir + " --data FILE.npz");
 
   // Inputs.
   size_t NumInputs = R.T.Inputs.size();

@@ -110,6 +110,7 @@ void readManifest(func::FuncOp func, ModelManifest &manifest) {
   for (auto weight : func.getBody().front().getOps<WeightOp>()) {
     TensorPlacement p = placementOf(weight.getName().str(), weight.getType());
     p.offset = getPlannedBuffer(weight.getResult()).getOffset();
+    p.zeroInit = weight.getZeroInit();
     manifest.parameters.push_back(std::move(p));
   }
 }
