@@ -505,7 +505,7 @@ TEST(Manifest, InitField) {
               HasSubstr("parameters[0] (shift): 'init': expected a string"));
   EXPECT_THAT(errorWith("\"strides\": [60, 1, 15, 3]",
                         "\"strides\": [60, 1, 15, 3], \"init\": \"zeros\""),
-              HasSubstr("inputs[0] (input_0): unknown field 'init'"));
+              HasSubstr("inputs[0]: unknown field 'init'"));
   auto M = parseManifest(
       replaceOnce(fakeManifestJson(), Bytes, Bytes + ", \"init\": \"zeros\""),
       ManifestPath);
