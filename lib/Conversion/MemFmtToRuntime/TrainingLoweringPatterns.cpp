@@ -317,8 +317,8 @@ struct CrossEntropyLossBackwardLowering
 // Optimizer and model state
 //===----------------------------------------------------------------------===//
 
-/// Without `step` the kernel gets a 0-d i64 view it does not read
-/// (has_step 0). With momentum 0 the kernel leaves momentum_buffer_out
+/// Without `step` the kernel gets a 0-d i64 view of `grad`'s buffer (an
+/// input, so no output overlaps it), which it does not read (has_step 0). With momentum 0 the kernel leaves momentum_buffer_out
 /// unwritten: where the plan did not put it in momentum_buffer's own buffer
 /// and it is used, momentum_buffer is copied into it.
 struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
@@ -330,7 +330,7 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
     Value step = sgd.getStep();
     Value stepView =
         step ? calls.view(step)
-             : calls.viewAt(getPlannedBuffer(sgd.getParamOut()), 0,
+             : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
                             RankedTensorType::get({}, rewriter.getI64Type()));
     double momentum = sgd.getMomentum().convertToDouble();
     if (failed(calls.call(
