@@ -59,8 +59,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 
@@ -149,8 +149,8 @@ bool isBufferElementType(Type type) {
 bool isSplatFloatConstant(Operation &op) {
   DenseElementsAttr value;
   return op.hasTrait<OpTrait::ConstantLike>() && op.getNumResults() == 1 &&
-         matchPattern(op.getResult(0), m_Constant(&value)) &&
-         value.isSplat() && isa<FloatType>(value.getElementType());
+         matchPattern(op.getResult(0), m_Constant(&value)) && value.isSplat() &&
+         isa<FloatType>(value.getElementType());
 }
 
 /// A value's home while planning: for the arena the value owning the
@@ -534,9 +534,8 @@ void MemoryPlanner::record() {
       continue;
     SmallVector<Attribute> buffers;
     for (Value result : op.getResults())
-      buffers.push_back(isAbsentResult(result)
-                            ? Attribute(b.getUnitAttr())
-                            : Attribute(bufferOf(result)));
+      buffers.push_back(isAbsentResult(result) ? Attribute(b.getUnitAttr())
+                                               : Attribute(bufferOf(result)));
     op.setAttr(kBuffersAttrName, b.getArrayAttr(buffers));
     if (loadTimeOps.contains(&op))
       op.setAttr(kLoadTimeAttrName, b.getUnitAttr());

@@ -1,4 +1,4 @@
-//===- RuntimePattern.h - Shared pieces of the lowering patterns -*- C++ -*-===//
+//===- RuntimePattern.h - Shared pieces of lowering patterns --*- C++ -*-===//
 //
 // Part of the memfmt project.
 //

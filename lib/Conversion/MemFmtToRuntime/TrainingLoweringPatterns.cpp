@@ -47,8 +47,7 @@ struct GradientOutputs {
 FailureOr<GradientOutputs> gradientOutputs(Operation *op,
                                            PatternRewriter &rewriter,
                                            RuntimeCallBuilder &calls) {
-  static const char *const names[] = {"grad_input", "grad_weight",
-                                      "grad_bias"};
+  static const char *const names[] = {"grad_input", "grad_weight", "grad_bias"};
   GradientOutputs out;
   Value anyPresent;
   for (unsigned i = 0; i < 3; ++i) {
@@ -72,6 +71,24 @@ FailureOr<GradientOutputs> gradientOutputs(Operation *op,
       view = anyPresent; // Absent: never written (has_* = 0).
   return out;
 }
+
+/// A backward op with an `output_mask`: `emit` calls its kernel with the
+/// outputs gradientOutputs gives, unless none is wanted.
+template <typename OpTy> struct GradientPattern : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<GradientOutputs> out = gradientOutputs(op, rewriter, this->calls);
+    if (failed(out))
+      return failure();
+    if (!out->any())
+      return success(); // Nothing wanted: no call.
+    return emit(op, *out);
+  }
+
+  virtual LogicalResult emit(OpTy op, const GradientOutputs &out) const = 0;
+};
 
 //===----------------------------------------------------------------------===//
 // Batch norm
@@ -104,16 +121,11 @@ struct NativeBatchNormLowering : RuntimePattern<NativeBatchNormOp> {
 };
 
 struct NativeBatchNormBackwardLowering
-    : RuntimePattern<NativeBatchNormBackwardOp> {
-  using RuntimePattern::RuntimePattern;
+    : GradientPattern<NativeBatchNormBackwardOp> {
+  using GradientPattern::GradientPattern;
 
-  LogicalResult matchAndRewrite(NativeBatchNormBackwardOp bn,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<GradientOutputs> out = gradientOutputs(bn, rewriter, calls);
-    if (failed(out))
-      return failure();
-    if (!out->any())
-      return success(); // Nothing wanted.
+  LogicalResult emit(NativeBatchNormBackwardOp bn,
+                     const GradientOutputs &out) const override {
     return calls.call(bn, elementTypeOf(bn.getInput()),
                       kernels::native_batch_norm_backward{
                           .grad_out = calls.view(bn.getGradOut()),
@@ -121,12 +133,12 @@ struct NativeBatchNormBackwardLowering
                           .weight = calls.view(bn.getWeight()),
                           .save_mean = calls.view(bn.getSaveMean()),
                           .save_invstd = calls.view(bn.getSaveInvstd()),
-                          .grad_input = out->views[0],
-                          .grad_weight = out->views[1],
-                          .grad_bias = out->views[2],
-                          .has_grad_input = out->present[0],
-                          .has_grad_weight = out->present[1],
-                          .has_grad_bias = out->present[2],
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
                       });
   }
 };
@@ -136,25 +148,20 @@ struct NativeBatchNormBackwardLowering
 //===----------------------------------------------------------------------===//
 
 /// The padding may have 2 (symmetric) or 4 values, as conv2d's.
-struct ConvolutionBackwardLowering : RuntimePattern<ConvolutionBackwardOp> {
-  using RuntimePattern::RuntimePattern;
+struct ConvolutionBackwardLowering : GradientPattern<ConvolutionBackwardOp> {
+  using GradientPattern::GradientPattern;
 
-  LogicalResult matchAndRewrite(ConvolutionBackwardOp conv,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<GradientOutputs> out = gradientOutputs(conv, rewriter, calls);
-    if (failed(out))
-      return failure();
-    if (!out->any())
-      return success();
+  LogicalResult emit(ConvolutionBackwardOp conv,
+                     const GradientOutputs &out) const override {
     Padding2d pad = Padding2d::fromList(conv.getPadding());
     return calls.call(conv, elementTypeOf(conv.getInput()),
                       kernels::convolution_backward{
                           .grad_output = calls.view(conv.getGradOutput()),
                           .input = calls.view(conv.getInput()),
                           .weight = calls.view(conv.getWeight()),
-                          .grad_input = out->views[0],
-                          .grad_weight = out->views[1],
-                          .grad_bias = out->views[2],
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
                           .stride_h = conv.getStride()[0],
                           .stride_w = conv.getStride()[1],
                           .pad_top = pad.top,
@@ -164,34 +171,29 @@ struct ConvolutionBackwardLowering : RuntimePattern<ConvolutionBackwardOp> {
                           .dilation_h = conv.getDilation()[0],
                           .dilation_w = conv.getDilation()[1],
                           .groups = static_cast<int64_t>(conv.getGroups()),
-                          .has_grad_input = out->present[0],
-                          .has_grad_weight = out->present[1],
-                          .has_grad_bias = out->present[2],
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
                       });
   }
 };
 
-struct LinearBackwardLowering : RuntimePattern<LinearBackwardOp> {
-  using RuntimePattern::RuntimePattern;
+struct LinearBackwardLowering : GradientPattern<LinearBackwardOp> {
+  using GradientPattern::GradientPattern;
 
-  LogicalResult matchAndRewrite(LinearBackwardOp linear,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<GradientOutputs> out = gradientOutputs(linear, rewriter, calls);
-    if (failed(out))
-      return failure();
-    if (!out->any())
-      return success();
+  LogicalResult emit(LinearBackwardOp linear,
+                     const GradientOutputs &out) const override {
     return calls.call(linear, elementTypeOf(linear.getInput()),
                       kernels::linear_backward{
                           .grad_output = calls.view(linear.getGradOutput()),
                           .input = calls.view(linear.getInput()),
                           .weight = calls.view(linear.getWeight()),
-                          .grad_input = out->views[0],
-                          .grad_weight = out->views[1],
-                          .grad_bias = out->views[2],
-                          .has_grad_input = out->present[0],
-                          .has_grad_weight = out->present[1],
-                          .has_grad_bias = out->present[2],
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
                       });
   }
 };
@@ -318,9 +320,10 @@ struct CrossEntropyLossBackwardLowering
 //===----------------------------------------------------------------------===//
 
 /// Without `step` the kernel gets a 0-d i64 view of `grad`'s buffer (an
-/// input, so no output overlaps it), which it does not read (has_step 0). With momentum 0 the kernel leaves momentum_buffer_out
-/// unwritten: where the plan did not put it in momentum_buffer's own buffer
-/// and it is used, momentum_buffer is copied into it.
+/// input, so no output overlaps it), which it does not read (has_step 0). With
+/// momentum 0 the kernel leaves momentum_buffer_out unwritten: where the plan
+/// did not put it in momentum_buffer's own buffer and it is used,
+/// momentum_buffer is copied into it.
 struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
   using RuntimePattern::RuntimePattern;
 
@@ -390,16 +393,15 @@ struct ConstantLowering : RuntimePattern<arith::ConstantOp> {
   LogicalResult matchAndRewrite(arith::ConstantOp constant,
                                 PatternRewriter &rewriter) const override {
     auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!value || !value.isSplat() ||
-        !isa<FloatType>(value.getElementType()))
+    if (!value || !value.isSplat() || !isa<FloatType>(value.getElementType()))
       return rewriter.notifyMatchFailure(
           constant, "only splat floating-point tensor constants are lowered "
                     "(filled once at load); make other constants weights");
     return calls.call(
         constant, value.getElementType(),
         kernels::fill{.output = calls.view(constant.getResult()),
-                      .value = value.getSplatValue<APFloat>()
-                                   .convertToDouble()});
+                      .value =
+                          value.getSplatValue<APFloat>().convertToDouble()});
   }
 };
 

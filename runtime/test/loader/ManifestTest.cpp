@@ -471,10 +471,10 @@ TEST(Manifest, WriterLayout) {
 TEST(Manifest, TrainingStepTensors) {
   Manifest M = emptyManifest("step", "cpu", "f32", "channels-last");
   M.WeightsBytes = 128;
-  M.Parameters = {makeTensor("fc.weight", ElementType::F32, {2, 4}, {4, 1}, 0,
-                             32),
-                  makeTensor("fc.weight.momentum_buffer", ElementType::F32,
-                             {2, 4}, {4, 1}, 64, 32)};
+  M.Parameters = {
+      makeTensor("fc.weight", ElementType::F32, {2, 4}, {4, 1}, 0, 32),
+      makeTensor("fc.weight.momentum_buffer", ElementType::F32, {2, 4}, {4, 1},
+                 64, 32)};
   M.Parameters[1].ZeroInit = true;
   M.Inputs = {makeTensor("input_0", ElementType::F32, {2, 4}, {4, 1}, 0, 32),
               makeTensor("input_1", ElementType::I64, {2}, {1}, 0, 16)};
@@ -499,8 +499,9 @@ TEST(Manifest, TrainingStepTensors) {
 // "init" is a parameter's, and "zeros" is its one value.
 TEST(Manifest, InitField) {
   const std::string Bytes = "\"bytes\": 12";
-  EXPECT_THAT(errorWith(Bytes, Bytes + ", \"init\": \"ones\""),
-              HasSubstr("parameters[0] (shift): 'init': 'ones' is not 'zeros'"));
+  EXPECT_THAT(
+      errorWith(Bytes, Bytes + ", \"init\": \"ones\""),
+      HasSubstr("parameters[0] (shift): 'init': 'ones' is not 'zeros'"));
   EXPECT_THAT(errorWith(Bytes, Bytes + ", \"init\": 0"),
               HasSubstr("parameters[0] (shift): 'init': expected a string"));
   EXPECT_THAT(errorWith("\"strides\": [60, 1, 15, 3]",

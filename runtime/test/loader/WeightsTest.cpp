@@ -384,9 +384,9 @@ TEST(SafeTensorsSource, ZeroInitState) {
   TempDir Dir;
   std::string Path = Dir.file("w.safetensors");
   io::Status Written = io::writeSafeTensors(
-      Path, {view("fc.weight", io::DType::F32, {2, 2}, W.data(), 16),
-             view("fc.bias.momentum_buffer", io::DType::F32, {2}, Buf.data(),
-                  8)});
+      Path,
+      {view("fc.weight", io::DType::F32, {2, 2}, W.data(), 16),
+       view("fc.bias.momentum_buffer", io::DType::F32, {2}, Buf.data(), 8)});
   ASSERT_TRUE(Written.ok()) << Written.error();
   WeightsSource S;
   S.K = WeightsSource::Kind::SafeTensors;
