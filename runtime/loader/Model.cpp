@@ -20,13 +20,13 @@
 // the entry call, memfmt_model_run_device passes device buffers through.
 // Loading ends with one warm-up run on zeroed inputs, on every target (a
 // host model's weights blob is restored after it, so that a training step's
-// warm-up changes no state): it builds what the kernels cache per node (oneDNN primitives with their
-// packed weights, cuDNN algorithms and workspaces), so that no run packs a
-// weight or allocates (memfmt_context_get_counters; checked by
-// test/E2E/no-per-run-work.test). With
-// the context's cuda_graph option the forward pass is then captured as one
-// CUDA graph and every run replays it (captured again only when the buffers
-// passed to memfmt_model_run_device change).
+// warm-up changes no state): it builds what the kernels cache per node (oneDNN
+// primitives with their packed weights, cuDNN algorithms and workspaces), so
+// that no run packs a weight or allocates (memfmt_context_get_counters; checked
+// by test/E2E/no-per-run-work.test). With the context's cuda_graph option the
+// forward pass is then captured as one CUDA graph and every run replays it
+// (captured again only when the buffers passed to memfmt_model_run_device
+// change).
 //
 //===----------------------------------------------------------------------===//
 
