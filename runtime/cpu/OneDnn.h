@@ -13,6 +13,8 @@
 //    preferred layout; an input in the other format (or any strides) is
 //    reordered into the output's format first;
 //  * OneDnnLinear: matmul on the tensors' own strides, bias and relu fused;
+//  * OneDnnConvBackward, OneDnnLinearBackward: the gradients of those two
+//    (convolution backward data / weights primitives; matmuls);
 //  * OneDnnPool: max and average pooling (adaptive pooling whose windows
 //    tile the input) for the reduced-precision types;
 //  * OneDnnReorder: copies and casts between any positive strides for the
@@ -72,6 +74,12 @@ dnnl::memory::dims dimsOf(const TensorView &t);
 /// is free (L2) and may be anything in a memref; it becomes the tensor's
 /// extent, as if the dim were outermost, which oneDNN always accepts.
 dnnl::memory::dims stridesOf(const TensorView &t);
+
+/// The strides of the [rows, cols] matrix whose element (r, c) is at
+/// `r * rowStride + c * colStride`. A size-1 dim's stride is free (L2); it is
+/// set to what a dense matrix would have so oneDNN sees a plain layout.
+dnnl::memory::dims matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
+                                 int64_t colStride);
 
 /// `t` as it is in memory, with element type `dtype`. A 4-D tensor that is
 /// channels-last (or NCHW) contiguous gets oneDNN's nhwc (nchw) tag, whose
@@ -213,6 +221,43 @@ public:
   explicit OneDnnLinear(OneDnnEngine &dnn);
   ~OneDnnLinear();
   bool run(KernelCall &call, const args::linear &a, memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  NodeCache<Entry> cache;
+};
+
+/// convolution_backward: backward-data and backward-weights primitives
+/// (OneDnnConvBackward.cpp).
+class OneDnnConvBackward {
+public:
+  explicit OneDnnConvBackward(OneDnnEngine &dnn);
+  ~OneDnnConvBackward();
+  bool run(KernelCall &call, const args::convolution_backward &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  NodeCache<Entry> cache;
+  /// The copies of tensors whose layout the primitives do not take (one
+  /// call at a time).
+  AlignedScratch scratch;
+};
+
+/// linear_backward: matmuls on the tensors' own strides
+/// (OneDnnLinearBackward.cpp).
+class OneDnnLinearBackward {
+public:
+  explicit OneDnnLinearBackward(OneDnnEngine &dnn);
+  ~OneDnnLinearBackward();
+  bool run(KernelCall &call, const args::linear_backward &a,
+           memfmt_status_t &status);
   /// Drops every cached primitive.
   void clear();
 
