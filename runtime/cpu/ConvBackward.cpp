@@ -39,22 +39,28 @@ namespace {
 struct ConvGeometry {
   int64_t n, height, width, outC, groupC, kernelH, kernelW, outH, outW;
   int64_t outPerGroup;
+  /// Output columns [colBegin[kw], colEnd[kw]) read input columns inside
+  /// the image for kernel column kw (convColumnRanges).
+  const int64_t *colBegin, *colEnd;
 
   explicit ConvGeometry(const args::convolution_backward &a)
       : n(a.input.sizes[0]), height(a.input.sizes[2]), width(a.input.sizes[3]),
         outC(a.weight.sizes[0]), groupC(a.weight.sizes[1]),
         kernelH(a.weight.sizes[2]), kernelW(a.weight.sizes[3]),
         outH(a.grad_output.sizes[2]), outW(a.grad_output.sizes[3]),
-        outPerGroup(outC / a.groups) {}
+        outPerGroup(outC / a.groups) {
+    std::vector<int64_t> &begin = scratchBuffer<int64_t, 0>(kernelW);
+    std::vector<int64_t> &end = scratchBuffer<int64_t, 1>(kernelW);
+    convColumnRanges(kernelW, a.stride_w, a.dilation_w, a.pad_left, width, outW,
+                     begin.data(), end.data());
+    colBegin = begin.data();
+    colEnd = end.data();
+  }
 };
 
 void gradInput(const args::convolution_backward &a, const ConvGeometry &g) {
   const TensorView &dy = a.grad_output, &wt = a.weight, &dx = a.grad_input;
   const int64_t inC = a.input.sizes[1], plane = g.height * g.width;
-  std::vector<int64_t> &colBegin = scratchBuffer<int64_t, 0>(g.kernelW);
-  std::vector<int64_t> &colEnd = scratchBuffer<int64_t, 1>(g.kernelW);
-  convColumnRanges(g.kernelW, a.stride_w, a.dilation_w, a.pad_left, g.width,
-                   g.outW, colBegin.data(), colEnd.data());
   std::vector<double> &scratch =
       scratchBuffer<double, 0>(static_cast<size_t>(maxThreads()) * plane);
   const float *go = dy.as<float>(), *w = wt.as<float>();
@@ -79,7 +85,7 @@ void gradInput(const args::convolution_backward &a, const ConvGeometry &g) {
                 continue;
               const float *dyRow = dyPlane + oh * ds[2];
               double *accRow = acc + ih * g.width;
-              for (int64_t ow = colBegin[kw]; ow < colEnd[kw]; ++ow)
+              for (int64_t ow = g.colBegin[kw]; ow < g.colEnd[kw]; ++ow)
                 accRow[ow * a.stride_w + colShift] += wv * dyRow[ow * ds[3]];
             }
           }
@@ -96,10 +102,6 @@ void gradInput(const args::convolution_backward &a, const ConvGeometry &g) {
 void gradWeight(const args::convolution_backward &a, const ConvGeometry &g) {
   const TensorView &dy = a.grad_output, &in = a.input, &dw = a.grad_weight;
   const int64_t taps = g.kernelH * g.kernelW;
-  std::vector<int64_t> &colBegin = scratchBuffer<int64_t, 0>(g.kernelW);
-  std::vector<int64_t> &colEnd = scratchBuffer<int64_t, 1>(g.kernelW);
-  convColumnRanges(g.kernelW, a.stride_w, a.dilation_w, a.pad_left, g.width,
-                   g.outW, colBegin.data(), colEnd.data());
   std::vector<double> &scratch =
       scratchBuffer<double, 0>(static_cast<size_t>(maxThreads()) * taps);
   const float *go = dy.as<float>(), *x = in.as<float>();
@@ -126,7 +128,7 @@ void gradWeight(const args::convolution_backward &a, const ConvGeometry &g) {
                     continue;
                   const float *dyRow = dyPlane + oh * ds[2];
                   const float *xRow = xPlane + ih * xs[2];
-                  for (int64_t ow = colBegin[kw]; ow < colEnd[kw]; ++ow)
+                  for (int64_t ow = g.colBegin[kw]; ow < g.colEnd[kw]; ++ow)
                     sum += static_cast<double>(dyRow[ow * ds[3]]) *
                            xRow[(ow * a.stride_w + colShift) * xs[3]];
                 }

@@ -46,6 +46,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memfmt::runtime {
@@ -88,6 +89,10 @@ dnnl::memory::dims matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
 dnnl::memory::desc descOf(const TensorView &t, DType dtype,
                           const TensorView *like = nullptr);
 
+/// True if every dim of size > 1 has a positive stride: oneDNN describes
+/// neither broadcast (zero) nor reversed (negative) dims.
+bool hasPositiveStrides(const TensorView &t);
+
 /// What a cached entry was built for, compared on every call. Its capacity
 /// is fixed, so making and comparing one allocates nothing.
 class PrimitiveKey {
@@ -118,6 +123,32 @@ private:
   std::array<int64_t, 64> values{};
   size_t count = 0;
 };
+
+/// The tensors of a gradient kernel (convolution_backward, linear_backward)
+/// in `key`: grad_output, input, weight and the gradients whose has_* flag is
+/// set, then the flags. False when oneDNN cannot take the call: an empty
+/// operand (its gradients are sums of nothing, which the reference writes)
+/// or a stride oneDNN cannot describe.
+template <typename Args>
+bool addGradientOperands(const Args &a, PrimitiveKey &key) {
+  for (const TensorView *t : {&a.grad_output, &a.input, &a.weight}) {
+    if (t->numElements() == 0 || !hasPositiveStrides(*t))
+      return false;
+    key.add(*t);
+  }
+  for (auto [present, t] : {std::pair{a.has_grad_input, &a.grad_input},
+                            std::pair{a.has_grad_weight, &a.grad_weight},
+                            std::pair{a.has_grad_bias, &a.grad_bias}}) {
+    if (!present)
+      continue;
+    if (!hasPositiveStrides(*t))
+      return false;
+    key.add(*t);
+  }
+  for (int64_t flag : {a.has_grad_input, a.has_grad_weight, a.has_grad_bias})
+    key.add(flag);
+  return true;
+}
 
 /// A primitive with the memory objects of its arguments bound once. The
 /// memory objects' data handles are set per call; execute() passes the
@@ -319,10 +350,6 @@ std::string describeError(const char *what, const dnnl::error &error);
 /// stride: its own data when they already are, else a copy gathered into
 /// `scratch` (which allocates only the first time it grows).
 void *denseVector(const TensorView &v, size_t size, std::vector<char> &scratch);
-
-/// True if every dim of size > 1 has a positive stride: oneDNN describes
-/// neither broadcast (zero) nor reversed (negative) dims.
-bool hasPositiveStrides(const TensorView &t);
 
 } // namespace memfmt::runtime::cpu
 

@@ -129,26 +129,6 @@ struct OneDnnPort {
   }
 };
 
-/// Everything an entry depends on.
-PrimitiveKey makeKey(const args::convolution_backward &a) {
-  PrimitiveKey key;
-  key.add(a.grad_output);
-  key.add(a.input);
-  key.add(a.weight);
-  if (a.has_grad_input)
-    key.add(a.grad_input);
-  if (a.has_grad_weight)
-    key.add(a.grad_weight);
-  if (a.has_grad_bias)
-    key.add(a.grad_bias);
-  for (int64_t value :
-       {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
-        a.pad_right, a.dilation_h, a.dilation_w, a.groups, a.has_grad_input,
-        a.has_grad_weight, a.has_grad_bias})
-    key.add(value);
-  return key;
-}
-
 } // namespace
 
 struct OneDnnConvBackward::Entry {
@@ -297,16 +277,15 @@ void OneDnnConvBackward::clear() { cache.clear(); }
 bool OneDnnConvBackward::run(KernelCall &call,
                              const args::convolution_backward &a,
                              memfmt_status_t &status) {
-  for (const TensorView *t : {&a.grad_output, &a.input, &a.weight})
-    if (t->numElements() == 0 || !hasPositiveStrides(*t))
-      return false;
-  if ((a.has_grad_input && !hasPositiveStrides(a.grad_input)) ||
-      (a.has_grad_weight && !hasPositiveStrides(a.grad_weight)) ||
-      (a.has_grad_bias && !hasPositiveStrides(a.grad_bias)))
+  PrimitiveKey key;
+  if (!addGradientOperands(a, key))
     return false;
-
+  for (int64_t value :
+       {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
+        a.pad_right, a.dilation_h, a.dilation_w, a.groups})
+    key.add(value);
   memfmt_context_counters_t &counters = call.counters();
-  Entry &entry = cache.lookup(call.node(), makeKey(a), [&](Entry &e) {
+  Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
     e.build(dnn, counters, a);
     scratch.grow(e.scratchBytes);
   });

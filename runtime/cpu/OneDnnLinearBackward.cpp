@@ -119,26 +119,9 @@ void OneDnnLinearBackward::clear() { cache.clear(); }
 
 bool OneDnnLinearBackward::run(KernelCall &call, const args::linear_backward &a,
                                memfmt_status_t &status) {
-  // Empty dims make sums of no terms (zeros): the reference writes them.
-  for (const TensorView *t : {&a.grad_output, &a.input, &a.weight})
-    if (t->numElements() == 0 || !hasPositiveStrides(*t))
-      return false;
-  if ((a.has_grad_input && !hasPositiveStrides(a.grad_input)) ||
-      (a.has_grad_weight && !hasPositiveStrides(a.grad_weight)) ||
-      (a.has_grad_bias && !hasPositiveStrides(a.grad_bias)))
-    return false;
   PrimitiveKey key;
-  key.add(a.grad_output);
-  key.add(a.input);
-  key.add(a.weight);
-  if (a.has_grad_input)
-    key.add(a.grad_input);
-  if (a.has_grad_weight)
-    key.add(a.grad_weight);
-  if (a.has_grad_bias)
-    key.add(a.grad_bias);
-  for (int64_t flag : {a.has_grad_input, a.has_grad_weight, a.has_grad_bias})
-    key.add(flag);
+  if (!addGradientOperands(a, key))
+    return false;
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(call.node(), key,
                               [&](Entry &e) { e.build(dnn, counters, a); });

@@ -286,6 +286,28 @@ memfmt_status_t checkConvShapes(KernelCall &call, const Args &a,
   });
 }
 
+/// The shape rules of a linear layer (linear's, which linear_backward
+/// shares): input [N, K], weight [M, K] and `output` (linear's output,
+/// linear_backward's grad_output) [N, M].
+memfmt_status_t checkLinearShapes(KernelCall &call, const TensorView &input,
+                                  const TensorView &weight,
+                                  const TensorView &output,
+                                  const char *outputName) {
+  MEMFMT_CHECK(checkRank(call, input, "input", 2));
+  MEMFMT_CHECK(checkRank(call, weight, "weight", 2));
+  MEMFMT_CHECK(checkRank(call, output, outputName, 2));
+  if (weight.sizes[1] != input.sizes[1])
+    return invalid(call, "weight has shape " + formatShape(weight) +
+                             ", but input " + formatShape(input) + " needs " +
+                             std::to_string(input.sizes[1]) +
+                             " features in dim 1");
+  return checkShape(call, output, outputName,
+                    shapeOf({input.sizes[0], weight.sizes[0]}), [&] {
+                      return " for input " + formatShape(input) +
+                             " and weight " + formatShape(weight);
+                    });
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -467,19 +489,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::linear &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
-  MEMFMT_CHECK(checkRank(call, a.input, "input", 2));
-  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 2));
-  MEMFMT_CHECK(checkRank(call, a.output, "output", 2));
-  if (a.weight.sizes[1] != a.input.sizes[1])
-    return invalid(call, "weight has shape " + formatShape(a.weight) +
-                             ", but input " + formatShape(a.input) + " needs " +
-                             std::to_string(a.input.sizes[1]) +
-                             " features in dim 1");
-  MEMFMT_CHECK(checkShape(call, a.output, "output",
-                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}), [&] {
-                            return " for input " + formatShape(a.input) +
-                                   " and weight " + formatShape(a.weight);
-                          }));
+  MEMFMT_CHECK(checkLinearShapes(call, a.input, a.weight, a.output, "output"));
   if (a.has_bias) {
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({a.weight.sizes[0]}),
                             " (one per output feature)"));
@@ -677,19 +687,8 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::linear_backward &a) {
-  MEMFMT_CHECK(checkRank(call, a.grad_output, "grad_output", 2));
-  MEMFMT_CHECK(checkRank(call, a.input, "input", 2));
-  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 2));
-  if (a.weight.sizes[1] != a.input.sizes[1])
-    return invalid(call, "weight has shape " + formatShape(a.weight) +
-                             ", but input " + formatShape(a.input) + " needs " +
-                             std::to_string(a.input.sizes[1]) +
-                             " features in dim 1");
-  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output",
-                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}), [&] {
-                            return " for input " + formatShape(a.input) +
-                                   " and weight " + formatShape(a.weight);
-                          }));
+  MEMFMT_CHECK(
+      checkLinearShapes(call, a.input, a.weight, a.grad_output, "grad_output"));
   return checkGradientShapes(call, a, " (one per output feature)");
 }
 

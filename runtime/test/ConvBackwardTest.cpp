@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeTest.h"
+#include "Gradients.h"
 
 using namespace memfmt::test;
 
@@ -62,11 +62,6 @@ const ConvBackwardCase kCases[] = {
     {"StrideSkipsInput", 1, 2, 7, 7, 3, 2, 2, {3, 3, 0, 0, 0, 0, 1, 1, 1}},
     {"ResNetBottleneck3x3", 2, 64, 7, 7, 64, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}},
     {"ResNetReduce1x1", 2, 256, 5, 5, 64, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}},
-};
-
-/// The expected gradients of one call.
-struct Gradients {
-  Expected input, weight, bias;
 };
 
 /// Gradients by the definition of the forward convolution: out[n, oc, y,
@@ -114,14 +109,6 @@ Gradients naiveGradients(const Tensor &dy, const Tensor &in, const Tensor &w,
   return g;
 }
 
-/// True if every element of `t` still holds the sentinel.
-bool untouched(const Tensor &t) {
-  for (float v : t.buffer)
-    if (v != Tensor::kSentinel)
-      return false;
-  return true;
-}
-
 struct Layouts {
   Layout gradOutput, input, weight, gradInput, gradWeight, gradBias;
 };
@@ -142,9 +129,6 @@ const Layouts kLayouts[] = {
 class ConvBackwardTest : public ::testing::TestWithParam<
                              std::tuple<ConvBackwardCase, memfmt_kernels_t>> {};
 
-/// Each flag combination in which one gradient (or none) is absent.
-constexpr int64_t kFlagSets[][3] = {{1, 1, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 0}};
-
 TEST_P(ConvBackwardTest, MatchesNaiveInEveryLayoutAndFlagSet) {
   const auto &[cs, kernels] = GetParam();
   const ConvAttrs &a = cs.attrs;
@@ -163,7 +147,7 @@ TEST_P(ConvBackwardTest, MatchesNaiveInEveryLayoutAndFlagSet) {
     in.fillRandom(2);
     w.fillRandom(3);
     Gradients want = naiveGradients(dy, in, w, a);
-    for (const int64_t *flags : kFlagSets) {
+    for (const int64_t *flags : kGradientFlagSets) {
       Tensor dx({cs.n, cs.c, cs.h, cs.w}, l.gradInput);
       Tensor dw({cs.o, cs.c / a.groups, cs.kh, cs.kw}, l.gradWeight);
       Tensor db({cs.o}, l.gradBias);
@@ -188,21 +172,8 @@ TEST_P(ConvBackwardTest, MatchesNaiveInEveryLayoutAndFlagSet) {
         return reference ? kReferenceFactor : floatSumFactor(terms);
       };
       std::string impl = ctx.implOf(node);
-      if (flags[0])
-        expectClose(dx, want.input, factor(inputTerms),
-                    what + " grad_input (" + impl + ")");
-      else
-        EXPECT_TRUE(untouched(dx)) << what << ": wrote the absent grad_input";
-      if (flags[1])
-        expectClose(dw, want.weight, factor(weightTerms),
-                    what + " grad_weight (" + impl + ")");
-      else
-        EXPECT_TRUE(untouched(dw)) << what << ": wrote the absent grad_weight";
-      if (flags[2])
-        expectClose(db, want.bias, factor(weightTerms),
-                    what + " grad_bias (" + impl + ")");
-      else
-        EXPECT_TRUE(untouched(db)) << what << ": wrote the absent grad_bias";
+      expectGradients(dx, dw, db, flags, want, factor(inputTerms),
+                      factor(weightTerms), what + " (" + impl + ")");
       if (reference) {
         EXPECT_EQ(impl, "reference") << what;
       } else if (memfmt_runtime_has_onednn() &&
@@ -273,13 +244,11 @@ TEST(ConvBackwardCacheTest, SecondCallBuildsNothing) {
 // Validation
 //===----------------------------------------------------------------------===//
 
+/// The validator's error for `status`.
 void expectInvalid(const TestContext &ctx, int32_t status,
                    const std::string &text) {
-  EXPECT_EQ(status, MEMFMT_STATUS_INVALID_ARGUMENT);
-  std::string message = ctx.lastError();
-  EXPECT_NE(message.find("memfmt_convolution_backward_f32"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find(text), std::string::npos) << message;
+  memfmt::test::expectInvalid(ctx, status, "memfmt_convolution_backward_f32",
+                              text);
 }
 
 TEST(ConvBackwardValidationTest, WrongGradientShapes) {

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeTest.h"
+#include "Gradients.h"
 
 using namespace memfmt::test;
 
@@ -36,10 +36,6 @@ const LinearBackwardCase kCases[] = {
     {"Small", 3, 17, 5},         {"OneRow", 1, 64, 10},
     {"OneFeature", 4, 1, 3},     {"OneOutput", 5, 9, 1},
     {"ResNetHead", 8, 512, 100},
-};
-
-struct Gradients {
-  Expected input, weight, bias;
 };
 
 Gradients naiveGradients(const Tensor &dy, const Tensor &in, const Tensor &w) {
@@ -79,15 +75,6 @@ Gradients naiveGradients(const Tensor &dy, const Tensor &in, const Tensor &w) {
   return g;
 }
 
-bool untouched(const Tensor &t) {
-  for (float v : t.buffer)
-    if (v != Tensor::kSentinel)
-      return false;
-  return true;
-}
-
-constexpr int64_t kFlagSets[][3] = {{1, 1, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 0}};
-
 class LinearBackwardTest
     : public ::testing::TestWithParam<
           std::tuple<LinearBackwardCase, memfmt_kernels_t>> {};
@@ -106,7 +93,7 @@ TEST_P(LinearBackwardTest, MatchesNaiveForEveryLayoutAndFlagSet) {
       in.fillRandom(62);
       w.fillRandom(63);
       Gradients want = naiveGradients(dy, in, w);
-      for (const int64_t *flags : kFlagSets) {
+      for (const int64_t *flags : kGradientFlagSets) {
         Tensor dx({lc.n, lc.k}, outputs), dw({lc.m, lc.k}, outputs);
         Tensor db({lc.m}, outputs);
         std::string what = std::string(lc.name) + " grad_output " +
@@ -120,21 +107,12 @@ TEST_P(LinearBackwardTest, MatchesNaiveForEveryLayoutAndFlagSet) {
                       flags[2]),
                   MEMFMT_STATUS_OK)
             << what << ": " << ctx.lastError();
-        auto factor = [&](int64_t terms) {
-          return reference ? kReferenceFactor : floatSumFactor(terms);
-        };
-        if (flags[0])
-          expectClose(dx, want.input, factor(lc.m), what + " grad_input");
-        else
-          EXPECT_TRUE(untouched(dx)) << what << ": wrote grad_input";
-        if (flags[1])
-          expectClose(dw, want.weight, factor(lc.n), what + " grad_weight");
-        else
-          EXPECT_TRUE(untouched(dw)) << what << ": wrote grad_weight";
-        if (flags[2])
-          expectClose(db, want.bias, factor(lc.n), what + " grad_bias");
-        else
-          EXPECT_TRUE(untouched(db)) << what << ": wrote grad_bias";
+        // A grad_input element sums M products, a grad_weight or
+        // grad_bias element N.
+        expectGradients(dx, dw, db, flags, want,
+                        reference ? kReferenceFactor : floatSumFactor(lc.m),
+                        reference ? kReferenceFactor : floatSumFactor(lc.n),
+                        what);
         std::string impl = ctx.implOf(node);
         if (reference)
           EXPECT_EQ(impl, "reference") << what;
@@ -166,11 +144,8 @@ TEST(LinearBackwardValidationTest, ShapesAndAliasing) {
         gradWeight.memref(), db.memref(), 1, 1, 1);
   };
   auto expectInvalid = [&](int32_t status, const std::string &text) {
-    EXPECT_EQ(status, MEMFMT_STATUS_INVALID_ARGUMENT);
-    std::string message = ctx.lastError();
-    EXPECT_NE(message.find("memfmt_linear_backward_f32"), std::string::npos)
-        << message;
-    EXPECT_NE(message.find(text), std::string::npos) << message;
+    memfmt::test::expectInvalid(ctx, status, "memfmt_linear_backward_f32",
+                                text);
   };
   expectInvalid(run(dx, badWeight), "grad_weight has shape [5, 3], expected "
                                     "[3, 5] (the weight's shape)");
