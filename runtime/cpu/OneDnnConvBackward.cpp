@@ -297,6 +297,10 @@ bool OneDnnConvBackward::run(KernelCall &call,
     if (entry.backwardData) {
       entry.dataGradOutput.bindInput(dnn, counters, base, a.grad_output.data);
       entry.dataWeight.bindInput(dnn, counters, base, a.weight.data);
+      // The weights change every step, so they are packed every call
+      // (counted as the forward counts its packs of non-constant weights).
+      if (entry.dataWeight.copied())
+        ++counters.weight_packs;
       entry.gradInput.bind(base, a.grad_input.data);
       entry.backwardData.execute(dnn, counters);
       entry.gradInput.finishOutput(dnn, counters);

@@ -134,6 +134,31 @@ INSTANTIATE_TEST_SUITE_P(
              toString(std::get<1>(info.param));
     });
 
+/// With no rows grad_weight and grad_bias are zeros; with no features
+/// grad_input has nothing to sum either. Both modes must write those zeros.
+TEST(LinearBackwardEmptyTest, EmptyDimsGiveZeros) {
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    TestContext ctx(kernels);
+    for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{0, 5, 3},
+                           std::tuple<int64_t, int64_t, int64_t>{4, 5, 0}}) {
+      Tensor dy({n, m}), in({n, k}), w({m, k}), dx({n, k}), dw({m, k});
+      Tensor db({m});
+      in.fillRandom(1);
+      w.fillRandom(2);
+      ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
+                    ctx, 0, dy.memref(), in.memref(), w.memref(), dx.memref(),
+                    dw.memref(), db.memref(), 1, 1, 1),
+                MEMFMT_STATUS_OK)
+          << ctx.lastError();
+      for (const Tensor *t : {&dx, &dw, &db})
+        for (int64_t i = 0; i < t->numElements(); ++i)
+          ASSERT_EQ(t->flat(i), 0.0f)
+              << toString(kernels) << " N=" << n << " M=" << m;
+    }
+  }
+}
+
 TEST(LinearBackwardValidationTest, ShapesAndAliasing) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor dy({4, 3}), in({4, 5}), w({3, 5}), dx({4, 5}), dw({3, 5}), db({3});
