@@ -44,7 +44,8 @@ public:
       conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
-      convBackward = std::make_unique<OneDnnConvBackward>(*dnn);
+      convBackward =
+          std::make_unique<OneDnnConvBackward>(*dnn, options.winograd);
       linearBackward = std::make_unique<OneDnnLinearBackward>(*dnn);
     }
 #endif

@@ -265,7 +265,8 @@ private:
 /// (OneDnnConvBackward.cpp).
 class OneDnnConvBackward {
 public:
-  explicit OneDnnConvBackward(OneDnnEngine &dnn);
+  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm.
+  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd);
   ~OneDnnConvBackward();
   bool run(KernelCall &call, const args::convolution_backward &a,
            memfmt_status_t &status);
@@ -275,6 +276,7 @@ public:
 private:
   struct Entry;
   OneDnnEngine &dnn;
+  bool winograd;
   NodeCache<Entry> cache;
   /// The copies of tensors whose layout the primitives do not take (one
   /// call at a time).

@@ -242,6 +242,72 @@ TEST(ConvBackwardCacheTest, SecondCallBuildsNothing) {
   expectClose(call.dw, want.weight, floatSumFactor(2 * 36), "grad_weight");
 }
 
+/// 3x3 convolutions with unit stride and dilation and one group may run
+/// Winograd's F(4x4, 3x3) (the context's winograd option, as for the
+/// forward): ResNet-sized channels, an odd plane, no padding, and
+/// asymmetric paddings (which oneDNN 2.6's Winograd backward-data gets
+/// wrong, so they must run the direct algorithm). Its rounding differs
+/// from direct summation's; the test holds it to the same worst-case bound
+/// (floatSumFactor). With the option off it must not run.
+TEST(ConvBackwardWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  struct Case {
+    int64_t n, c, h, w, o, padTop, padLeft, padBottom, padRight;
+  };
+  const Case cases[] = {
+      {2, 64, 14, 14, 64, 1, 1, 1, 1}, {1, 16, 9, 13, 48, 1, 1, 1, 1},
+      {3, 16, 6, 7, 16, 0, 0, 0, 0},   {1, 16, 9, 13, 48, 1, 0, 0, 1},
+      {1, 16, 5, 8, 32, 0, 1, 1, 0},   {2, 16, 6, 6, 16, 2, 2, 0, 0}};
+  for (memfmt_switch_t option : {MEMFMT_SWITCH_ON, MEMFMT_SWITCH_OFF}) {
+    memfmt_context_options_t options =
+        TestContext::optionsFor(MEMFMT_KERNELS_FAST);
+    options.winograd = option;
+    TestContext ctx(options);
+    int64_t node = 0, winogradRuns = 0;
+    for (const Case &cs : cases) {
+      ConvAttrs a{1,           1, cs.padTop, cs.padLeft, cs.padBottom,
+                  cs.padRight, 1, 1,         1};
+      int64_t oh = convOutSize(cs.h, 3, 1, cs.padTop, cs.padBottom, 1);
+      int64_t ow = convOutSize(cs.w, 3, 1, cs.padLeft, cs.padRight, 1);
+      for (Layout layout : {CL, C}) {
+        Tensor dy({cs.n, cs.o, oh, ow}, layout),
+            in({cs.n, cs.c, cs.h, cs.w}, layout);
+        Tensor w({cs.o, cs.c, 3, 3}, layout);
+        Tensor dx({cs.n, cs.c, cs.h, cs.w}, layout),
+            dw({cs.o, cs.c, 3, 3}, layout), db({cs.o});
+        dy.fillRandom(31);
+        in.fillRandom(32);
+        w.fillRandom(33);
+        ASSERT_EQ(_mlir_ciface_memfmt_convolution_backward_f32(
+                      ctx, node, dy.memref(), in.memref(), w.memref(),
+                      dx.memref(), dw.memref(), db.memref(), 1, 1, cs.padTop,
+                      cs.padLeft, cs.padBottom, cs.padRight, 1, 1, 1, 1, 1, 1),
+                  MEMFMT_STATUS_OK)
+            << ctx.lastError();
+        std::string impl = ctx.implOf(node);
+        winogradRuns += impl == "onednn_winograd";
+        if (option == MEMFMT_SWITCH_OFF)
+          EXPECT_NE(impl, "onednn_winograd");
+        const int64_t flags[3] = {1, 1, 1};
+        expectGradients(dx, dw, db, flags, naiveGradients(dy, in, w, a),
+                        floatSumFactor(cs.o * 9),
+                        floatSumFactor(cs.n * oh * ow),
+                        "Winograd case " + std::to_string(node) + " " +
+                            dy.describe() + " (" + impl + ")");
+        ++node;
+      }
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    // oneDNN 2.6 has Winograd kernels for AVX-512 (avx512_core).
+    if (option == MEMFMT_SWITCH_ON && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      EXPECT_GT(winogradRuns, 0) << "no case ran Winograd on an AVX-512 CPU";
+#endif
+  }
+}
+
 /// With no images the weight and bias gradients are sums of nothing: zeros,
 /// which both modes must write (the buffers start as sentinels).
 TEST(ConvBackwardEmptyTest, NoImagesGiveZeroWeightGradients) {
