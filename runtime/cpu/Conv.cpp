@@ -26,6 +26,20 @@
 
 using namespace memfmt::runtime;
 
+void cpu::convColumnRanges(int64_t kernelW, int64_t stride, int64_t dilation,
+                           int64_t padLeft, int64_t width, int64_t outW,
+                           int64_t *begin, int64_t *end) {
+  for (int64_t kw = 0; kw < kernelW; ++kw) {
+    int64_t shift = kw * dilation - padLeft, ow = 0;
+    while (ow < outW && ow * stride + shift < 0)
+      ++ow;
+    begin[kw] = ow;
+    while (ow < outW && ow * stride + shift < width)
+      ++ow;
+    end[kw] = ow;
+  }
+}
+
 void cpu::conv2dReference(const args::conv2d &a) {
   const TensorView &in = a.input, &wt = a.weight, &out = a.output;
   const int64_t n = in.sizes[0], height = in.sizes[2], width = in.sizes[3];
@@ -41,15 +55,8 @@ void cpu::conv2dReference(const args::conv2d &a) {
   // image for kernel column kw.
   std::vector<int64_t> &colBegin = scratchBuffer<int64_t, 0>(kernelW);
   std::vector<int64_t> &colEnd = scratchBuffer<int64_t, 1>(kernelW);
-  for (int64_t kw = 0; kw < kernelW; ++kw) {
-    int64_t shift = kw * a.dilation_w - a.pad_left, ow = 0;
-    while (ow < outW && ow * a.stride_w + shift < 0)
-      ++ow;
-    colBegin[kw] = ow;
-    while (ow < outW && ow * a.stride_w + shift < width)
-      ++ow;
-    colEnd[kw] = ow;
-  }
+  convColumnRanges(kernelW, a.stride_w, a.dilation_w, a.pad_left, width, outW,
+                   colBegin.data(), colEnd.data());
 
   const float *x = in.as<float>(), *w = wt.as<float>();
   const float *bias = a.has_bias ? a.bias.as<float>() : nullptr;

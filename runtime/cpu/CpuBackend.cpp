@@ -9,9 +9,10 @@
 //  * MEMFMT_KERNELS_REFERENCE: always the reference kernel; f16 and bf16
 //    calls run the f32 reference on widened copies (Precision.cpp,
 //    "reference_widened"), the oracle of the reduced-precision kernels;
-//  * MEMFMT_KERNELS_FAST, f32: oneDNN for conv2d and linear when the build
-//    has it and the call's layouts suit it, the layout-specialised loops for
-//    the other kernels, and the reference for whatever those decline;
+//  * MEMFMT_KERNELS_FAST, f32: oneDNN for conv2d and linear (and their
+//    gradients) when the build has it and the call's layouts suit it, the
+//    layout-specialised loops for the other kernels, and the reference for
+//    whatever those decline;
 //  * MEMFMT_KERNELS_FAST, bf16: oneDNN for conv2d, linear, pooling, copies
 //    and casts where the CPU has an implementation (convolutions need
 //    AVX-512 BF16 or AMX), else the widened reference; f16: the widened
@@ -43,6 +44,9 @@ public:
       conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
+      convBackward =
+          std::make_unique<OneDnnConvBackward>(*dnn, options.winograd);
+      linearBackward = std::make_unique<OneDnnLinearBackward>(*dnn);
     }
 #endif
   }
@@ -72,6 +76,10 @@ public:
       linear->clear();
     if (unary)
       unary->clear();
+    if (convBackward)
+      convBackward->clear();
+    if (linearBackward)
+      linearBackward->clear();
 #endif
   }
 
@@ -92,6 +100,8 @@ private:
   std::unique_ptr<OneDnnConv> conv;
   std::unique_ptr<OneDnnLinear> linear;
   std::unique_ptr<OneDnnUnary> unary;
+  std::unique_ptr<OneDnnConvBackward> convBackward;
+  std::unique_ptr<OneDnnLinearBackward> linearBackward;
 #endif
 
   /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
@@ -311,14 +321,35 @@ CpuBackend::run(KernelCall &call,
   return dispatchTyped(call, a, a.grad_input, none);
 }
 
-// TRAINING-STUB: the training kernels (filled in by the kernel work).
-#define MEMFMT_TRAINING_STUB(NAME)                                             \
-  memfmt_status_t CpuBackend::run(KernelCall &call, const args::NAME &) {      \
-    return call.fail(MEMFMT_STATUS_UNSUPPORTED, "not implemented yet");        \
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::convolution_backward &a) {
+  // f32 only (Kernels.def). No empty-output shortcut: with no images the
+  // weight and bias gradients are zeros that must still be written.
+#ifdef MEMFMT_HAVE_ONEDNN
+  if (fast()) {
+    memfmt_status_t status = MEMFMT_STATUS_OK;
+    if (convBackward->run(call, a, status))
+      return status;
   }
-MEMFMT_TRAINING_STUB(convolution_backward)
-MEMFMT_TRAINING_STUB(linear_backward)
-#undef MEMFMT_TRAINING_STUB
+#endif
+  convolutionBackwardReference(a);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::linear_backward &a) {
+#ifdef MEMFMT_HAVE_ONEDNN
+  if (fast()) {
+    memfmt_status_t status = MEMFMT_STATUS_OK;
+    if (linearBackward->run(call, a, status))
+      return status;
+  }
+#endif
+  linearBackwardReference(a);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
 
 //===----------------------------------------------------------------------===//
 // Training kernels (f32; fill also f16 and bf16)

@@ -35,6 +35,19 @@ struct MaxPoolWindow {
 
 // Conv.cpp
 void conv2dReference(const args::conv2d &a);
+/// For each kernel column kw < kernelW, the output columns [begin[kw],
+/// end[kw]) whose input column ow * stride + kw * dilation - padLeft lies in
+/// [0, width), so the reference convolutions' inner loops need no bounds
+/// check.
+void convColumnRanges(int64_t kernelW, int64_t stride, int64_t dilation,
+                      int64_t padLeft, int64_t width, int64_t outW,
+                      int64_t *begin, int64_t *end);
+
+// ConvBackward.cpp
+void convolutionBackwardReference(const args::convolution_backward &a);
+
+// LinearBackward.cpp
+void linearBackwardReference(const args::linear_backward &a);
 
 // BatchNorm.cpp
 void batchNormReference(const args::batch_norm &a);

@@ -92,6 +92,15 @@ memory::dims cpu::stridesOf(const TensorView &t) {
   return strides;
 }
 
+memory::dims cpu::matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
+                                int64_t colStride) {
+  if (cols == 1)
+    colStride = 1;
+  if (rows == 1)
+    rowStride = cols * colStride;
+  return {rowStride, colStride};
+}
+
 memory::desc cpu::descOf(const TensorView &t, DType dtype,
                          const TensorView *like) {
   if (t.rank == 4) {

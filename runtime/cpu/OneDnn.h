@@ -13,6 +13,8 @@
 //    preferred layout; an input in the other format (or any strides) is
 //    reordered into the output's format first;
 //  * OneDnnLinear: matmul on the tensors' own strides, bias and relu fused;
+//  * OneDnnConvBackward, OneDnnLinearBackward: the gradients of those two
+//    (convolution backward data / weights primitives; matmuls);
 //  * OneDnnPool: max and average pooling (adaptive pooling whose windows
 //    tile the input) for the reduced-precision types;
 //  * OneDnnReorder: copies and casts between any positive strides for the
@@ -44,6 +46,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memfmt::runtime {
@@ -73,12 +76,22 @@ dnnl::memory::dims dimsOf(const TensorView &t);
 /// extent, as if the dim were outermost, which oneDNN always accepts.
 dnnl::memory::dims stridesOf(const TensorView &t);
 
+/// The strides of the [rows, cols] matrix whose element (r, c) is at
+/// `r * rowStride + c * colStride`. A size-1 dim's stride is free (L2); it is
+/// set to what a dense matrix would have so oneDNN sees a plain layout.
+dnnl::memory::dims matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
+                                 int64_t colStride);
+
 /// `t` as it is in memory, with element type `dtype`. A 4-D tensor that is
 /// channels-last (or NCHW) contiguous gets oneDNN's nhwc (nchw) tag, whose
 /// jit kernels a desc of its raw strides can miss when a size-1 dim has an
 /// arbitrary stride (L2); one that is both takes `like`'s format when given.
 dnnl::memory::desc descOf(const TensorView &t, DType dtype,
                           const TensorView *like = nullptr);
+
+/// True if every dim of size > 1 has a positive stride: oneDNN describes
+/// neither broadcast (zero) nor reversed (negative) dims.
+bool hasPositiveStrides(const TensorView &t);
 
 /// What a cached entry was built for, compared on every call. Its capacity
 /// is fixed, so making and comparing one allocates nothing.
@@ -110,6 +123,32 @@ private:
   std::array<int64_t, 64> values{};
   size_t count = 0;
 };
+
+/// The tensors of a gradient kernel (convolution_backward, linear_backward)
+/// in `key`: grad_output, input, weight and the gradients whose has_* flag is
+/// set, then the flags. False when oneDNN cannot take the call: an empty
+/// operand (its gradients are sums of nothing, which the reference writes)
+/// or a stride oneDNN cannot describe.
+template <typename Args>
+bool addGradientOperands(const Args &a, PrimitiveKey &key) {
+  for (const TensorView *t : {&a.grad_output, &a.input, &a.weight}) {
+    if (t->numElements() == 0 || !hasPositiveStrides(*t))
+      return false;
+    key.add(*t);
+  }
+  for (auto [present, t] : {std::pair{a.has_grad_input, &a.grad_input},
+                            std::pair{a.has_grad_weight, &a.grad_weight},
+                            std::pair{a.has_grad_bias, &a.grad_bias}}) {
+    if (!present)
+      continue;
+    if (!hasPositiveStrides(*t))
+      return false;
+    key.add(*t);
+  }
+  for (int64_t flag : {a.has_grad_input, a.has_grad_weight, a.has_grad_bias})
+    key.add(flag);
+  return true;
+}
 
 /// A primitive with the memory objects of its arguments bound once. The
 /// memory objects' data handles are set per call; execute() passes the
@@ -222,6 +261,45 @@ private:
   NodeCache<Entry> cache;
 };
 
+/// convolution_backward: backward-data and backward-weights primitives
+/// (OneDnnConvBackward.cpp).
+class OneDnnConvBackward {
+public:
+  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm.
+  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd);
+  ~OneDnnConvBackward();
+  bool run(KernelCall &call, const args::convolution_backward &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  bool winograd;
+  NodeCache<Entry> cache;
+  /// The copies of tensors whose layout the primitives do not take (one
+  /// call at a time).
+  AlignedScratch scratch;
+};
+
+/// linear_backward: matmuls on the tensors' own strides
+/// (OneDnnLinearBackward.cpp).
+class OneDnnLinearBackward {
+public:
+  explicit OneDnnLinearBackward(OneDnnEngine &dnn);
+  ~OneDnnLinearBackward();
+  bool run(KernelCall &call, const args::linear_backward &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  NodeCache<Entry> cache;
+};
+
 /// Pooling and reorders: one primitive from a source to a destination.
 class OneDnnUnary {
 public:
@@ -274,10 +352,6 @@ std::string describeError(const char *what, const dnnl::error &error);
 /// stride: its own data when they already are, else a copy gathered into
 /// `scratch` (which allocates only the first time it grows).
 void *denseVector(const TensorView &v, size_t size, std::vector<char> &scratch);
-
-/// True if every dim of size > 1 has a positive stride: oneDNN describes
-/// neither broadcast (zero) nor reversed (negative) dims.
-bool hasPositiveStrides(const TensorView &t);
 
 } // namespace memfmt::runtime::cpu
 

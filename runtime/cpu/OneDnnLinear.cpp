@@ -24,22 +24,6 @@ using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
 using dnnl::memory;
 
-namespace {
-
-/// The strides of the [rows, cols] matrix whose element (r, c) is at
-/// `r * rowStride + c * colStride`. A size-1 dim's stride is free (L2); it is
-/// set to what a dense matrix would have so oneDNN sees a plain layout.
-memory::dims matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
-                           int64_t colStride) {
-  if (cols == 1)
-    colStride = 1;
-  if (rows == 1)
-    rowStride = cols * colStride;
-  return {rowStride, colStride};
-}
-
-} // namespace
-
 struct OneDnnLinear::Entry {
   PrimitiveKey key;
   bool usable = false;

@@ -298,20 +298,18 @@ memfmt_status_t checkAvgPool(KernelCall &call, const TensorView &input,
                           /*paddingCounts=*/countIncludePad != 0);
 }
 
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-memfmt_status_t memfmt::runtime::validate(KernelCall &call,
-                                          const args::conv2d &a) {
-  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
-  MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
-  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+/// The shape rules of a convolution (conv2d's, which convolution_backward
+/// shares): ranks, attribute ranges, groups dividing the channels, the
+/// weight's input channels and kernel, and `output` (conv2d's output,
+/// convolution_backward's grad_output) being [N, O, OH, OW] with the sizes
+/// the layout library computes.
+template <typename Args>
+memfmt_status_t checkConvShapes(KernelCall &call, const Args &a,
+                                const TensorView &output,
+                                const char *outputName) {
   MEMFMT_CHECK(checkRank(call, a.input, "input", 4));
   MEMFMT_CHECK(checkRank(call, a.weight, "weight", 4));
-  MEMFMT_CHECK(checkRank(call, a.output, "output", 4));
+  MEMFMT_CHECK(checkRank(call, output, outputName, 4));
   MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
   MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
   MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
@@ -357,7 +355,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
             std::to_string(in[2] + a.pad_top + a.pad_bottom) + "x" +
             std::to_string(in[3] + a.pad_left + a.pad_right) + ")");
   TensorView expected = shapeOf({in[0], w[0], outH, outW});
-  MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
+  return checkShape(call, output, outputName, expected, [&] {
     return " for input " + formatShape(a.input) + ", weight " +
            formatShape(a.weight) + ", stride " + std::to_string(a.stride_h) +
            "x" + std::to_string(a.stride_w) + ", padding (top " +
@@ -365,7 +363,44 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
            ", bottom " + std::to_string(a.pad_bottom) + ", right " +
            std::to_string(a.pad_right) + "), dilation " +
            std::to_string(a.dilation_h) + "x" + std::to_string(a.dilation_w);
-  }));
+  });
+}
+
+/// The shape rules of a linear layer (linear's, which linear_backward
+/// shares): input [N, K], weight [M, K] and `output` (linear's output,
+/// linear_backward's grad_output) [N, M].
+memfmt_status_t checkLinearShapes(KernelCall &call, const TensorView &input,
+                                  const TensorView &weight,
+                                  const TensorView &output,
+                                  const char *outputName) {
+  MEMFMT_CHECK(checkRank(call, input, "input", 2));
+  MEMFMT_CHECK(checkRank(call, weight, "weight", 2));
+  MEMFMT_CHECK(checkRank(call, output, outputName, 2));
+  if (weight.sizes[1] != input.sizes[1])
+    return invalid(call, "weight has shape " + formatShape(weight) +
+                             ", but input " + formatShape(input) + " needs " +
+                             std::to_string(input.sizes[1]) +
+                             " features in dim 1");
+  return checkShape(call, output, outputName,
+                    shapeOf({input.sizes[0], weight.sizes[0]}), [&] {
+                      return " for input " + formatShape(input) +
+                             " and weight " + formatShape(weight);
+                    });
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::conv2d &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  MEMFMT_CHECK(checkConvShapes(call, a, a.output, "output"));
+  const int64_t *w = a.weight.sizes;
   if (a.has_bias) {
     MEMFMT_CHECK(checkRank(call, a.bias, "bias", 1));
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({w[0]}),
@@ -485,19 +520,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::linear &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
-  MEMFMT_CHECK(checkRank(call, a.input, "input", 2));
-  MEMFMT_CHECK(checkRank(call, a.weight, "weight", 2));
-  MEMFMT_CHECK(checkRank(call, a.output, "output", 2));
-  if (a.weight.sizes[1] != a.input.sizes[1])
-    return invalid(call, "weight has shape " + formatShape(a.weight) +
-                             ", but input " + formatShape(a.input) + " needs " +
-                             std::to_string(a.input.sizes[1]) +
-                             " features in dim 1");
-  MEMFMT_CHECK(checkShape(call, a.output, "output",
-                          shapeOf({a.input.sizes[0], a.weight.sizes[0]}), [&] {
-                            return " for input " + formatShape(a.input) +
-                                   " and weight " + formatShape(a.weight);
-                          }));
+  MEMFMT_CHECK(checkLinearShapes(call, a.input, a.weight, a.output, "output"));
   if (a.has_bias) {
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({a.weight.sizes[0]}),
                             " (one per output feature)"));
@@ -628,16 +651,78 @@ memfmt::runtime::validate(KernelCall &call,
                           /*paddingCounts=*/false);
 }
 
-// TRAINING-STUB: validation of the training kernels (filled in by the kernel
-// work).
-#define MEMFMT_TRAINING_STUB(NAME)                                             \
-  memfmt_status_t memfmt::runtime::validate(KernelCall &,                      \
-                                            const args::NAME &) {              \
-    return MEMFMT_STATUS_OK;                                                   \
+namespace {
+
+/// A tensor of a gradient kernel: its name and, for an output, whether it is
+/// computed (its has_* flag; an absent output is another output passed in
+/// its place, and is neither read nor written).
+struct Gradient {
+  const TensorView &view;
+  const char *name;
+  int64_t present = 1;
+};
+
+/// The gradients a backward kernel computes must have distinct elements and
+/// share no buffer with its inputs or with each other.
+memfmt_status_t checkGradientsApart(KernelCall &call,
+                                    std::initializer_list<Gradient> inputs,
+                                    std::initializer_list<Gradient> outputs) {
+  for (const Gradient *out = outputs.begin(); out != outputs.end(); ++out) {
+    if (!out->present)
+      continue;
+    MEMFMT_CHECK(checkDistinct(call, out->view, out->name));
+    for (const Gradient &in : inputs)
+      MEMFMT_CHECK(
+          checkNotAliased(call, in.view, in.name, out->view, out->name));
+    for (const Gradient *other = outputs.begin(); other != out; ++other)
+      if (other->present)
+        MEMFMT_CHECK(checkNotAliased(call, other->view, other->name, out->view,
+                                     out->name));
   }
-MEMFMT_TRAINING_STUB(convolution_backward)
-MEMFMT_TRAINING_STUB(linear_backward)
-#undef MEMFMT_TRAINING_STUB
+  return MEMFMT_STATUS_OK;
+}
+
+/// The shapes of grad_input, grad_weight and grad_bias (those present):
+/// the input's, the weight's and one per output channel (or feature).
+template <typename Args>
+memfmt_status_t checkGradientShapes(KernelCall &call, const Args &a,
+                                    const char *perOutput) {
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  if (a.has_grad_input)
+    MEMFMT_CHECK(checkShape(call, a.grad_input, "grad_input", a.input,
+                            " (the input's shape)"));
+  if (a.has_grad_weight)
+    MEMFMT_CHECK(checkShape(call, a.grad_weight, "grad_weight", a.weight,
+                            " (the weight's shape)"));
+  if (a.has_grad_bias)
+    MEMFMT_CHECK(checkShape(call, a.grad_bias, "grad_bias",
+                            shapeOf({a.weight.sizes[0]}), perOutput));
+  return checkGradientsApart(call,
+                             {{a.grad_output, "grad_output"},
+                              {a.input, "input"},
+                              {a.weight, "weight"}},
+                             {{a.grad_input, "grad_input", a.has_grad_input},
+                              {a.grad_weight, "grad_weight", a.has_grad_weight},
+                              {a.grad_bias, "grad_bias", a.has_grad_bias}});
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::convolution_backward &a) {
+  MEMFMT_CHECK(checkConvShapes(call, a, a.grad_output, "grad_output"));
+  return checkGradientShapes(call, a, " (one per output channel)");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::linear_backward &a) {
+  MEMFMT_CHECK(
+      checkLinearShapes(call, a.input, a.weight, a.grad_output, "grad_output"));
+  return checkGradientShapes(call, a, " (one per output feature)");
+}
+
 
 //===----------------------------------------------------------------------===//
 // Training kernels: fill, batch norm, threshold and average-pool gradients,

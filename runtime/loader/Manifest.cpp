@@ -207,6 +207,7 @@ constexpr const char *Strides = "strides";
 constexpr const char *Offset = "offset";
 constexpr const char *Bytes = "bytes";
 constexpr const char *Init = "init";
+constexpr const char *Updated = "updated";
 /// The one value of "init".
 constexpr const char *InitZeros = "zeros";
 } // namespace key
@@ -402,7 +403,7 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
           ? members(V, Index,
                     {key::Name, key::DType, key::Shape, key::Strides,
                      key::Offset, key::Bytes},
-                    {key::Init}, M)
+                    {key::Init, key::Updated}, M)
           : members(V, Index, {key::Name, key::DType, key::Shape, key::Strides},
                     {}, M);
   if (!Ok)
@@ -534,6 +535,15 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
       return std::nullopt;
     }
     T.ZeroInit = true;
+  }
+  if (M.count(key::Updated)) {
+    const Value &Flag = *M.at(key::Updated);
+    if (Flag.K != Value::Kind::Bool) {
+      fail(fieldWhere(Where, key::Updated),
+           "expected true or false, got " + describe(Flag));
+      return std::nullopt;
+    }
+    T.Updated = Flag.Bool;
   }
   return T;
 }
@@ -812,6 +822,8 @@ OrderedJson encodeTensors(const std::vector<TensorSpec> &Tensors,
       Tensor[key::Bytes] = T.Bytes;
       if (T.ZeroInit)
         Tensor[key::Init] = key::InitZeros;
+      if (T.Updated)
+        Tensor[key::Updated] = true;
     }
     List.push_back(std::move(Tensor));
   }

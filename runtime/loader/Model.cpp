@@ -394,8 +394,14 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
                           memfmt_context_last_error(Ctx));
   }
 
-  // From here on the weights never change: kernels may pack them once.
-  if (memfmt_context_declare_constant(Ctx, Model->weightsBase(),
+  // From here on the weights of an inference model never change: kernels
+  // may pack them once. A training step updates its state in the blob on
+  // every run, so kernels must read it afresh each time.
+  bool UpdatesState = std::any_of(
+      Man.Parameters.begin(), Man.Parameters.end(),
+      [](const TensorSpec &P) { return P.Updated; });
+  if (!UpdatesState &&
+      memfmt_context_declare_constant(Ctx, Model->weightsBase(),
                                       Man.WeightsBytes) == MEMFMT_STATUS_OK)
     Model->WeightsDeclared = true;
 

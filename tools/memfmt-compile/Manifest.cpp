@@ -46,6 +46,7 @@ LogicalResult toTensorSpec(const TensorPlacement &tensor,
   spec.Offset = tensor.offset;
   spec.Bytes = tensor.bytes;
   spec.ZeroInit = tensor.zeroInit;
+  spec.Updated = tensor.updated;
   return success();
 }
 

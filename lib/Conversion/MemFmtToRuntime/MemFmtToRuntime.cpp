@@ -54,6 +54,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "mlir/Rewrite/PatternApplicator.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 
@@ -107,10 +108,14 @@ void readManifest(func::FuncOp func, ModelManifest &manifest) {
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     manifest.outputs.push_back(placementOf("output_" + std::to_string(i),
                                            cast<RankedTensorType>(type)));
+  llvm::StringSet<> assigned;
+  for (auto assign : func.getBody().front().getOps<AssignWeightOp>())
+    assigned.insert(assign.getName());
   for (auto weight : func.getBody().front().getOps<WeightOp>()) {
     TensorPlacement p = placementOf(weight.getName().str(), weight.getType());
     p.offset = getPlannedBuffer(weight.getResult()).getOffset();
     p.zeroInit = weight.getZeroInit();
+    p.updated = assigned.contains(weight.getName());
     manifest.parameters.push_back(std::move(p));
   }
 }

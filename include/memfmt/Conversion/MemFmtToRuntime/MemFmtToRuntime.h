@@ -68,6 +68,9 @@ struct TensorPlacement {
   int64_t offset = 0;         ///< in bytes, in its buffer (weights blob)
   int64_t bytes = 0;          ///< bytes spanned
   bool zeroInit = false;      ///< parameters: memfmt.weight {zero_init}
+  /// Parameters: model state the function stores (memfmt.assign_weight), so
+  /// its value changes from run to run.
+  bool updated = false;
 };
 
 /// What the runtime needs to know to load and call a compiled model.

@@ -152,8 +152,9 @@ typedef struct memfmt_context_options {
   /// group run Winograd's F(4x4, 3x3) algorithm (oneDNN's jit_wino, on
   /// AVX-512) where oneDNN has it: about twice as fast as direct
   /// convolution, with rounding errors a few times larger (measured on
-  /// ResNet-50: 2e-6 of the output's largest value). Default:
-  /// MEMFMT_WINOGRAD, else ON.
+  /// ResNet-50: 2e-6 of the output's largest value). It applies to their
+  /// gradients (convolution_backward) too. Default: MEMFMT_WINOGRAD, else
+  /// ON.
   memfmt_switch_t winograd;
 } memfmt_context_options_t;
 

@@ -101,6 +101,10 @@ struct TensorSpec {
   /// Parameters: starts as zeros unless the weight source has it
   /// ("init": "zeros").
   bool ZeroInit = false;
+  /// Parameters: model state each run updates (a training step's
+  /// parameters, momentum buffers and running statistics; "updated": true).
+  /// The loader then never declares the weights blob constant.
+  bool Updated = false;
 
   /// The product of the shape (1 for rank 0).
   int64_t numElements() const;
