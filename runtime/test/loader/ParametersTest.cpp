@@ -1,0 +1,303 @@
+//===- ParametersTest.cpp - Reading and writing a model's parameters ------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// memfmt_model_parameter_info / read_parameter / write_parameter on models
+// compiled in the test by memfmt-compile from test/Tools/memfmt-compile/
+// Inputs/tiny.mlir (conv, batch norm, relu, pool, linear): channels-last and
+// contiguous builds with the batch norm folded at load (memfmt_prepare, whose
+// result overwrites the convolution weight's slot), a build without load-time
+// ops (--fusion=false) and a bf16 build. Reads give the weight source's
+// logical values (never the folded ones), writes round-trip, and writing
+// every parameter makes the model compute what the same model loaded with
+// those weights computes. Skipped where memfmt-compile is not built
+// (-DMEMFMT_RUNTIME_ONLY=ON).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoaderTestUtil.h"
+
+#include "memfmt/runtime/io/SafeTensors.h"
+#include "memfmt/runtime/loader/Manifest.h"
+#include "memfmt/runtime/loader/Weights.h"
+#include "memfmt/runtime/model.h"
+
+#include <gmock/gmock.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace memfmt::loader;
+using namespace memfmt::loader::test;
+using ::testing::HasSubstr;
+namespace io = memfmt::io;
+
+namespace {
+
+/// The seven parameters of tiny.mlir and their shapes.
+const std::map<std::string, std::vector<int64_t>> TinyParameters = {
+    {"conv.weight", {8, 3, 3, 3}},
+    {"bn.weight", {8}},
+    {"bn.bias", {8}},
+    {"bn.running_mean", {8}},
+    {"bn.running_var", {8}},
+    {"fc.weight", {10, 8}},
+    {"fc.bias", {10}}};
+
+/// Compiles tiny.mlir into a fresh directory with \p Flags.
+class CompiledTiny {
+public:
+  explicit CompiledTiny(const std::string &Flags) {
+#ifdef MEMFMT_COMPILE_PATH
+    Dir = Tmp.file("tiny");
+    std::string Command = std::string(MEMFMT_COMPILE_PATH) + " " +
+                          MEMFMT_TINY_MLIR_PATH + " " + Flags + " -o " + Dir +
+                          " > " + Tmp.file("log") + " 2>&1";
+    Compiled = std::system(Command.c_str()) == 0;
+#endif
+  }
+  bool ok() const { return Compiled; }
+  const std::string &path() const { return Dir; }
+  std::string file(const std::string &Name) const { return Tmp.file(Name); }
+
+private:
+  TempDir Tmp;
+  std::string Dir;
+  bool Compiled = false;
+};
+
+#ifdef MEMFMT_COMPILE_PATH
+#define REQUIRE_COMPILER()
+#else
+#define REQUIRE_COMPILER() GTEST_SKIP() << "memfmt-compile is not built"
+#endif
+
+memfmt_context_t *makeContext() {
+  memfmt_context_options_t Options;
+  memfmt_context_options_init(&Options);
+  Options.num_threads = 1;
+  memfmt_context_t *Ctx = nullptr;
+  EXPECT_EQ(memfmt_context_create(&Options, &Ctx), MEMFMT_STATUS_OK);
+  return Ctx;
+}
+
+/// A context and a model loaded into it, destroyed together.
+struct Loaded {
+  memfmt_context_t *Ctx = makeContext();
+  memfmt_model_t *Model = nullptr;
+  Loaded(const std::string &Dir, const char *Weights = nullptr) {
+    EXPECT_EQ(memfmt_model_load(Ctx, Dir.c_str(), Weights, &Model),
+              MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(Ctx);
+  }
+  ~Loaded() {
+    memfmt_model_destroy(Model);
+    memfmt_context_destroy(Ctx);
+  }
+
+  std::vector<float> read(const std::string &Name, int64_t Elements) {
+    std::vector<float> V(static_cast<size_t>(Elements), -7.0f);
+    EXPECT_EQ(
+        memfmt_model_read_parameter(Model, Name.c_str(), V.data(), Elements),
+        MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(Ctx);
+    return V;
+  }
+
+  void write(const std::string &Name, const std::vector<float> &V) {
+    EXPECT_EQ(memfmt_model_write_parameter(Model, Name.c_str(), V.data(),
+                                           static_cast<int64_t>(V.size())),
+              MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(Ctx);
+  }
+
+  /// The logits for a fixed input.
+  std::vector<float> run() {
+    std::vector<float> In(2 * 3 * 8 * 8), Out(2 * 10, 0.0f);
+    for (size_t I = 0; I < In.size(); ++I)
+      In[I] = std::sin(0.37f * static_cast<float>(I));
+    const float *Inputs[] = {In.data()};
+    float *Outputs[] = {Out.data()};
+    EXPECT_EQ(
+        memfmt_model_run_logical(Model, Inputs, nullptr, Outputs, nullptr),
+        MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(Ctx);
+    return Out;
+  }
+};
+
+int64_t count(const std::vector<int64_t> &Shape) {
+  int64_t N = 1;
+  for (int64_t D : Shape)
+    N *= D;
+  return N;
+}
+
+/// Values exactly representable in bf16 (8 significant bits), distinct per
+/// element and per \p Salt, positive for running variances.
+std::vector<float> pattern(int64_t Elements, int Salt) {
+  std::vector<float> V(static_cast<size_t>(Elements));
+  for (int64_t I = 0; I < Elements; ++I)
+    V[static_cast<size_t>(I)] =
+        static_cast<float>((I * 7 + Salt * 13) % 61 + 1) / 64.0f;
+  return V;
+}
+
+// Every build lists the seven parameters with their shapes and the strides
+// the compiler chose, and reads give the synthetic:0 values of the weight
+// source — the logical values, also for the convolution weight whose slot
+// holds the folded weight after memfmt_prepare.
+TEST(Parameters, InfoAndReadGiveTheSourceValues) {
+  REQUIRE_COMPILER();
+  for (const char *Flags :
+       {"--memory-format channels-last", "--memory-format contiguous",
+        "--fusion=false", "--precision bf16"}) {
+    SCOPED_TRACE(Flags);
+    CompiledTiny Tiny(Flags);
+    ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
+    io::Result<Manifest> M = readManifest(Tiny.path());
+    ASSERT_TRUE(M) << M.error();
+    Loaded L(Tiny.path());
+    memfmt_model_info_t Info;
+    ASSERT_EQ(memfmt_model_get_info(L.Model, &Info), MEMFMT_STATUS_OK);
+    ASSERT_EQ(Info.num_parameters, 7);
+    for (int64_t I = 0; I < Info.num_parameters; ++I) {
+      memfmt_model_tensor_info_t P;
+      ASSERT_EQ(memfmt_model_parameter_info(L.Model, I, &P), MEMFMT_STATUS_OK);
+      ASSERT_TRUE(TinyParameters.count(P.name)) << P.name;
+      std::vector<int64_t> Shape(P.shape, P.shape + P.rank);
+      EXPECT_EQ(Shape, TinyParameters.at(P.name)) << P.name;
+      EXPECT_EQ(P.num_elements, count(Shape));
+      EXPECT_EQ(P.zero_init, 0);
+      const TensorSpec &T = M->Parameters[static_cast<size_t>(I)];
+      EXPECT_EQ(std::vector<int64_t>(P.strides, P.strides + P.rank), T.Strides);
+      EXPECT_STREQ(P.dtype, toString(T.Type));
+      // What the loader put in the blob before memfmt_prepare, i.e. the
+      // synthetic values rounded to the parameter's element type.
+      std::vector<float> Expected(static_cast<size_t>(P.num_elements));
+      {
+        std::vector<uint8_t> Blob(static_cast<size_t>(M->WeightsBytes));
+        fillSynthetic(*M, 0, Blob.data());
+        gatherToRowMajor(Blob.data() + T.Offset, T, Expected.data());
+      }
+      EXPECT_EQ(L.read(P.name, P.num_elements), Expected) << P.name;
+    }
+    memfmt_model_tensor_info_t P;
+    EXPECT_EQ(memfmt_model_parameter_info(L.Model, 7, &P),
+              MEMFMT_STATUS_NOT_FOUND);
+    EXPECT_EQ(memfmt_model_parameter_info(L.Model, -1, &P),
+              MEMFMT_STATUS_NOT_FOUND);
+  }
+}
+
+// A write is read back exactly (the values are bf16-representable, so the
+// bf16 build rounds nothing) in every build, and changes the output.
+TEST(Parameters, WriteThenReadRoundTrips) {
+  REQUIRE_COMPILER();
+  for (const char *Flags :
+       {"--memory-format channels-last", "--memory-format contiguous",
+        "--fusion=false", "--precision bf16"}) {
+    SCOPED_TRACE(Flags);
+    CompiledTiny Tiny(Flags);
+    ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
+    Loaded L(Tiny.path());
+    std::vector<float> Before = L.run();
+    int Salt = 0;
+    for (const auto &[Name, Shape] : TinyParameters)
+      L.write(Name, pattern(count(Shape), ++Salt));
+    Salt = 0;
+    for (const auto &[Name, Shape] : TinyParameters)
+      EXPECT_EQ(L.read(Name, count(Shape)), pattern(count(Shape), ++Salt))
+          << Name;
+    EXPECT_NE(L.run(), Before);
+  }
+}
+
+// Writing every parameter gives the output of the same model loaded with
+// those values as its weights (what a recompile with --weights gives: the
+// compiled code does not depend on the values). Same kernels, same blob
+// after memfmt_prepare, one thread: the results agree to f32 rounding of a
+// different packing at most (1e-5 relative to the largest logit).
+TEST(Parameters, WriteMatchesLoadingTheWeights) {
+  REQUIRE_COMPILER();
+  for (const char *Flags : {"--memory-format channels-last",
+                            "--memory-format contiguous", "--fusion=false"}) {
+    SCOPED_TRACE(Flags);
+    CompiledTiny Tiny(Flags);
+    ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
+    std::vector<std::vector<float>> Values;
+    std::vector<io::TensorView> Views;
+    int Salt = 0;
+    for (const auto &[Name, Shape] : TinyParameters)
+      Values.push_back(pattern(count(Shape), ++Salt));
+    size_t I = 0;
+    for (const auto &[Name, Shape] : TinyParameters) {
+      io::TensorView V;
+      V.Name = Name;
+      V.Shape = Shape;
+      V.Data = reinterpret_cast<const uint8_t *>(Values[I].data());
+      V.NumBytes = Values[I].size() * sizeof(float);
+      Views.push_back(V);
+      ++I;
+    }
+    std::string Weights = Tiny.file("w.safetensors");
+    ASSERT_TRUE(io::writeSafeTensors(Weights, Views));
+
+    Loaded Reference(Tiny.path(), Weights.c_str());
+    std::vector<float> Expected = Reference.run();
+
+    Loaded L(Tiny.path());
+    std::vector<float> Before = L.run();
+    I = 0;
+    for (const auto &[Name, Shape] : TinyParameters)
+      L.write(Name, Values[I++]);
+    std::vector<float> Got = L.run();
+    float Max = 0.0f, Diff = 0.0f, Changed = 0.0f;
+    for (size_t J = 0; J < Got.size(); ++J) {
+      Max = std::max(Max, std::fabs(Expected[J]));
+      Diff = std::max(Diff, std::fabs(Got[J] - Expected[J]));
+      Changed = std::max(Changed, std::fabs(Before[J] - Expected[J]));
+    }
+    EXPECT_LE(Diff, 1e-5f * Max);
+    // The test could fail: the weights written do change the logits.
+    EXPECT_GT(Changed, 1e-3f * Max);
+  }
+}
+
+// Unknown names, wrong element counts and null arguments fail with a status
+// and a message naming the parameter.
+TEST(Parameters, Errors) {
+  REQUIRE_COMPILER();
+  CompiledTiny Tiny("");
+  ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
+  Loaded L(Tiny.path());
+  std::vector<float> V(216);
+  EXPECT_EQ(memfmt_model_read_parameter(L.Model, "conv.bias", V.data(), 8),
+            MEMFMT_STATUS_NOT_FOUND);
+  EXPECT_THAT(memfmt_context_last_error(L.Ctx),
+              HasSubstr("memfmt_model_read_parameter (tiny): the model has no "
+                        "parameter 'conv.bias'"));
+  EXPECT_EQ(memfmt_model_write_parameter(L.Model, "conv.weight", V.data(), 215),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(memfmt_context_last_error(L.Ctx),
+              HasSubstr("parameter 'conv.weight' has shape [8,3,3,3] = 216 "
+                        "elements, not 215"));
+  EXPECT_EQ(memfmt_model_read_parameter(L.Model, nullptr, V.data(), 8),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(memfmt_model_write_parameter(L.Model, "fc.bias", nullptr, 10),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(memfmt_model_read_parameter(nullptr, "fc.bias", V.data(), 10),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  memfmt_model_tensor_info_t P;
+  EXPECT_EQ(memfmt_model_parameter_info(L.Model, 0, nullptr),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(memfmt_model_parameter_info(nullptr, 0, &P),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+}
+
+} // namespace
