@@ -25,7 +25,12 @@
 // test/E2E/no-per-run-work.test). With
 // the context's cuda_graph option the forward pass is then captured as one
 // CUDA graph and every run replays it (captured again only when the buffers
-// passed to memfmt_model_run_device change).
+// passed to memfmt_model_run_device change). A host model whose warm-up run
+// changed its parameters is a training step, which updates its state in
+// place on every run: its blob is built again (undoing the warm-up's step)
+// and its weights are no longer declared constant, so that no kernel keeps
+// weights packed from an older step. (Device models: CUDA training is not
+// supported yet.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -303,9 +308,25 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       In.push_back(B.get());
     for (AlignedBuffer &B : Model->OutputStage)
       Out.push_back(B.get());
+    std::vector<uint64_t> Before = hashParameters(Man, Model->Weights.get());
     if (memfmt_status_t S = Model->call(In.data(), Out.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
+    // A training step updates its state (parameters, momentum buffers,
+    // running statistics) in place: undo the warm-up's step by building the
+    // blob again, and stop declaring the weights constant, since every run
+    // changes them.
+    if (hashParameters(Man, Model->Weights.get()) != Before) {
+      if (Model->WeightsDeclared)
+        memfmt_context_forget_constant(Ctx, Model->weightsBase());
+      Model->WeightsDeclared = false;
+      io::Status Rebuilt = buildWeights(Man, Source, Model->Weights.get());
+      if (!Rebuilt)
+        return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT, Rebuilt.error());
+      if (Model->Prepare)
+        if (memfmt_status_t S = Model->prepareWeights("memfmt_model_load"))
+          return S;
+    }
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
                                  Model->DeviceInputs.end());

@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -301,3 +302,105 @@ TEST(Parameters, Errors) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// A training step (FakeTrainModel.c) updates its state in place
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The manifest of FakeTrainModel.c's training step (see its comment).
+std::string fakeTrainManifest() {
+  return R"json({
+  "format_version": 1, "model": "fake_train", "target": "cpu",
+  "precision": "f32", "memory_format": "contiguous",
+  "input_format": "contiguous", "library": "model.so",
+  "entry": "_mlir_ciface_memfmt_forward", "arena_bytes": 64,
+  "peak_live_bytes": 64, "weights_bytes": 448,
+  "weights_source": "synthetic:3",
+  "parameters": [
+    {"name": "fc.weight", "dtype": "f32", "shape": [3, 8],
+     "strides": [8, 1], "offset": 0, "bytes": 96},
+    {"name": "fc.bias", "dtype": "f32", "shape": [3], "strides": [1],
+     "offset": 128, "bytes": 12},
+    {"name": "bn.running_mean", "dtype": "f32", "shape": [2],
+     "strides": [1], "offset": 192, "bytes": 8},
+    {"name": "fc.weight.momentum_buffer", "dtype": "f32", "shape": [3, 8],
+     "strides": [8, 1], "offset": 256, "bytes": 96, "init": "zeros"},
+    {"name": "fc.bias.momentum_buffer", "dtype": "f32", "shape": [3],
+     "strides": [1], "offset": 384, "bytes": 12, "init": "zeros"}
+  ],
+  "inputs": [
+    {"name": "x", "dtype": "f32", "shape": [4, 2, 2, 2],
+     "strides": [8, 4, 2, 1]},
+    {"name": "y", "dtype": "i64", "shape": [4], "strides": [1]}
+  ],
+  "outputs": [{"name": "loss", "dtype": "f32", "shape": [], "strides": []}],
+  "nodes": ["memfmt.cross_entropy_loss at loc(\"fake.mlir\":1:1)"]
+})json";
+}
+
+} // namespace
+
+// Loading does not let the warm-up run take a step (the parameters are the
+// weight source's, the momentum buffers zeros), reads after a run see the
+// run's in-place update (SGD with momentum 0.9, lr 0.1: buf = grad, param -=
+// 0.1 buf on the first step), and a write is what the next step starts from.
+// Needs the training manifest (i64 inputs, "init": "zeros").
+TEST(Parameters, TrainingStepStateIsReadAndWritten) {
+  TempDir Dir;
+  std::filesystem::copy_file(MEMFMT_FAKE_TRAIN_MODEL_PATH,
+                             Dir.file("model.so"));
+  writeText(Dir.file("manifest.json"), fakeTrainManifest());
+  io::Result<Manifest> M = readManifest(Dir.path());
+  if (!M && (M.error().find("unknown field 'init'") != std::string::npos ||
+             M.error().find("\"i64\" is not one of") != std::string::npos))
+    GTEST_SKIP() << "the loader does not read training manifests yet";
+  ASSERT_TRUE(M) << M.error();
+  Loaded L(Dir.path());
+  ASSERT_TRUE(L.Model);
+  memfmt_model_tensor_info_t P;
+  ASSERT_EQ(memfmt_model_parameter_info(L.Model, 3, &P), MEMFMT_STATUS_OK);
+  EXPECT_STREQ(P.name, "fc.weight.momentum_buffer");
+  EXPECT_EQ(P.zero_init, 1);
+  ASSERT_EQ(memfmt_model_parameter_info(L.Model, 1, &P), MEMFMT_STATUS_OK);
+  EXPECT_EQ(P.zero_init, 0);
+
+  std::vector<float> Bias = L.read("fc.bias", 3);
+  EXPECT_EQ(Bias, syntheticValues(*M, 1, 3));
+  EXPECT_EQ(L.read("fc.bias.momentum_buffer", 3), std::vector<float>(3, 0.0f));
+
+  std::vector<float> X(32);
+  for (size_t I = 0; I < X.size(); ++I)
+    X[I] = std::cos(0.5f * static_cast<float>(I));
+  std::vector<int64_t> Y = {0, 2, 1, 2};
+  float Loss = 0.0f;
+  auto Step = [&] {
+    const void *Inputs[] = {X.data(), Y.data()};
+    void *Outputs[] = {&Loss};
+    ASSERT_EQ(memfmt_model_run(L.Model, Inputs, Outputs), MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(L.Ctx);
+  };
+  Step();
+  std::vector<float> Buf = L.read("fc.bias.momentum_buffer", 3);
+  std::vector<float> After = L.read("fc.bias", 3);
+  float Changed = 0.0f;
+  for (size_t K = 0; K < 3; ++K) {
+    // f32 rounding of one multiply-subtract.
+    EXPECT_NEAR(After[K], Bias[K] - 0.1f * Buf[K], 1e-6f);
+    Changed = std::max(Changed, std::fabs(Buf[K]));
+  }
+  EXPECT_GT(Changed, 1e-3f);
+
+  // Written values are where the next step starts: zero momentum and bias
+  // give the same update as the first step from a zero bias.
+  L.write("fc.bias", {0.0f, 0.0f, 0.0f});
+  L.write("fc.bias.momentum_buffer", {0.0f, 0.0f, 0.0f});
+  std::vector<float> W = L.read("fc.weight", 24);
+  Step();
+  std::vector<float> Buf2 = L.read("fc.bias.momentum_buffer", 3);
+  std::vector<float> After2 = L.read("fc.bias", 3);
+  for (size_t K = 0; K < 3; ++K)
+    EXPECT_NEAR(After2[K], -0.1f * Buf2[K], 1e-6f);
+  EXPECT_NE(L.read("fc.weight", 24), W);
+}
