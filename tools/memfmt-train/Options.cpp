@@ -4,31 +4,21 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The --help text and the parser of memfmt-train's command line: options in
-// --name VALUE or --name=VALUE form, each at most once, numbers checked
+// The --help text and the parser of memfmt-train's command line (through
+// memfmt-run's CommandLine.h): options each at most once, numbers checked
 // against their range, and one model directory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Options.h"
 
-#include "ToolError.h"
+#include "CommandLine.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include <utility>
 
 namespace memfmt::train {
 
-using run::fail;
-
 namespace {
-
-[[noreturn]] void usageError(const std::string &Message) {
-  fail(Message + " (see memfmt-train --help)", 2);
-}
 
 const char *const Usage = R"(usage: memfmt-train DIR --data FILE.npz [options]
 
@@ -90,127 +80,73 @@ shuffle order:
 exit status: 0 success, 1 run-time error, 2 bad usage
 )";
 
-/// Parses a decimal integer in [Min, Max] for option \p Name.
-int64_t parseInteger(const std::string &Name, const std::string &Text,
-                     int64_t Min, int64_t Max) {
-  char *End = nullptr;
-  errno = 0;
-  long long Value = std::strtoll(Text.c_str(), &End, 10);
-  if (Text.empty() || *End != '\0' || errno || Value < Min || Value > Max ||
-      !(Text[0] >= '0' && Text[0] <= '9'))
-    usageError(Name + " expects an integer from " + std::to_string(Min) +
-               " to " + std::to_string(Max) + ", got '" + Text + "'");
-  return Value;
-}
-
-uint64_t parseSeed(const std::string &Text) {
-  char *End = nullptr;
-  errno = 0;
-  unsigned long long Value = std::strtoull(Text.c_str(), &End, 10);
-  if (Text.empty() || *End != '\0' || errno || Text[0] < '0' || Text[0] > '9')
-    usageError("--shuffle expects a decimal seed, got '" + Text + "'");
-  return Value;
-}
-
 } // namespace
 
 Options parseArgs(int Argc, char **Argv) {
   Options Opts;
-  std::vector<std::string> Positional, Seen;
+  run::CommandLine Args("memfmt-train", Usage, Argc, Argv);
   bool NoShuffle = false;
-  for (int I = 1; I < Argc; ++I) {
-    std::string Arg = Argv[I];
-    if (Arg == "-h" || Arg == "--help") {
-      std::fputs(Usage, stdout);
-      std::exit(0);
-    }
-    if (Arg.size() < 2 || Arg.compare(0, 2, "--") != 0 || Arg == "--") {
-      if (Arg.size() > 1 && Arg[0] == '-')
-        usageError("unknown option '" + Arg + "'");
-      Positional.push_back(Arg);
-      continue;
-    }
-    std::string Name = Arg, Value;
-    bool HasValue = false;
-    if (size_t Eq = Arg.find('='); Eq != std::string::npos) {
-      Name = Arg.substr(0, Eq);
-      Value = Arg.substr(Eq + 1);
-      HasValue = true;
-    }
-    if (std::find(Seen.begin(), Seen.end(), Name) != Seen.end())
-      usageError(Name + " given twice");
-    Seen.push_back(Name);
-    auto TakeValue = [&]() {
-      if (HasValue)
-        return Value;
-      if (I + 1 >= Argc)
-        usageError(Name + " needs a value");
-      return std::string(Argv[++I]);
-    };
-    auto NoValue = [&]() {
-      if (HasValue)
-        usageError(Name + " takes no value");
-    };
-    constexpr int64_t Max = int64_t(1) << 40;
+  constexpr int64_t Max = int64_t(1) << 40;
+  while (Args.next()) {
+    const std::string &Name = Args.name();
+    if (Name == "--no-shuffle" || Name == "--json")
+      Args.flag();
+    else
+      Args.once();
     if (Name == "--data") {
-      Opts.Data = TakeValue();
+      Opts.Data = Args.value();
     } else if (Name == "--data-format") {
-      std::string F = TakeValue();
+      std::string F = Args.value();
       if (F == "contiguous")
         Opts.Format = DataFormat::Contiguous;
       else if (F == "channels-last")
         Opts.Format = DataFormat::ChannelsLast;
       else
-        usageError("--data-format expects contiguous or channels-last, got '" +
-                   F + "'");
+        Args.usageError(
+            "--data-format expects contiguous or channels-last, got '" + F +
+            "'");
     } else if (Name == "--steps") {
-      Opts.Steps = parseInteger(Name, TakeValue(), 1, Max);
+      Opts.Steps = Args.integer(1, Max);
     } else if (Name == "--epochs") {
-      Opts.Epochs = parseInteger(Name, TakeValue(), 1, Max);
+      Opts.Epochs = Args.integer(1, Max);
     } else if (Name == "--shuffle") {
-      Opts.ShuffleSeed = parseSeed(TakeValue());
+      std::string Seed = Args.value();
+      Opts.ShuffleSeed = Args.seed(
+          Seed, "--shuffle expects a decimal seed, got '" + Seed + "'");
     } else if (Name == "--no-shuffle") {
-      NoValue();
       NoShuffle = true;
     } else if (Name == "--log-every") {
-      Opts.LogEvery = parseInteger(Name, TakeValue(), 1, Max);
+      Opts.LogEvery = Args.integer(1, Max);
     } else if (Name == "--eval") {
-      Opts.Eval = TakeValue();
+      Opts.Eval = Args.value();
     } else if (Name == "--save") {
-      Opts.Save = TakeValue();
+      Opts.Save = Args.value();
     } else if (Name == "--resume") {
-      Opts.Resume = TakeValue();
+      Opts.Resume = Args.value();
     } else if (Name == "--json") {
-      NoValue();
       Opts.Json = true;
     } else if (Name == "--threads") {
-      Opts.Threads =
-          static_cast<int32_t>(parseInteger(Name, TakeValue(), 1, 4096));
+      Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
     } else {
-      usageError("unknown option '" + Name + "'");
+      Args.usageError("unknown option '" + Name + "'");
     }
   }
-  if (Positional.empty())
-    usageError("no model directory given");
-  if (Positional.size() > 1)
-    usageError("one model directory expected, got '" + Positional[0] +
-               "' and '" + Positional[1] + "'");
-  Opts.Dir = Positional[0];
+  Opts.Dir = Args.modelDirectory();
   if (Opts.Data.empty())
-    usageError("--data FILE.npz is required");
+    Args.usageError("--data FILE.npz is required");
   if (Opts.Steps && Opts.Epochs)
-    usageError("--steps and --epochs cannot be used together");
+    Args.usageError("--steps and --epochs cannot be used together");
   if (NoShuffle && Opts.ShuffleSeed)
-    usageError("--shuffle and --no-shuffle cannot be used together");
-  for (const std::optional<std::string> *Path : {&Opts.Save, &Opts.Resume}) {
-    const std::string Suffix = ".safetensors";
+    Args.usageError("--shuffle and --no-shuffle cannot be used together");
+  const std::string Suffix = ".safetensors";
+  for (auto [Option, Path] :
+       {std::pair{"--save", &Opts.Save}, std::pair{"--resume", &Opts.Resume}})
     if (*Path && (Path->value().size() <= Suffix.size() ||
                   Path->value().compare(Path->value().size() - Suffix.size(),
                                         Suffix.size(), Suffix) != 0))
-      usageError((Path == &Opts.Save ? "--save" : "--resume") +
-                 std::string(" expects a path ending in .safetensors, got '") +
-                 Path->value() + "'");
-  }
+      Args.usageError(std::string(Option) +
+                      " expects a path ending in .safetensors, got '" +
+                      Path->value() + "'");
   return Opts;
 }
 

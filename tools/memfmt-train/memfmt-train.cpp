@@ -25,9 +25,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Checkpoint.h"
+#include "CommandLine.h"
 #include "Data.h"
 #include "Options.h"
-#include "ToolError.h"
 
 #include "memfmt/runtime/model.h"
 
@@ -43,7 +43,6 @@
 
 using namespace memfmt::train;
 using memfmt::run::fail;
-using memfmt::run::ToolError;
 
 namespace {
 
@@ -260,22 +259,12 @@ int train(const Options &Opts) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  bool Json = false;
-  for (int I = 1; I < Argc; ++I)
-    Json |= std::strcmp(Argv[I], "--json") == 0;
-  try {
-    return train(parseArgs(Argc, Argv));
-  } catch (const ToolError &E) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "memfmt-train: error: %s\n", E.Message.c_str());
-    if (Json)
-      std::printf("%s\n", nlohmann::json(
-                              {{"error", E.Message}, {"exit_code", E.ExitCode}})
-                              .dump(2)
-                              .c_str());
-    return E.ExitCode;
-  } catch (const std::exception &E) {
-    std::fprintf(stderr, "memfmt-train: error: %s\n", E.what());
-    return 1;
-  }
+  return memfmt::run::runTool(
+      "memfmt-train", Argc, Argv, [&] { return train(parseArgs(Argc, Argv)); },
+      [](const std::string &Message, int ExitCode) {
+        std::printf("%s\n", nlohmann::json(
+                                {{"error", Message}, {"exit_code", ExitCode}})
+                                .dump(2)
+                                .c_str());
+      });
 }

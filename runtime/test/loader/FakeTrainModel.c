@@ -1,4 +1,4 @@
-/*===- FakeTrainModel.c - A stand-in for a training-step model ---*- C -*-===*\
+/*===- FakeTrainModel.c - A stand-in for a training-step model ----*- C -*-===*\
 |*                                                                            *|
 |* Part of the memfmt project.                                                *|
 |*                                                                            *|

@@ -40,6 +40,13 @@ namespace io = memfmt::io;
 
 namespace {
 
+/// The builds of tiny.mlir the tests run on: the batch norm folded at load
+/// (into the convolution weight's slot) in both formats, no load-time
+/// folding, and bf16 parameters.
+const char *const AllBuilds[] = {"--memory-format channels-last",
+                                 "--memory-format contiguous", "--fusion=false",
+                                 "--precision bf16"};
+
 /// The seven parameters of tiny.mlir and their shapes.
 const std::map<std::string, std::vector<int64_t>> TinyParameters = {
     {"conv.weight", {8, 3, 3, 3}},
@@ -155,9 +162,7 @@ std::vector<float> pattern(int64_t Elements, int Salt) {
 // holds the folded weight after memfmt_prepare.
 TEST(Parameters, InfoAndReadGiveTheSourceValues) {
   REQUIRE_COMPILER();
-  for (const char *Flags :
-       {"--memory-format channels-last", "--memory-format contiguous",
-        "--fusion=false", "--precision bf16"}) {
+  for (const char *Flags : AllBuilds) {
     SCOPED_TRACE(Flags);
     CompiledTiny Tiny(Flags);
     ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
@@ -200,9 +205,7 @@ TEST(Parameters, InfoAndReadGiveTheSourceValues) {
 // bf16 build rounds nothing) in every build, and changes the output.
 TEST(Parameters, WriteThenReadRoundTrips) {
   REQUIRE_COMPILER();
-  for (const char *Flags :
-       {"--memory-format channels-last", "--memory-format contiguous",
-        "--fusion=false", "--precision bf16"}) {
+  for (const char *Flags : AllBuilds) {
     SCOPED_TRACE(Flags);
     CompiledTiny Tiny(Flags);
     ASSERT_TRUE(Tiny.ok()) << "memfmt-compile failed, see " << Tiny.file("log");
