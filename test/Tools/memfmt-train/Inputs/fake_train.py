@@ -23,6 +23,10 @@ re-implementation of the same step and of the documented shuffle order.
       against the reference
   fake_train.py eval RESULT.json DATA WEIGHTS EVAL
       the eval accuracy of RESULT.json against the reference's
+  fake_train.py torch FILE
+      load_state_dict(strict=True) of the checkpoint FILE into a torch
+      module with the fake model's state (torch.nn.Linear fc, and bn with
+      BatchNorm's running_mean and num_batches_tracked buffers)
 """
 import json
 import os
@@ -279,6 +283,30 @@ def evaluate(args):
     print("OK: eval %d of %d" % (correct, len(arrays["y"])))
 
 
+def load_into_torch(args):
+    import torch
+
+    class RunningStats(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("running_mean", torch.zeros(C))
+            self.register_buffer("num_batches_tracked",
+                                 torch.tensor(0, dtype=torch.long))
+
+    class Fake(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(F, K)
+            self.bn = RunningStats()
+
+    weights, _ = read_safetensors(args[0])
+    model = Fake()
+    model.load_state_dict({k: torch.from_numpy(v.copy())
+                           for k, v in weights.items()}, strict=True)
+    print("OK: load_state_dict(strict=True), num_batches_tracked %d" %
+          int(model.bn.num_batches_tracked))
+
+
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
     if command == "dir":
@@ -294,5 +322,7 @@ if __name__ == "__main__":
         checkpoint(rest)
     elif command == "eval":
         evaluate(rest)
+    elif command == "torch":
+        load_into_torch(rest)
     else:
         fail("unknown command " + command)
