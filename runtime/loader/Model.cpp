@@ -380,6 +380,9 @@ memfmt_status_t memfmt_model::prepareWeights(const char *Function) {
 memfmt_status_t memfmt_model::call(const void *const *Inputs,
                                    void *const *Outputs, const char *Function,
                                    bool DeviceBuffers) {
+  if (LoadTimeStale)
+    if (memfmt_status_t S = refreshLoadTimeValues(Function))
+      return S;
   size_t NumInputs = M.Inputs.size();
   bool Stage = OnDevice && !DeviceBuffers;
   for (size_t I = 0; I < NumInputs; ++I) {

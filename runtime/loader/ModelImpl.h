@@ -170,6 +170,15 @@ struct memfmt_model {
     return Status;
   }
 
+  /// A parameter was written since memfmt_prepare last ran: call()
+  /// refreshes the load-time values first.
+  bool LoadTimeStale = false;
+
+  /// Copies the overwritten parameters' values back into their slots and
+  /// runs memfmt_prepare again; a parameter it overwrites for the first time
+  /// joins Overwritten with its values (Parameters.cpp).
+  memfmt_status_t refreshLoadTimeValues(const char *Function);
+
   /// Runs memfmt_prepare on the blob (device or host) and, on a device,
   /// copies the result back to the host copy; on failure the message names
   /// \p Function.

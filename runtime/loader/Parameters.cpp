@@ -22,11 +22,14 @@
 // before and after memfmt_prepare (Overwritten). Their values live in a
 // second blob, SourceWeights, built on first use from the weight source
 // (deterministic: the same seed or file gives the bytes the loader wrote)
-// and updated by every write. A write stores the new values, copies the
-// overwritten parameters' source values back into their slots, and runs
-// memfmt_prepare again, so the load-time results follow the new values; a
-// parameter that this run of memfmt_prepare overwrites for the first time
-// (its slot held a fixed point of the fold, e.g. zeros) joins Overwritten.
+// and updated by every write. A write stores the new values and marks the
+// load-time results stale; before the next run (memfmt_model::call), the
+// overwritten parameters' values are copied back into their slots and
+// memfmt_prepare runs once more, however many parameters were written
+// (copying a ResNet's parameters into its eval model costs one fold, not
+// one per parameter). A parameter that memfmt_prepare then overwrites for
+// the first time (its slot held a fixed point of the fold, e.g. zeros)
+// joins Overwritten.
 // Every write then drops the kernels' per-node caches
 // (memfmt_context_invalidate_caches), since they may hold packed copies of
 // the old weights.
@@ -161,58 +164,6 @@ memfmt_status_t storeInBlob(memfmt_model_t *Model, const char *Function,
                   MEMFMT_COPY_HOST_TO_DEVICE);
 }
 
-/// Copies the overwritten parameters' values back into their slots and
-/// runs memfmt_prepare; a parameter it overwrites for the first time joins
-/// Overwritten with the values it had.
-memfmt_status_t rerunPrepare(memfmt_model_t *Model, const char *Function) {
-  const std::vector<TensorSpec> &Params = Model->M.Parameters;
-  for (size_t I = 0; I < Params.size(); ++I) {
-    if (!Model->Overwritten[I])
-      continue;
-    const TensorSpec &T = Params[I];
-    std::memcpy(Model->Weights.get() + T.Offset,
-                Model->SourceWeights.get() + T.Offset,
-                static_cast<size_t>(T.extentBytes()));
-    if (Model->OnDevice)
-      if (memfmt_status_t S =
-              copyBlob(Model, Function, T.Offset, T.extentBytes(),
-                       MEMFMT_COPY_HOST_TO_DEVICE))
-        return S;
-  }
-  // On a device the host copy may be behind the runs' in-place updates:
-  // refresh it before hashing.
-  if (Model->OnDevice)
-    if (memfmt_status_t S = copyBlob(Model, Function, 0, Model->M.WeightsBytes,
-                                     MEMFMT_COPY_DEVICE_TO_HOST))
-      return S;
-  AlignedBuffer Before;
-  std::vector<uint64_t> Hashes = hashParameters(Model->M, Model->Weights.get());
-  bool Grows = false;
-  for (size_t I = 0; I < Params.size(); ++I)
-    Grows |= !Model->Overwritten[I];
-  // Keep the values of parameters that may turn out overwritten.
-  if (Grows && !Before.allocate(Model->M.WeightsBytes))
-    return Model->fail(MEMFMT_STATUS_OUT_OF_MEMORY, Function,
-                       "cannot allocate a copy of the weights");
-  if (Grows)
-    std::memcpy(Before.get(), Model->Weights.get(),
-                static_cast<size_t>(Model->M.WeightsBytes));
-  if (memfmt_status_t S = Model->prepareWeights(Function))
-    return S;
-  std::vector<uint64_t> After = hashParameters(Model->M, Model->Weights.get());
-  for (size_t I = 0; I < Params.size(); ++I) {
-    if (Model->Overwritten[I] || Hashes[I] == After[I])
-      continue;
-    if (memfmt_status_t S = ensureSourceWeights(Model, Function))
-      return S;
-    const TensorSpec &T = Params[I];
-    std::memcpy(Model->SourceWeights.get() + T.Offset, Before.get() + T.Offset,
-                static_cast<size_t>(T.extentBytes()));
-    Model->Overwritten[I] = true;
-  }
-  return MEMFMT_STATUS_OK;
-}
-
 memfmt_status_t writeParameter(memfmt_model_t *Model, const char *Name,
                                const float *Values, int64_t Elements) {
   static const char *const Function = "memfmt_model_write_parameter";
@@ -231,9 +182,8 @@ memfmt_status_t writeParameter(memfmt_model_t *Model, const char *Name,
     scatterFromRowMajor(Values, *T, Model->SourceWeights.get() + T->Offset);
   else if (memfmt_status_t S = storeInBlob(Model, Function, *T, Values))
     return S;
-  if (Model->Prepare)
-    if (memfmt_status_t S = rerunPrepare(Model, Function))
-      return S;
+  // The load-time ops follow before the next run.
+  Model->LoadTimeStale = Model->Prepare != nullptr;
   // Kernels may have packed the old values (declared constant at load).
   if (memfmt_context_invalidate_caches(Model->Ctx) != MEMFMT_STATUS_OK)
     return Model->fail(MEMFMT_STATUS_INTERNAL, Function,
@@ -256,6 +206,50 @@ memfmt_status_t guarded(memfmt_model_t *Model, const char *Function,
 }
 
 } // namespace
+
+memfmt_status_t memfmt_model::refreshLoadTimeValues(const char *Function) {
+  LoadTimeStale = false;
+  const std::vector<TensorSpec> &Params = M.Parameters;
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (!Overwritten[I])
+      continue;
+    const TensorSpec &T = Params[I];
+    std::memcpy(Weights.get() + T.Offset, SourceWeights.get() + T.Offset,
+                static_cast<size_t>(T.extentBytes()));
+    if (OnDevice)
+      if (memfmt_status_t S =
+              copyBlob(this, Function, T.Offset, T.extentBytes(),
+                       MEMFMT_COPY_HOST_TO_DEVICE))
+        return S;
+  }
+  // On a device the host copy may be behind the runs' in-place updates.
+  if (OnDevice)
+    if (memfmt_status_t S = copyBlob(this, Function, 0, M.WeightsBytes,
+                                     MEMFMT_COPY_DEVICE_TO_HOST))
+      return S;
+  // Keep the values of the parameters memfmt_prepare has not overwritten
+  // so far, in case it does now.
+  std::vector<uint64_t> Before = hashParameters(M, Weights.get());
+  std::vector<std::vector<uint8_t>> Kept(Params.size());
+  for (size_t I = 0; I < Params.size(); ++I)
+    if (!Overwritten[I])
+      Kept[I].assign(Weights.get() + Params[I].Offset,
+                     Weights.get() + Params[I].Offset +
+                         Params[I].extentBytes());
+  if (memfmt_status_t S = prepareWeights(Function))
+    return S;
+  std::vector<uint64_t> After = hashParameters(M, Weights.get());
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (Overwritten[I] || Before[I] == After[I])
+      continue;
+    if (memfmt_status_t S = ensureSourceWeights(this, Function))
+      return S;
+    std::memcpy(SourceWeights.get() + Params[I].Offset, Kept[I].data(),
+                Kept[I].size());
+    Overwritten[I] = true;
+  }
+  return MEMFMT_STATUS_OK;
+}
 
 std::vector<uint64_t> memfmt::loader::hashParameters(const Manifest &M,
                                                      const uint8_t *Blob) {

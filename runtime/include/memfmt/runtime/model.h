@@ -219,14 +219,15 @@ memfmt_model_run_logical(memfmt_model_t *model, const float *const *inputs,
  * A write keeps the model consistent: the kernels' per-node caches of the
  * weights (oneDNN's packed weights) are dropped, and the load-time ops
  * (memfmt_prepare, e.g. batch norm folded into the convolution weights) run
- * again on the new values. Where memfmt_prepare overwrote a parameter's own
+ * again on the new values before the next run. Where memfmt_prepare overwrote a parameter's own
  * slot of the blob (the folded convolution weight takes the convolution
  * weight's slot), the model keeps that parameter's values in a second blob
  * from its first read or write on, built again from the weight source (the
  * same seed or file as at load) and updated by every write: reads give the
  * values the parameters were given, never the folded ones, and memfmt_prepare
- * never folds twice. Writes are for between runs: each costs a
- * memfmt_prepare and repacking the weights on the next run.
+ * never folds twice. The load-time ops run once before the next run, however
+ * many parameters were written; that run also repacks the weights.
+ * memfmt_model_weights shows the blob as of the last memfmt_prepare.
  *===----------------------------------------------------------------------===*/
 
 /// Stores parameter `index` (0 <= index < num_parameters) in `*out_info`:
