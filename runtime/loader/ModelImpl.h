@@ -28,8 +28,6 @@
 #include <dlfcn.h>
 #include <memory>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 namespace memfmt::loader {
@@ -57,22 +55,6 @@ struct AlignedBuffer {
   }
   uint8_t *get() const { return Data.get(); }
 };
-
-/// True when the manifest marks \p T `"init": "zeros"` (optimizer state).
-/// TensorSpec gains ZeroInit with the training manifest; until then no
-/// parameter is zero-initialised.
-template <typename Spec, typename = void>
-struct HasZeroInit : std::false_type {};
-template <typename Spec>
-struct HasZeroInit<Spec,
-                   std::void_t<decltype(std::declval<const Spec &>().ZeroInit)>>
-    : std::true_type {};
-template <typename Spec> bool isZeroInit(const Spec &T) {
-  if constexpr (HasZeroInit<Spec>::value)
-    return static_cast<bool>(T.ZeroInit);
-  else
-    return false;
-}
 
 /// The info of a parameter, input or output (pointers into \p T).
 inline memfmt_model_tensor_info_t tensorInfo(const TensorSpec &T) {

@@ -283,7 +283,7 @@ memfmt_model_parameter_info(const memfmt_model_t *model, int64_t index,
     return MEMFMT_STATUS_NOT_FOUND;
   const TensorSpec &T = model->M.Parameters[static_cast<size_t>(index)];
   *out_info = tensorInfo(T);
-  out_info->zero_init = isZeroInit(T) ? 1 : 0;
+  out_info->zero_init = T.ZeroInit ? 1 : 0;
   return MEMFMT_STATUS_OK;
 }
 
