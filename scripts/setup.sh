@@ -18,6 +18,8 @@ PACKAGES=(
   libdnnl-dev libonnx-testdata
   # The runtime's JSON reader (manifest.json, safetensors headers); header-only.
   nlohmann-json3-dev
+  # Inflating and checking the entries of .npz data files (memfmt-train).
+  zlib1g-dev
   # Reference implementation for conformance tests.
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

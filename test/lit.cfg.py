@@ -24,8 +24,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memfmt_tools_dir, append_path=True)
 
-tools = ["memfmt-opt", "memfmt-compile", "memfmt-run", "memfmt-import",
-         "memfmt-count-run-work"]
+tools = ["memfmt-opt", "memfmt-compile", "memfmt-run", "memfmt-train",
+         "memfmt-import", "memfmt-count-run-work"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.memfmt_tools_dir])

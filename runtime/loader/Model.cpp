@@ -26,13 +26,18 @@
 // by test/E2E/no-per-run-work.test). With the context's cuda_graph option the
 // forward pass is then captured as one CUDA graph and every run replays it
 // (captured again only when the buffers passed to memfmt_model_run_device
-// change).
+// change). A host model whose warm-up run changed its weights blob is a
+// training step, which updates its state in place on every run: its weights
+// are then no longer declared constant, so that no kernel keeps weights
+// packed from an older step. (Device models: CUDA training is not supported
+// yet.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/runtime/model.h"
 
 #include "ContextError.h"
+#include "ModelImpl.h"
 
 #include "memfmt/runtime/loader/Manifest.h"
 #include "memfmt/runtime/loader/Weights.h"
@@ -56,30 +61,6 @@ using namespace memfmt::loader;
 namespace io = memfmt::io;
 
 namespace {
-
-/// A zeroed buffer of at least one byte, aligned to
-/// MEMFMT_MODEL_BUFFER_ALIGNMENT, whose size is rounded up to it.
-struct AlignedBuffer {
-  struct Free {
-    void operator()(uint8_t *P) const { std::free(P); }
-  };
-  std::unique_ptr<uint8_t, Free> Data;
-  int64_t Bytes = 0;
-
-  /// False when the allocation fails.
-  bool allocate(int64_t Size) {
-    constexpr int64_t Align = MEMFMT_MODEL_BUFFER_ALIGNMENT;
-    int64_t Rounded = (std::max<int64_t>(Size, 1) + Align - 1) / Align * Align;
-    void *P = std::aligned_alloc(Align, static_cast<size_t>(Rounded));
-    if (!P)
-      return false;
-    std::memset(P, 0, static_cast<size_t>(Rounded));
-    Data.reset(static_cast<uint8_t *>(P));
-    Bytes = Size;
-    return true;
-  }
-  uint8_t *get() const { return Data.get(); }
-};
 
 /// The most arguments after the context: arena, weights, the tensors.
 constexpr size_t MaxEntryArgs = MaxModelTensors + 2;
@@ -112,19 +93,6 @@ makeCallers(std::index_sequence<N...>) {
 constexpr std::array<Caller, MaxEntryArgs + 1> Callers =
     makeCallers(std::make_index_sequence<MaxEntryArgs + 1>());
 
-memfmt_model_tensor_info_t tensorInfo(const TensorSpec &T) {
-  memfmt_model_tensor_info_t Info;
-  Info.name = T.Name.c_str();
-  Info.dtype = toString(T.Type);
-  Info.element_size = static_cast<int64_t>(elementSize(T.Type));
-  Info.rank = static_cast<int64_t>(T.Shape.size());
-  Info.shape = T.Shape.data();
-  Info.strides = T.Strides.data();
-  Info.num_elements = T.numElements();
-  Info.buffer_bytes = T.extentBytes();
-  return Info;
-}
-
 /// "input 0 (input_0)", for messages (built only when one is needed, so a
 /// successful run allocates nothing).
 std::string describeTensor(const char *Kind, size_t Index,
@@ -140,81 +108,6 @@ std::string unreadableReason(const std::string &Path) {
 }
 
 } // namespace
-
-struct memfmt_model {
-  memfmt_context_t *Ctx = nullptr;
-  Manifest M;
-  std::string WeightsSourceText;
-  void *Library = nullptr;
-  void *Entry = nullptr;
-  AlignedBuffer Arena;
-  AlignedBuffer Weights;
-  /// memfmt_model_run_logical's buffers in the model's layouts.
-  std::vector<AlignedBuffer> InputStage;
-  std::vector<AlignedBuffer> OutputStage;
-  /// The entry's arguments: arena, weights, inputs, outputs.
-  std::vector<memfmt_byte_memref_t> Descriptors;
-  std::vector<void *> Args;
-  std::vector<memfmt_model_tensor_info_t> InputInfo;
-  std::vector<memfmt_model_tensor_info_t> OutputInfo;
-
-  /// Device models: buffers from memfmt_device_alloc (freed with the model).
-  bool OnDevice = false;
-  void *DeviceArena = nullptr;
-  void *DeviceWeights = nullptr;
-  std::vector<void *> DeviceInputs;
-  std::vector<void *> DeviceOutputs;
-  /// The CUDA graph of the forward pass and the tensor pointers it was
-  /// captured with.
-  bool UseGraph = false;
-  memfmt_graph_t *Graph = nullptr;
-  std::vector<void *> GraphPointers;
-
-  /// The weights blob was declared constant to the context (after
-  /// memfmt_prepare), so kernels may keep what they derive from it.
-  bool WeightsDeclared = false;
-
-  ~memfmt_model() {
-    if (WeightsDeclared)
-      memfmt_context_forget_constant(Ctx, weightsBase());
-    if (Graph)
-      memfmt_graph_destroy(Ctx, Graph);
-    for (void *P : DeviceInputs)
-      memfmt_device_free(Ctx, P);
-    for (void *P : DeviceOutputs)
-      memfmt_device_free(Ctx, P);
-    memfmt_device_free(Ctx, DeviceArena);
-    memfmt_device_free(Ctx, DeviceWeights);
-    if (Library)
-      ::dlclose(Library);
-  }
-
-  /// The arena and weights the entry point gets (device or host memory).
-  void *arenaBase() { return OnDevice ? DeviceArena : Arena.get(); }
-  void *weightsBase() { return OnDevice ? DeviceWeights : Weights.get(); }
-
-  /// Records "<function> (<model>): <message>" in the context.
-  memfmt_status_t fail(memfmt_status_t Status, const char *Function,
-                       const std::string &Message) {
-    setContextError(Ctx,
-                    std::string(Function) + " (" + M.Model + "): " + Message);
-    return Status;
-  }
-
-  /// Calls the entry point on the given buffers (checked by the caller):
-  /// host buffers, or buffers in the context's device memory when
-  /// `DeviceBuffers` (the same thing on the CPU).
-  memfmt_status_t call(const void *const *Inputs, void *const *Outputs,
-                       const char *Function, bool DeviceBuffers = false);
-
-  /// Runs the entry point on the descriptors as they are (replaying or
-  /// capturing the graph when UseGraph).
-  memfmt_status_t invoke(const char *Function);
-
-  /// Calls the entry point once, turning its result into a status and
-  /// message.
-  memfmt_status_t invokeEntry(const char *Function);
-};
 
 namespace {
 
@@ -270,6 +163,7 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       return failLoad(Ctx, MEMFMT_STATUS_INVALID_ARGUMENT, Override.error());
     Source = *Override;
   }
+  Model->Source = Source;
   Model->WeightsSourceText = Source.str();
   if (Source.K == WeightsSource::Kind::SafeTensors) {
     std::string Why = unreadableReason(Source.Path);
@@ -370,28 +264,17 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
 
   // Load-time work the compiler left (e.g. batch norm folded into conv
   // weights): once, now, never per run. Models without it have no symbol.
-  using PrepareFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *);
-  if (void *Prepare = ::dlsym(Model->Library, MEMFMT_MODEL_CIFACE_PREFIX
-                                     MEMFMT_MODEL_PREPARE_FUNCTION)) {
-    memfmt_byte_memref_t WeightsDesc = {
-        Model->weightsBase(), Model->weightsBase(), 0, Man.WeightsBytes, 1};
-    memfmt_context_clear_error(Ctx);
-    int32_t Prepared = reinterpret_cast<PrepareFn>(Prepare)(Ctx, &WeightsDesc);
-    if (Prepared != MEMFMT_STATUS_OK)
-      return failLoad(Ctx,
-                      Prepared > 0 && Prepared <= MEMFMT_STATUS_INTERNAL
-                          ? static_cast<memfmt_status_t>(Prepared)
-                          : MEMFMT_STATUS_INTERNAL,
-                      "memfmt_prepare failed: " +
-                          std::string(memfmt_context_last_error(Ctx)));
-    // Keep the host copy (memfmt_model_weights) equal to the device blob.
-    if (Model->OnDevice &&
-        memfmt_device_copy(Ctx, Model->Weights.get(), Model->DeviceWeights,
-                           Man.WeightsBytes,
-                           MEMFMT_COPY_DEVICE_TO_HOST) != MEMFMT_STATUS_OK)
-      return failLoad(Ctx, MEMFMT_STATUS_BACKEND_ERROR,
-                      std::string("memfmt_prepare failed: ") +
-                          memfmt_context_last_error(Ctx));
+  Model->Prepare = reinterpret_cast<PrepareFn>(
+      ::dlsym(Model->Library,
+              MEMFMT_MODEL_CIFACE_PREFIX MEMFMT_MODEL_PREPARE_FUNCTION));
+  Model->Overwritten.assign(Man.Parameters.size(), false);
+  if (Model->Prepare) {
+    std::vector<uint64_t> Before = hashParameters(Man, Model->Weights.get());
+    if (memfmt_status_t S = Model->prepareWeights("memfmt_model_load"))
+      return S;
+    std::vector<uint64_t> After = hashParameters(Man, Model->Weights.get());
+    for (size_t I = 0; I < Before.size(); ++I)
+      Model->Overwritten[I] = Before[I] != After[I];
   }
 
   // From here on the weights of an inference model never change: kernels
@@ -439,6 +322,13 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
     if (memfmt_status_t S = Model->call(In.data(), Out.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
+    // Such a model changes its weights on every run: kernels must not keep
+    // what they derived from them (oneDNN's packed weights).
+    if (std::memcmp(Blob, Saved.data(), Saved.size()) != 0 &&
+        Model->WeightsDeclared) {
+      memfmt_context_forget_constant(Ctx, Model->weightsBase());
+      Model->WeightsDeclared = false;
+    }
     std::memcpy(Model->weightsBase(), Saved.data(), Saved.size());
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
@@ -468,9 +358,34 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
 
 } // namespace
 
+memfmt_status_t memfmt_model::prepareWeights(const char *Function) {
+  memfmt_byte_memref_t WeightsDesc = {weightsBase(), weightsBase(), 0,
+                                      M.WeightsBytes, 1};
+  memfmt_context_clear_error(Ctx);
+  int32_t Prepared = Prepare(Ctx, &WeightsDesc);
+  if (Prepared != MEMFMT_STATUS_OK)
+    return fail(Prepared > 0 && Prepared <= MEMFMT_STATUS_INTERNAL
+                    ? static_cast<memfmt_status_t>(Prepared)
+                    : MEMFMT_STATUS_INTERNAL,
+                Function,
+                "memfmt_prepare failed: " +
+                    std::string(memfmt_context_last_error(Ctx)));
+  // Keep the host copy (memfmt_model_weights) equal to the device blob.
+  if (OnDevice &&
+      memfmt_device_copy(Ctx, Weights.get(), DeviceWeights, M.WeightsBytes,
+                         MEMFMT_COPY_DEVICE_TO_HOST) != MEMFMT_STATUS_OK)
+    return fail(MEMFMT_STATUS_BACKEND_ERROR, Function,
+                std::string("memfmt_prepare failed: ") +
+                    memfmt_context_last_error(Ctx));
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t memfmt_model::call(const void *const *Inputs,
                                    void *const *Outputs, const char *Function,
                                    bool DeviceBuffers) {
+  if (LoadTimeStale)
+    if (memfmt_status_t S = refreshLoadTimeValues(Function))
+      return S;
   size_t NumInputs = M.Inputs.size();
   bool Stage = OnDevice && !DeviceBuffers;
   for (size_t I = 0; I < NumInputs; ++I) {

@@ -4,28 +4,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The --help text and the parser of memfmt-run's command line: options in
-// --name VALUE or --name=VALUE form, each at most once except --input,
-// counts checked against their range, and one model directory.
+// The --help text and the parser of memfmt-run's command line (through
+// CommandLine.h): options each at most once except --input, counts checked
+// against their range, and one model directory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Options.h"
 
-#include "ToolError.h"
-
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
+#include "CommandLine.h"
 
 namespace memfmt::run {
 
 namespace {
-
-[[noreturn]] void usageError(const std::string &Message) {
-  fail(Message + " (see memfmt-run --help)", 2);
-}
 
 const char *const Usage = R"(usage: memfmt-run DIR [options]
 
@@ -64,32 +55,14 @@ options:
 exit status: 0 success, 1 check failure or run-time error, 2 bad usage
 )";
 
-/// Parses a decimal integer in [Min, Max] for option \p Name.
-int64_t parseCount(const std::string &Name, const std::string &Text,
-                   int64_t Min, int64_t Max) {
-  char *End = nullptr;
-  errno = 0;
-  long long Value = std::strtoll(Text.c_str(), &End, 10);
-  if (Text.empty() || *End != '\0' || errno || Value < Min || Value > Max ||
-      !(Text[0] >= '0' && Text[0] <= '9'))
-    usageError(Name + " expects an integer from " + std::to_string(Min) +
-               " to " + std::to_string(Max) + ", got '" + Text + "'");
-  return Value;
-}
-
-InputSource parseInput(const std::string &Text) {
+InputSource parseInput(const CommandLine &Args, const std::string &Text) {
   InputSource Source;
   if (Text == "random")
     return Source;
   if (Text.rfind("random:", 0) == 0) {
-    std::string Seed = Text.substr(7);
-    char *End = nullptr;
-    errno = 0;
-    unsigned long long Value = std::strtoull(Seed.c_str(), &End, 10);
-    if (Seed.empty() || *End != '\0' || errno || Seed[0] < '0' || Seed[0] > '9')
-      usageError("--input random:SEED expects a decimal seed, got '" + Text +
-                 "'");
-    Source.Seed = Value;
+    Source.Seed = Args.seed(
+        Text.substr(7),
+        "--input random:SEED expects a decimal seed, got '" + Text + "'");
     return Source;
   }
   Source.Random = false;
@@ -101,93 +74,49 @@ InputSource parseInput(const std::string &Text) {
 
 Options parseArgs(int Argc, char **Argv) {
   Options Opts;
-  std::vector<std::string> Positional;
-  std::vector<std::string> Seen;
-  for (int I = 1; I < Argc; ++I) {
-    std::string Arg = Argv[I];
-    if (Arg == "-h" || Arg == "--help") {
-      std::fputs(Usage, stdout);
-      std::exit(0);
-    }
-    if (Arg.size() < 2 || Arg.compare(0, 2, "--") != 0 || Arg == "--") {
-      if (Arg == "--")
-        usageError("unexpected '--'");
-      if (Arg.size() > 1 && Arg[0] == '-')
-        usageError("unknown option '" + Arg + "'");
-      Positional.push_back(Arg);
-      continue;
-    }
-    std::string Name = Arg, Value;
-    bool HasValue = false;
-    size_t Eq = Arg.find('=');
-    if (Eq != std::string::npos) {
-      Name = Arg.substr(0, Eq);
-      Value = Arg.substr(Eq + 1);
-      HasValue = true;
-    }
-    auto TakeValue = [&]() {
-      if (HasValue)
-        return Value;
-      if (I + 1 >= Argc)
-        usageError(Name + " needs a value");
-      return std::string(Argv[++I]);
-    };
-    auto Once = [&]() {
-      if (std::find(Seen.begin(), Seen.end(), Name) != Seen.end())
-        usageError(Name + " given twice");
-      Seen.push_back(Name);
-    };
-    auto NoValue = [&]() {
-      if (HasValue)
-        usageError(Name + " takes no value");
-      Once();
-    };
+  CommandLine Args("memfmt-run", Usage, Argc, Argv);
+  while (Args.next()) {
+    const std::string &Name = Args.name();
     if (Name == "--input") {
-      Opts.Inputs.push_back(parseInput(TakeValue()));
+      Opts.Inputs.push_back(parseInput(Args, Args.value()));
     } else if (Name == "--output") {
-      Once();
-      Opts.Output = TakeValue();
+      Args.once();
+      Opts.Output = Args.value();
     } else if (Name == "--check") {
-      NoValue();
+      Args.flag();
       Opts.Check = true;
     } else if (Name == "--bench") {
-      Once();
-      Opts.Bench = parseCount("--bench", TakeValue(), 1, 1000000);
+      Args.once();
+      Opts.Bench = Args.integer(1, 1000000);
     } else if (Name == "--profile") {
-      NoValue();
+      Args.flag();
       Opts.Profile = true;
     } else if (Name == "--json") {
-      NoValue();
+      Args.flag();
       Opts.Json = true;
     } else if (Name == "--weights") {
-      Once();
-      Opts.Weights = TakeValue();
+      Args.once();
+      Opts.Weights = Args.value();
     } else if (Name == "--cuda-graph") {
-      NoValue();
+      Args.flag();
       Opts.CudaGraph = true;
     } else if (Name == "--tf32") {
-      NoValue();
+      Args.flag();
       Opts.Tf32 = true;
     } else if (Name == "--no-winograd") {
-      NoValue();
+      Args.flag();
       Opts.NoWinograd = true;
     } else if (Name == "--cpu") {
-      NoValue();
+      Args.flag();
       Opts.Cpu = true;
     } else if (Name == "--threads") {
-      Once();
-      Opts.Threads =
-          static_cast<int32_t>(parseCount("--threads", TakeValue(), 1, 4096));
+      Args.once();
+      Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
     } else {
-      usageError("unknown option '" + Name + "'");
+      Args.usageError("unknown option '" + Name + "'");
     }
   }
-  if (Positional.empty())
-    usageError("no model directory given");
-  if (Positional.size() > 1)
-    usageError("one model directory expected, got '" + Positional[0] +
-               "' and '" + Positional[1] + "'");
-  Opts.Dir = Positional[0];
+  Opts.Dir = Args.modelDirectory();
   return Opts;
 }
 

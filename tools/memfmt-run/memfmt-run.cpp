@@ -54,11 +54,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Check.h"
+#include "CommandLine.h"
 #include "ModelIO.h"
 #include "Options.h"
 #include "Report.h"
 #include "StagedRun.h"
-#include "ToolError.h"
 
 #include "memfmt/runtime/loader/Manifest.h"
 
@@ -165,19 +165,7 @@ int run(const Options &Opts) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  bool Json = false;
-  for (int I = 1; I < Argc; ++I)
-    Json |= std::strcmp(Argv[I], "--json") == 0;
-  try {
-    return run(parseArgs(Argc, Argv));
-  } catch (const ToolError &E) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "memfmt-run: error: %s\n", E.Message.c_str());
-    if (Json)
-      printJsonError(E.Message, E.ExitCode);
-    return E.ExitCode;
-  } catch (const std::exception &E) {
-    std::fprintf(stderr, "memfmt-run: error: %s\n", E.what());
-    return 1;
-  }
+  return runTool(
+      "memfmt-run", Argc, Argv, [&] { return run(parseArgs(Argc, Argv)); },
+      printJsonError);
 }

@@ -77,8 +77,14 @@ typedef struct memfmt_model_tensor_info {
   /// The product of the shape.
   int64_t num_elements;
   /// The bytes the strides span: the size of the buffer memfmt_model_run
-  /// expects for this tensor.
+  /// expects for this tensor (for a parameter, the bytes it spans in the
+  /// weights blob).
   int64_t buffer_bytes;
+  /// Parameters: 1 for optimizer state the manifest marks `"init": "zeros"`
+  /// (a `memfmt.weight {zero_init}`, e.g. `<param>.momentum_buffer`), which
+  /// starts as zeros unless the weight source has it; 0 otherwise and for
+  /// inputs and outputs.
+  int32_t zero_init;
 } memfmt_model_tensor_info_t;
 
 /// What a model is. Strings stay valid while the model lives.
@@ -129,10 +135,9 @@ memfmt_model_load(memfmt_context_t *ctx, const char *dir,
 /// compiled code is the same for every target (the runtime dispatches), so a
 /// CUDA model can run in a CPU context, e.g. on the reference kernels as the
 /// oracle of memfmt-run --check.
-MEMFMT_RUNTIME_EXPORT memfmt_status_t
-memfmt_model_load_any_target(memfmt_context_t *ctx, const char *dir,
-                             const char *weights_override,
-                             memfmt_model_t **out_model);
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_load_any_target(
+    memfmt_context_t *ctx, const char *dir, const char *weights_override,
+    memfmt_model_t **out_model);
 
 /// Destroys a model (frees its buffers, closes its library). Null is a
 /// no-op. The context must still be alive.
@@ -200,6 +205,54 @@ MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_model_run_logical(memfmt_model_t *model, const float *const *inputs,
                          const int64_t *input_elements, float *const *outputs,
                          const int64_t *output_elements);
+
+/*===----------------------------------------------------------------------===*
+ * Parameters (Parameters.cpp)
+ *
+ * The model's state tensors by name (the manifest's "parameters": weights,
+ * batch-norm running statistics and, for a training model, momentum
+ * buffers), read and written as row-major f32 arrays of their logical
+ * (NCHW) shape whatever strides and element type the compiler chose: f16
+ * and bf16 parameters are widened on read and rounded to nearest even on
+ * write; a CUDA model's values are copied from and to device memory. A
+ * training model updates its parameters in place on every run, so a read
+ * after a run gives the updated values.
+ *
+ * A write keeps the model consistent: the kernels' per-node caches of the
+ * weights (oneDNN's packed weights) are dropped, and the load-time ops
+ * (memfmt_prepare, e.g. batch norm folded into the convolution weights) run
+ * again on the new values before the next run. Where memfmt_prepare overwrote a parameter's own
+ * slot of the blob (the folded convolution weight takes the convolution
+ * weight's slot), the model keeps that parameter's values in a second blob
+ * from its first read or write on, built again from the weight source (the
+ * same seed or file as at load) and updated by every write: reads give the
+ * values the parameters were given, never the folded ones, and memfmt_prepare
+ * never folds twice. The load-time ops run once before the next run, however
+ * many parameters were written; that run also repacks the weights.
+ * memfmt_model_weights shows the blob as of the last memfmt_prepare.
+ *===----------------------------------------------------------------------===*/
+
+/// Stores parameter `index` (0 <= index < num_parameters) in `*out_info`:
+/// its name, element type, logical shape and strides in the weights blob;
+/// NOT_FOUND when out of range.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_model_parameter_info(const memfmt_model_t *model, int64_t index,
+                            memfmt_model_tensor_info_t *out_info);
+
+/// Copies parameter `name` into `values`, a row-major f32 array of its
+/// logical shape with `elements` entries. NOT_FOUND for an unknown name,
+/// INVALID_ARGUMENT when `elements` is not the parameter's element count
+/// (the message names the parameter, its shape and both counts).
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_read_parameter(
+    memfmt_model_t *model, const char *name, float *values, int64_t elements);
+
+/// Makes the row-major f32 array `values` (`elements` entries, the
+/// parameter's logical shape) the value of parameter `name` from the next
+/// run on (see above); errors as memfmt_model_read_parameter, or the status
+/// and message of memfmt_prepare when it fails.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t
+memfmt_model_write_parameter(memfmt_model_t *model, const char *name,
+                             const float *values, int64_t elements);
 
 #ifdef __cplusplus
 } /* extern "C" */
