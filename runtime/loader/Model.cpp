@@ -26,11 +26,10 @@
 // by test/E2E/no-per-run-work.test). With the context's cuda_graph option the
 // forward pass is then captured as one CUDA graph and every run replays it
 // (captured again only when the buffers passed to memfmt_model_run_device
-// change). A host model whose warm-up run changed its weights blob is a
-// training step, which updates its state in place on every run: its weights
-// are then no longer declared constant, so that no kernel keeps weights
-// packed from an older step. (Device models: CUDA training is not supported
-// yet.)
+// change). A training step updates its state in place on every run (its
+// manifest marks those parameters "updated"): its weights are never declared
+// constant, so that no kernel keeps weights packed from an older step.
+// (Device models: CUDA training is not supported yet.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -322,13 +321,6 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
     if (memfmt_status_t S = Model->call(In.data(), Out.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
-    // Such a model changes its weights on every run: kernels must not keep
-    // what they derived from them (oneDNN's packed weights).
-    if (std::memcmp(Blob, Saved.data(), Saved.size()) != 0 &&
-        Model->WeightsDeclared) {
-      memfmt_context_forget_constant(Ctx, Model->weightsBase());
-      Model->WeightsDeclared = false;
-    }
     std::memcpy(Model->weightsBase(), Saved.data(), Saved.size());
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
