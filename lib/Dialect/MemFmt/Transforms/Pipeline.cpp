@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The two pass pipelines, built here so that memfmt-opt and memfmt-compile
-// run the same passes:
+// The pass pipelines, built here so that memfmt-opt and memfmt-compile run
+// the same passes:
 //
 //  * memfmt-channels-last: propagate channels-last (with the options passed
 //    through), make reshape conversions explicit, fold conversions, then
@@ -20,6 +20,15 @@
 //    check, the reports, and last the precision conversion with a second
 //    check (the report lists layout conversions, so it comes before the
 //    dtype conversions).
+//  * memfmt-training-pipeline: what memfmt-compile --train runs in its
+//    step 3. The training step is built first (memfmt-training-forward,
+//    memfmt-differentiate, memfmt-apply-sgd), so that the layout passes
+//    (the compile pipeline's, hence the same report) run over forward,
+//    backward and update together: L9 then holds by propagation, and the
+//    report counts every conversion of the step. Fusion stays off (its
+//    patterns are inference rewrites: folding a batch norm needs running
+//    statistics, and an epilogue would swallow a value the backward reads)
+//    and the step computes in f32 on the CPU only.
 //
 // memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
 // writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
@@ -97,6 +106,41 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
   }
 }
 
+std::string mlir::memfmt::checkTrainingPipelineOptions(
+    const TrainingPipelineOptions &options) {
+  if (options.target != CompileTarget::Cpu)
+    return "training runs on the cpu target only (training on CUDA is "
+           "another issue)";
+  if (options.precision != ComputePrecision::F32)
+    return ("training computes in f32 only (precision=" +
+            stringifyComputePrecision(options.precision) +
+            " is not available for training yet)")
+        .str();
+  return checkSgdOptions(options.lr, options.momentum, /*dampening=*/0.0,
+                         options.weightDecay, options.nesterov);
+}
+
+void mlir::memfmt::buildMemFmtTrainingPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createTrainingForward());
+  ApplySgdOptions sgd;
+  sgd.lr = options.lr;
+  sgd.momentum = options.momentum;
+  sgd.weightDecay = options.weightDecay;
+  sgd.nesterov = options.nesterov;
+  funcPm.addPass(createApplySgd(sgd));
+  CompilePipelineOptions layout;
+  layout.memoryFormat = options.memoryFormat;
+  layout.inputFormat = options.inputFormat;
+  layout.precision = ComputePrecision::F32;
+  layout.fusion = false;
+  layout.target = options.target;
+  layout.reportText = options.reportText;
+  layout.reportJson = options.reportJson;
+  buildMemFmtCompilePipeline(pm, layout);
+}
+
 void mlir::memfmt::registerMemFmtPipelines() {
   PassPipelineRegistration<ChannelsLastPipelineOptions>(
       "memfmt-channels-last",
@@ -127,5 +171,25 @@ void mlir::memfmt::registerMemFmtPipelines() {
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
         optionsHandler(CompilePipelineOptions());
+      });
+  registerPassPipeline(
+      "memfmt-training-pipeline",
+      "Run what memfmt-compile --train runs between loading a model and "
+      "lowering it: the training forward with its loss, differentiation, "
+      "the SGD update, then the layout passes, check and reports over the "
+      "whole step",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainingPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string problem = checkTrainingPipelineOptions(options);
+        if (!problem.empty())
+          return errorHandler("memfmt-training-pipeline: " + problem);
+        buildMemFmtTrainingPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
+        optionsHandler(TrainingPipelineOptions());
       });
 }

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Declares the layout passes, the enums their choice options take (with
-// the spellings users type), and the two pipelines: `memfmt-channels-last`
-// (the layout passes) and `memfmt-compile-pipeline` (what memfmt-compile
-// runs between loading a model and lowering it).
+// the spellings users type), and the pipelines: `memfmt-channels-last`
+// (the layout passes), `memfmt-compile-pipeline` (what memfmt-compile runs
+// between loading a model and lowering it) and `memfmt-training-pipeline`
+// (the same for memfmt-compile --train).
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,12 +154,77 @@ struct CompilePipelineOptions
 void buildMemFmtCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options);
 
+/// Options of the `memfmt-training-pipeline` pipeline: the compile
+/// pipeline's layout options (precision and target are there to be
+/// rejected when not f32 and cpu) plus memfmt-apply-sgd's. The SGD defaults
+/// are torchvision's ResNet recipe, as memfmt-compile --train's.
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<MemoryFormat> memoryFormat{
+      *this, "memory-format", llvm::cl::desc("Memory format the model runs in"),
+      llvm::cl::init(MemoryFormat::ChannelsLast), modelMemoryFormatValues()};
+  Option<MemoryFormat> inputFormat{
+      *this, "input-format",
+      llvm::cl::desc("Memory format of the input the caller passes"),
+      llvm::cl::init(MemoryFormat::Contiguous), modelMemoryFormatValues()};
+  Option<ComputePrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("Element type of the training step (f32 only)"),
+      llvm::cl::init(ComputePrecision::F32), computePrecisionValues()};
+  Option<CompileTarget> target{
+      *this, "target",
+      llvm::cl::desc("Device the training step runs on (cpu only)"),
+      llvm::cl::init(CompileTarget::Cpu), compileTargetValues()};
+  Option<double> lr{*this, "lr", llvm::cl::desc("SGD learning rate"),
+                    llvm::cl::init(0.1)};
+  Option<double> momentum{*this, "momentum",
+                          llvm::cl::desc("SGD momentum factor"),
+                          llvm::cl::init(0.9)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("SGD weight decay (L2 penalty)"),
+                             llvm::cl::init(1.0e-4)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("SGD with Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<std::string> reportText{
+      *this, "report-text",
+      llvm::cl::desc("File for the text layout report ('' for none, '-' "
+                     "for stderr)"),
+      llvm::cl::init("")};
+  Option<std::string> reportJson{
+      *this, "report-json",
+      llvm::cl::desc("File for the JSON layout report ('' for none, '-' "
+                     "for stderr)"),
+      llvm::cl::init("")};
+};
+
+/// Why `options` cannot build a training step ("" when they can): a
+/// precision other than f32, a target other than the CPU, or SGD options
+/// checkSgdOptions rejects. memfmt-compile --train checks the same.
+std::string
+checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
+
+/// What memfmt-compile --train runs between loading a model and lowering
+/// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd,
+/// then the compile pipeline's layout passes, layout check and reports
+/// (no fusion, f32) over the whole training step. Requires
+/// checkTrainingPipelineOptions(options) to be "".
+void buildMemFmtTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options);
+
+/// torch.optim.SGD's checks of its arguments, plus what memfmt-apply-sgd
+/// does not support yet (dampening with momentum): the reason the options
+/// are rejected, spelled with memfmt-apply-sgd's option names, or "" when
+/// they are fine.
+std::string checkSgdOptions(double lr, double momentum, double dampening,
+                            double weightDecay, bool nesterov);
+
 #define GEN_PASS_REGISTRATION
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"
 
-/// Registers the `memfmt-channels-last` and `memfmt-compile-pipeline`
-/// pipelines (the passes themselves are registered by the generated
-/// registerMemFmtPasses()).
+/// Registers the `memfmt-channels-last`, `memfmt-compile-pipeline` and
+/// `memfmt-training-pipeline` pipelines (the passes themselves are registered
+/// by the generated registerMemFmtPasses()).
 void registerMemFmtPipelines();
 
 } // namespace mlir::memfmt
