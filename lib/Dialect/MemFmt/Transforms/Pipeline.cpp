@@ -124,6 +124,7 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createTrainingForward());
+  funcPm.addPass(createDifferentiate());
   ApplySgdOptions sgd;
   sgd.lr = options.lr;
   sgd.momentum = options.momentum;

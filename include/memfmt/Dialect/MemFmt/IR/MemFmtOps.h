@@ -14,6 +14,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtAttrs.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtVjpInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

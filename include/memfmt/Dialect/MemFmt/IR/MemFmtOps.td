@@ -18,6 +18,7 @@
 include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.td"
 include "memfmt/Dialect/MemFmt/IR/MemFmtAttrs.td"
 include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.td"
+include "memfmt/Dialect/MemFmt/IR/MemFmtVjpInterface.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
@@ -54,12 +55,14 @@ defvar ElementCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface>;
 /// ... and only re-lay it into their `memory_format` (a pure layout copy).
 defvar LayoutCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
                                               ["getLayoutCopyFormat"]>;
+/// Ops with this trait declare their vector-Jacobian product (MemFmtVjp.cpp).
+defvar Vjp = DeclareOpInterfaceMethods<MemFmt_VjpOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Convolution and normalisation
 //===----------------------------------------------------------------------===//
 
-def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5]> {
+def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5, Vjp]> {
   let summary = "2-D convolution (aten::conv2d)";
   let description = [{
     `output = conv2d(input, weight) + bias`, with input `[N, C, H, W]`,
@@ -90,7 +93,7 @@ def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5]> {
 }
 
 def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
-    InPlace, AttrSizedOperandSegments]> {
+    InPlace, AttrSizedOperandSegments, Vjp]> {
   let summary = "convolution with fused bias, residual add and relu";
   let description = [{
     `output = act(conv2d(input, weight) + bias + residual)`, where `act` is
@@ -188,7 +191,7 @@ def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace]> {
+def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace, Vjp]> {
   let summary = "max(x, 0) (aten::relu)";
   let description = [{
     ```mlir
@@ -201,7 +204,7 @@ def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace]> {
   let hasVerifier = 1;
 }
 
-def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace]> {
+def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp]> {
   let summary = "elementwise sum with broadcasting (aten::add)";
   let description = [{
     `output = self + other` with NumPy broadcasting. By L5 the result is
@@ -226,7 +229,7 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace]> {
 //===----------------------------------------------------------------------===//
 
 class MemFmt_MaxPoolOp<string mnemonic, dag resultList>
-    : MemFmt_Op<mnemonic, [Pure, PropagatesL5]> {
+    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, Vjp]> {
   let arguments = (ins MemFmt_Tensor4D:$input,
                        DenseI64ArrayAttr:$kernel_size,
                        MemFmt_I64List:$stride,
@@ -272,7 +275,7 @@ def MemFmt_MaxPool2dWithIndicesOp : MemFmt_MaxPoolOp<"max_pool2d_with_indices",
   }];
 }
 
-def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5]> {
+def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5, Vjp]> {
   let summary = "2-D average pooling (aten::avg_pool2d)";
   let description = [{
     ```mlir
@@ -292,7 +295,7 @@ def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5]> {
 }
 
 def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
-                                           [Pure, PropagatesL5]> {
+                                           [Pure, PropagatesL5, Vjp]> {
   let summary = "adaptive 2-D average pooling (aten::adaptive_avg_pool2d)";
   let description = [{
     ```mlir
@@ -311,7 +314,7 @@ def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
 // Reshapes (L7) and linear
 //===----------------------------------------------------------------------===//
 
-def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy,
+def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "flatten dims start_dim..end_dim (aten::flatten)";
@@ -334,7 +337,7 @@ def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy,
   let hasVerifier = 1;
 }
 
-def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy,
+def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "reshape to the result type's shape (aten::reshape)";
@@ -352,7 +355,7 @@ def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy,
   let hasVerifier = 1;
 }
 
-def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout]> {
+def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout, Vjp]> {
   let summary = "x @ weight^T + bias (aten::linear)";
   let description = [{
     Input `[*, K]`, weight `[M, K]`, optional bias `[M]`, result `[*, M]`.
@@ -390,7 +393,7 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy,
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["isLayoutConversion"]>]> {
   let summary = "explicit layout conversion (aten::contiguous)";
@@ -414,7 +417,7 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy,
   let hasFolder = 1;
 }
 
-def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [LayoutCopy,
+def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [LayoutCopy, Vjp,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["getPreservedOperand"]>]> {
   let summary = "copy (aten::clone)";

@@ -45,7 +45,9 @@ defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
 //===----------------------------------------------------------------------===//
 
 def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
-                                         [Pure, PropagatesL5]> {
+    [Pure, PropagatesL5,
+     DeclareOpInterfaceMethods<MemFmt_VjpOpInterface,
+         ["isDifferentiableOperand", "isDifferentiableResult"]>]> {
   let summary = "batch normalisation in training mode "
                 "(aten::native_batch_norm, training=True)";
   let description = [{
@@ -309,7 +311,7 @@ def MemFmt_AdaptiveAvgPool2dBackwardOp
 //===----------------------------------------------------------------------===//
 
 def MemFmt_CrossEntropyLossOp : MemFmt_Op<"cross_entropy_loss",
-                                          [Pure, AnyLayout]> {
+                                          [Pure, AnyLayout, Vjp]> {
   let summary = "mean cross-entropy of logits and class indices "
                 "(aten::cross_entropy_loss, reduction=mean)";
   let description = [{

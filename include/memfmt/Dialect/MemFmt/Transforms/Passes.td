@@ -233,4 +233,30 @@ def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
 
+def Differentiate : Pass<"memfmt-differentiate", "::mlir::func::FuncOp"> {
+  let summary = "Build the reverse sweep: the loss and every trainable "
+                "weight's gradient";
+  let description = [{
+    For a function whose single result is a 0-d float tensor (the loss),
+    builds the gradients of the loss with respect to its trainable weights
+    from the ops' vector-Jacobian products (VjpOpInterface; the pass knows
+    no op by name). A trainable weight is a `memfmt.weight` without
+    `zero_init` that reaches the loss through operands and results the ops
+    declare differentiable (a batch norm's running statistics do not).
+    Activity analysis builds only gradients that lie on a path from a
+    trainable weight to the loss: the input image's gradient is never
+    computed (`output_mask` false). The sweep is seeded with
+    `arith.constant dense<1.0>`; a value with several uses (the residual)
+    gets the sum of its gradients with `memfmt.add`, in its own format
+    (L9). The function then returns the loss followed by one gradient per
+    trainable weight, in the order the weights are first read, each result
+    marked `memfmt.gradient_of = "<weight name>"` (what memfmt-apply-sgd
+    consumes). Located errors: a function without a single 0-d float
+    result, an op on a weight-to-loss path without a VJP, no trainable
+    weight.
+  }];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // MEMFMT_TRANSFORMS_PASSES_TD

@@ -1,0 +1,375 @@
+//===- MemFmtVjp.cpp - Vector-Jacobian products of the memfmt ops ---------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// VjpOpInterface (MemFmtVjpInterface.td) for every op a ResNet / ResNeXt /
+// wide-ResNet training forward contains: one function per op, with the
+// formula it implements in its doc comment, as PyTorch's derivatives.yaml
+// writes them. Each builds its operands' gradients from its results'
+// gradients out of the backward ops of MemFmtTrainingOps.td, computes only
+// the gradients asked for (`output_mask`), and gives every gradient its
+// primal's memory format (L9): where a gradient arrives in another format
+// (the inverse of a conversion, an `add` of mixed formats) it is converted
+// back with `memfmt.contiguous`, which L3 makes free where both formats
+// describe the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtVjpInterface.cpp.inc"
+
+/// One null gradient per operand of `op`.
+static SmallVector<Value> noGradients(Operation *op) {
+  return SmallVector<Value>(op->getNumOperands(), Value());
+}
+
+/// True if any operand needs a gradient.
+static bool anyNeeded(ArrayRef<bool> operandNeedsGrad) {
+  return llvm::is_contained(operandNeedsGrad, true);
+}
+
+/// `grad` in the L4 memory format of `primal` (L9). A gradient already in
+/// that format (also where L3 makes both formats the same bytes) is
+/// returned as is; otherwise the inverse conversion is built.
+static Value toPrimalFormat(OpBuilder &b, Location loc, Value grad,
+                            Value primal) {
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  auto primalType = cast<RankedTensorType>(primal.getType());
+  MemoryFormat format = getMemoryFormat(primalType);
+  if (getMemoryFormat(gradType) == format)
+    return grad;
+  return ContiguousOp::create(b, loc, grad,
+                              MemoryFormatAttr::get(b.getContext(), format));
+}
+
+/// The 1-D type `[size]` of `like`'s element type, for a bias gradient
+/// whose forward had no bias (never used: its mask bit is false).
+static RankedTensorType vectorType(RankedTensorType like, int64_t size) {
+  return RankedTensorType::get({size}, like.getElementType());
+}
+
+/// The gradients of `conv2d(input, weight) + bias` from `gradOutput`, for
+/// conv2d and fused_conv2d (the epilogue already undone):
+/// `convolution_backward` with `output_mask = [needs input, needs weight,
+/// needs bias]`. Returns (grad_input, grad_weight, grad_bias), null where
+/// not asked for.
+static std::array<Value, 3> buildConvolutionBackward(
+    OpBuilder &b, Location loc, Value gradOutput, Value input, Value weight,
+    Value bias, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> dilation, int64_t groups, std::array<bool, 3> mask) {
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  Type biasType =
+      bias ? bias.getType() : vectorType(weightType, weightType.getShape()[0]);
+  auto op = ConvolutionBackwardOp::create(
+      b, loc, input.getType(), weightType, biasType, gradOutput, input, weight,
+      stride, padding, dilation, groups, mask);
+  return {mask[0] ? op.getGradInput() : Value(),
+          mask[1] ? op.getGradWeight() : Value(),
+          mask[2] ? op.getGradBias() : Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, linear
+//===----------------------------------------------------------------------===//
+
+/// conv2d: `(grad_input, grad_weight, grad_bias) =
+/// convolution_backward(grad, input, weight)`, masked by which operands
+/// need a gradient (the stem's input needs none).
+FailureOr<SmallVector<Value>>
+Conv2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                   ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+    return grads;
+  bool hasBias = static_cast<bool>(getBias());
+  std::array<Value, 3> g = buildConvolutionBackward(
+      b, getLoc(), resultGrads[0], getInput(), getWeight(), getBias(),
+      getStride(), getPadding(), getDilation(), getGroups(),
+      {operandNeedsGrad[0], operandNeedsGrad[1],
+       hasBias && operandNeedsGrad[2]});
+  grads[0] = g[0];
+  grads[1] = g[1];
+  if (hasBias)
+    grads[2] = g[2];
+  return grads;
+}
+
+/// fused_conv2d, `act(conv2d(input, weight) + bias + residual)`: with
+/// `relu`, `g = threshold_backward(grad, output)`, else `g = grad`; then
+/// conv2d's gradients of `g`, and `grad_residual = g`.
+FailureOr<SmallVector<Value>>
+FusedConv2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                        ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+    return grads;
+  Value g = resultGrads[0];
+  if (getRelu())
+    g = ThresholdBackwardOp::create(b, getLoc(), getOutput().getType(), g,
+                                    getOutput(), b.getF64FloatAttr(0.0));
+  unsigned biasIndex = 2;
+  unsigned residualIndex = biasIndex + (getBias() ? 1 : 0);
+  bool needsBias = getBias() && operandNeedsGrad[biasIndex];
+  std::array<Value, 3> conv = {};
+  if (operandNeedsGrad[0] || operandNeedsGrad[1] || needsBias)
+    conv = buildConvolutionBackward(
+        b, getLoc(), g, getInput(), getWeight(), getBias(), getStride(),
+        getPadding(), getDilation(), getGroups(),
+        {operandNeedsGrad[0], operandNeedsGrad[1], needsBias});
+  grads[0] = conv[0];
+  grads[1] = conv[1];
+  if (getBias())
+    grads[biasIndex] = conv[2];
+  if (getResidual() && operandNeedsGrad[residualIndex])
+    grads[residualIndex] = toPrimalFormat(b, getLoc(), g, getResidual());
+  return grads;
+}
+
+/// linear, `input @ weight^T + bias`: `(grad_input, grad_weight,
+/// grad_bias) = linear_backward(input, grad, weight)` with grad_input =
+/// grad @ weight, grad_weight = grad^T @ input, grad_bias = sum(grad).
+FailureOr<SmallVector<Value>>
+LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                   ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+    return grads;
+  auto weightType = cast<RankedTensorType>(getWeight().getType());
+  if (weightType.getRank() != 2)
+    return emitOpError() << "has no VJP for a weight of rank "
+                         << weightType.getRank()
+                         << " (linear_backward takes a [M, K] weight)";
+  bool hasBias = static_cast<bool>(getBias());
+  Type biasType = hasBias ? getBias().getType()
+                          : vectorType(weightType, weightType.getShape()[0]);
+  std::array<bool, 3> mask = {operandNeedsGrad[0], operandNeedsGrad[1],
+                              hasBias && operandNeedsGrad[2]};
+  auto op = LinearBackwardOp::create(b, getLoc(), getInput().getType(),
+                                     weightType, biasType, getInput(),
+                                     resultGrads[0], getWeight(), mask);
+  grads[0] = mask[0] ? op.getGradInput() : Value();
+  grads[1] = mask[1] ? op.getGradWeight() : Value();
+  if (hasBias)
+    grads[2] = mask[2] ? op.getGradBias() : Value();
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalisation
+//===----------------------------------------------------------------------===//
+
+/// Only input, weight and bias carry gradients; the running statistics are
+/// state, not parameters.
+bool NativeBatchNormOp::isDifferentiableOperand(unsigned index) {
+  return index <= getBiasMutable().getOperandNumber();
+}
+
+/// Only `output`: save_mean / save_invstd are saved for the backward op and
+/// running_*_out are state updates.
+bool NativeBatchNormOp::isDifferentiableResult(unsigned index) {
+  return index == 0;
+}
+
+/// native_batch_norm: `(grad_input, grad_weight, grad_bias) =
+/// native_batch_norm_backward(grad, input, weight, save_mean, save_invstd)`
+/// with grad_input = weight * invstd * (grad - mean(grad) - xhat *
+/// mean(grad * xhat)), grad_weight = sum(grad * xhat), grad_bias =
+/// sum(grad); the running statistics get none.
+FailureOr<SmallVector<Value>>
+NativeBatchNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                            ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad.take_front(3)))
+    return grads;
+  std::array<bool, 3> mask = {operandNeedsGrad[0], operandNeedsGrad[1],
+                              operandNeedsGrad[2]};
+  auto op = NativeBatchNormBackwardOp::create(
+      b, getLoc(), getInput().getType(), getWeight().getType(),
+      getBias().getType(), resultGrads[0], getInput(), getWeight(),
+      getSaveMean(), getSaveInvstd(), getEpsAttr(),
+      b.getDenseBoolArrayAttr(mask));
+  for (unsigned i = 0; i < 3; ++i)
+    grads[i] = mask[i] ? op->getResult(i) : Value();
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// relu: `grad_input = threshold_backward(grad, output, 0)`, i.e. grad
+/// where the result is > 0, else 0 (torch passes relu's result as `self`).
+FailureOr<SmallVector<Value>>
+ReluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                 ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !operandNeedsGrad[0])
+    return grads;
+  grads[0] = ThresholdBackwardOp::create(b, getLoc(), getInput().getType(),
+                                         resultGrads[0], getOutput(),
+                                         b.getF64FloatAttr(0.0));
+  return grads;
+}
+
+/// add of two same-shape tensors: `grad_self = grad_other = grad`, each in
+/// its operand's format (L9). A broadcast operand would need its gradient
+/// summed over the broadcast dims, which no op does yet.
+FailureOr<SmallVector<Value>> AddOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+    return grads;
+  ArrayRef<int64_t> shape = getOutput().getType().getShape();
+  if (getSelf().getType().getShape() != shape ||
+      getOther().getType().getShape() != shape)
+    return emitOpError() << "with broadcasting is not differentiable yet: "
+                            "only an add of two tensors of the result's shape "
+                            "has a VJP";
+  for (unsigned i = 0; i < 2; ++i)
+    if (operandNeedsGrad[i])
+      grads[i] = toPrimalFormat(b, getLoc(), resultGrads[0], getOperand(i));
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// max_pool2d keeps no argmax, so its gradient cannot be scattered.
+FailureOr<SmallVector<Value>>
+MaxPool2dOp::buildVjp(OpBuilder &, ArrayRef<Value>, ArrayRef<bool>) {
+  return emitOpError() << "has no VJP (it keeps no indices of its maxima): "
+                          "use memfmt.max_pool2d_with_indices, which "
+                          "memfmt-training-forward converts it to";
+}
+
+/// max_pool2d_with_indices: `grad_input =
+/// max_pool2d_with_indices_backward(grad, input, indices)`, each gradient
+/// added at its window's argmax; the indices get none.
+FailureOr<SmallVector<Value>>
+MaxPool2dWithIndicesOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !operandNeedsGrad[0])
+    return grads;
+  grads[0] = MaxPool2dWithIndicesBackwardOp::create(
+      b, getLoc(), getInput().getType(), resultGrads[0], getInput(),
+      getIndices(), getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(),
+      getDilationAttr(), getCeilModeAttr());
+  return grads;
+}
+
+/// avg_pool2d: `grad_input = avg_pool2d_backward(grad, input)`, each
+/// gradient spread over its window by the forward's divisor.
+FailureOr<SmallVector<Value>>
+AvgPool2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                      ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !operandNeedsGrad[0])
+    return grads;
+  grads[0] = AvgPool2dBackwardOp::create(
+      b, getLoc(), getInput().getType(), resultGrads[0], getInput(),
+      getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(), getCeilModeAttr(),
+      getCountIncludePadAttr());
+  return grads;
+}
+
+/// adaptive_avg_pool2d: `grad_input = adaptive_avg_pool2d_backward(grad,
+/// input)`, each gradient spread evenly over its adaptive window.
+FailureOr<SmallVector<Value>>
+AdaptiveAvgPool2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !operandNeedsGrad[0])
+    return grads;
+  grads[0] = AdaptiveAvgPool2dBackwardOp::create(
+      b, getLoc(), getInput().getType(), resultGrads[0], getInput());
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Reshapes and conversions (L7, L9)
+//===----------------------------------------------------------------------===//
+
+/// The gradient of a reshape of `input` (flatten, reshape; L7 keeps NCHW
+/// order): the inverse reshape of `grad` to input's shape, contiguous, then
+/// in input's format (L9; free under L3, as for ResNet's `Nx2048x1x1`).
+static Value buildInverseReshape(OpBuilder &b, Location loc, Value grad,
+                                 Value input) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto contiguousType =
+      RankedTensorType::get(inputType.getShape(), inputType.getElementType());
+  Value reshaped = ReshapeOp::create(b, loc, contiguousType, grad);
+  return toPrimalFormat(b, loc, reshaped, input);
+}
+
+/// flatten: `grad_input = reshape(grad, input.shape)`.
+FailureOr<SmallVector<Value>>
+FlattenOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                    ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (resultGrads[0] && operandNeedsGrad[0])
+    grads[0] = buildInverseReshape(b, getLoc(), resultGrads[0], getInput());
+  return grads;
+}
+
+/// reshape: `grad_input = reshape(grad, input.shape)`.
+FailureOr<SmallVector<Value>>
+ReshapeOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                    ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (resultGrads[0] && operandNeedsGrad[0])
+    grads[0] = buildInverseReshape(b, getLoc(), resultGrads[0], getInput());
+  return grads;
+}
+
+/// contiguous (a conversion): the inverse conversion, `grad_input = grad`
+/// in input's format (L9; no op at all where L3 holds).
+FailureOr<SmallVector<Value>>
+ContiguousOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                       ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (resultGrads[0] && operandNeedsGrad[0])
+    grads[0] = toPrimalFormat(b, getLoc(), resultGrads[0], getInput());
+  return grads;
+}
+
+/// clone (a copy): `grad_input = grad` in input's format.
+FailureOr<SmallVector<Value>>
+CloneOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                  ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (resultGrads[0] && operandNeedsGrad[0])
+    grads[0] = toPrimalFormat(b, getLoc(), resultGrads[0], getInput());
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+/// cross_entropy_loss (mean): `grad_self = cross_entropy_loss_backward(grad,
+/// self, target)` = grad * (softmax(self) - onehot(target)) / N; the
+/// integer targets get none.
+FailureOr<SmallVector<Value>>
+CrossEntropyLossOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                             ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !operandNeedsGrad[0])
+    return grads;
+  grads[0] = CrossEntropyLossBackwardOp::create(
+      b, getLoc(), getSelf().getType(), resultGrads[0], getSelf(), getTarget());
+  return grads;
+}

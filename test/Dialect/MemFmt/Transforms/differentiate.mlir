@@ -1,0 +1,201 @@
+// RUN: memfmt-opt %s -split-input-file --memfmt-differentiate | FileCheck %s
+
+// memfmt-differentiate builds the reverse sweep of a loss from the ops'
+// VJPs: the function returns the loss, then one gradient per trainable
+// weight marked with the weight's name; gradients nothing needs (the
+// input's) are never computed.
+
+// Linear + loss: the seed, the loss's backward, linear_backward with
+// grad_input masked off (the input is no weight), and the two gradients.
+// CHECK-LABEL: func.func @linear_loss(
+// CHECK-SAME: -> (tensor<f32>, tensor<5x4xf32> {memfmt.gradient_of = "fc.weight"}, tensor<5xf32> {memfmt.gradient_of = "fc.bias"})
+// CHECK: %[[W:.+]] = memfmt.weight "fc.weight"
+// CHECK: %[[Y:.+]] = memfmt.linear
+// CHECK: %[[L:.+]] = memfmt.cross_entropy_loss %[[Y]], %arg1
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[GY:.+]] = memfmt.cross_entropy_loss_backward %[[ONE]], %[[Y]], %arg1
+// CHECK: %{{.+}}, %[[GW:.+]], %[[GB:.+]] = memfmt.linear_backward %arg0, %[[GY]], %[[W]] {output_mask = array<i1: false, true, true>}
+// CHECK: return %[[L]], %[[GW]], %[[GB]]
+func.func @linear_loss(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "fc.weight" : tensor<5x4xf32>
+  %b = memfmt.weight "fc.bias" : tensor<5xf32>
+  %y = memfmt.linear %x, %w, %b : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  %l = memfmt.cross_entropy_loss %y, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A ResNet stem and head: conv -> training batch norm -> relu -> max pool
+// (with indices) -> avg pool -> adaptive pool -> flatten -> linear -> loss.
+// Every backward op in reverse order; the batch norm's backward reads the
+// saved statistics; the running statistics are no trainable weights (their
+// assignments stay, they get no gradient); the stem's grad_input is masked
+// off and nothing else computes the input's gradient.
+// CHECK-LABEL: func.func @stem_and_head(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x3x8x8xf32>
+// CHECK-SAME: -> (tensor<f32>, tensor<4x3x3x3xf32> {memfmt.gradient_of = "conv1.weight"}, tensor<4xf32> {memfmt.gradient_of = "bn1.weight"}, tensor<4xf32> {memfmt.gradient_of = "bn1.bias"}, tensor<5x4xf32> {memfmt.gradient_of = "fc.weight"}, tensor<5xf32> {memfmt.gradient_of = "fc.bias"})
+// CHECK: %[[W:.+]] = memfmt.weight "conv1.weight"
+// CHECK: %[[G:.+]] = memfmt.weight "bn1.weight"
+// CHECK: %[[C:.+]] = memfmt.conv2d %[[X]], %[[W]]
+// CHECK: %[[BN:.+]], %[[MEAN:.+]], %[[INVSTD:.+]], %{{.+}}, %{{.+}} = memfmt.native_batch_norm %[[C]], %[[G]]
+// CHECK: memfmt.assign_weight "bn1.running_mean"
+// CHECK: memfmt.assign_weight "bn1.running_var"
+// CHECK: %[[R:.+]] = memfmt.relu %[[BN]]
+// CHECK: %[[P:.+]], %[[IDX:.+]] = memfmt.max_pool2d_with_indices %[[R]]
+// CHECK: %[[AP:.+]] = memfmt.avg_pool2d %[[P]]
+// CHECK: %[[A:.+]] = memfmt.adaptive_avg_pool2d %[[AP]]
+// CHECK: %[[F:.+]] = memfmt.flatten %[[A]]
+// CHECK: %[[LOGITS:.+]] = memfmt.linear %[[F]]
+// CHECK: %[[LOSS:.+]] = memfmt.cross_entropy_loss %[[LOGITS]]
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[GLOGITS:.+]] = memfmt.cross_entropy_loss_backward %[[ONE]], %[[LOGITS]]
+// CHECK: %[[GF:.+]], %[[GFW:.+]], %[[GFB:.+]] = memfmt.linear_backward %[[F]], %[[GLOGITS]], %{{.+}} {output_mask = array<i1: true, true, true>}
+// CHECK: %[[GA:.+]] = memfmt.reshape %[[GF]] : tensor<2x4xf32> -> tensor<2x4x1x1xf32>
+// CHECK: %[[GAP:.+]] = memfmt.adaptive_avg_pool2d_backward %[[GA]], %[[AP]]
+// CHECK: %[[GP:.+]] = memfmt.avg_pool2d_backward %[[GAP]], %[[P]] {kernel_size = array<i64: 2, 2>}
+// CHECK: %[[GR:.+]] = memfmt.max_pool2d_with_indices_backward %[[GP]], %[[R]], %[[IDX]] {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}
+// CHECK: %[[GBN:.+]] = memfmt.threshold_backward %[[GR]], %[[R]] :
+// CHECK: %[[GC:.+]], %[[GG:.+]], %[[GB:.+]] = memfmt.native_batch_norm_backward %[[GBN]], %[[C]], %[[G]], %[[MEAN]], %[[INVSTD]] {eps = 1.000000e-03 : f64, output_mask = array<i1: true, true, true>}
+// CHECK: %{{.+}}, %[[GW:.+]], %{{.+}} = memfmt.convolution_backward %[[GC]], %[[X]], %[[W]] {output_mask = array<i1: false, true, false>, padding = array<i64: 1, 1>}
+// CHECK-NOT: memfmt.
+// CHECK: return %[[LOSS]], %[[GW]], %[[GG]], %[[GB]], %[[GFW]], %[[GFB]]
+func.func @stem_and_head(%x: tensor<2x3x8x8xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv1.weight" : tensor<4x3x3x3xf32>
+  %g = memfmt.weight "bn1.weight" : tensor<4xf32>
+  %b = memfmt.weight "bn1.bias" : tensor<4xf32>
+  %rm = memfmt.weight "bn1.running_mean" : tensor<4xf32>
+  %rv = memfmt.weight "bn1.running_var" : tensor<4xf32>
+  %fw = memfmt.weight "fc.weight" : tensor<5x4xf32>
+  %fb = memfmt.weight "fc.bias" : tensor<5xf32>
+  %c = memfmt.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %bn, %mean, %invstd, %rm1, %rv1 = memfmt.native_batch_norm %c, %g, %b, %rm, %rv {eps = 1.0e-03 : f64} : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  memfmt.assign_weight "bn1.running_mean", %rm1 : tensor<4xf32>
+  memfmt.assign_weight "bn1.running_var", %rv1 : tensor<4xf32>
+  %r = memfmt.relu %bn : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %p, %idx = memfmt.max_pool2d_with_indices %r {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>, tensor<2x4x4x4xi64>
+  %ap = memfmt.avg_pool2d %p {kernel_size = array<i64: 2, 2>} : tensor<2x4x4x4xf32> -> tensor<2x4x2x2xf32>
+  %a = memfmt.adaptive_avg_pool2d %ap {output_size = array<i64: 1, 1>} : tensor<2x4x2x2xf32> -> tensor<2x4x1x1xf32>
+  %f = memfmt.flatten %a {start_dim = 1 : i64} : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
+  %logits = memfmt.linear %f, %fw, %fb : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  %loss = memfmt.cross_entropy_loss %logits, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A residual block with a grouped convolution (4 padding values): the
+// residual %r1 feeds conv2 and the add, so its two gradients are summed
+// with memfmt.add before relu's backward; conv2 has groups = 2 and its
+// padding in its backward; fc has no bias, so no bias gradient is built.
+// CHECK-LABEL: func.func @residual_block(
+// CHECK-SAME: -> (tensor<f32>, tensor<4x4x3x3xf32> {memfmt.gradient_of = "conv1.weight"}, tensor<4x2x3x3xf32> {memfmt.gradient_of = "conv2.weight"}, tensor<5x4xf32> {memfmt.gradient_of = "fc.weight"})
+// CHECK: %[[R1:.+]] = memfmt.relu
+// CHECK: %[[S:.+]] = memfmt.add
+// CHECK: %[[R2:.+]] = memfmt.relu %[[S]]
+// CHECK: memfmt.linear_backward {{.*}} {output_mask = array<i1: true, true, false>}
+// CHECK: %[[GR2:.+]] = memfmt.adaptive_avg_pool2d_backward
+// CHECK: %[[GS:.+]] = memfmt.threshold_backward %[[GR2]], %[[R2]]
+// CHECK: %[[GR1A:.+]], %[[GW2:.+]], %{{.+}} = memfmt.convolution_backward %[[GS]], %[[R1]], %{{.+}} {groups = 2 : i64, output_mask = array<i1: true, true, false>, padding = array<i64: 1, 1, 1, 1>}
+// CHECK: %[[GR1:.+]] = memfmt.add %[[GS]], %[[GR1A]] : tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+// CHECK: %[[GC1:.+]] = memfmt.threshold_backward %[[GR1]], %[[R1]]
+// CHECK: %{{.+}}, %[[GW1:.+]], %{{.+}} = memfmt.convolution_backward %[[GC1]], %arg0, %{{.+}} {output_mask = array<i1: false, true, false>, padding = array<i64: 1, 1>}
+// CHECK: return %{{.+}}, %[[GW1]], %[[GW2]], %{{.+}} :
+func.func @residual_block(%x: tensor<2x4x6x6xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w1 = memfmt.weight "conv1.weight" : tensor<4x4x3x3xf32>
+  %w2 = memfmt.weight "conv2.weight" : tensor<4x2x3x3xf32>
+  %fw = memfmt.weight "fc.weight" : tensor<5x4xf32>
+  %c1 = memfmt.conv2d %x, %w1 {padding = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %r1 = memfmt.relu %c1 : tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  %c2 = memfmt.conv2d %r1, %w2 {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<2x4x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %s = memfmt.add %c2, %r1 : tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  %r2 = memfmt.relu %s : tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  %a = memfmt.adaptive_avg_pool2d %r2 {output_size = array<i64: 1, 1>} : tensor<2x4x6x6xf32> -> tensor<2x4x1x1xf32>
+  %f = memfmt.flatten %a {start_dim = 1 : i64} : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
+  %logits = memfmt.linear %f, %fw : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  %loss = memfmt.cross_entropy_loss %logits, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Channels-last typed input and weights (L9): every gradient has its
+// primal's strides (the backward ops' verifiers check it, and the function
+// still verifies); the flatten's inverse reshape gives the Nx4x1x1
+// gradient contiguously, which L3 makes the same bytes as the channels-last
+// primal, so no conversion is built. The zero_init momentum buffer is no
+// trainable weight.
+// CHECK-LABEL: func.func @channels_last(
+// CHECK-SAME: -> (tensor<f32>, tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>> {memfmt.gradient_of = "conv1.weight"}, tensor<4xf32> {memfmt.gradient_of = "bn1.weight"}, tensor<4xf32> {memfmt.gradient_of = "bn1.bias"}, tensor<5x4xf32> {memfmt.gradient_of = "fc.weight"})
+// CHECK-NOT: memfmt.contiguous
+// CHECK: memfmt.reshape %{{.+}} : tensor<2x4xf32> -> tensor<2x4x1x1xf32>
+// CHECK-NEXT: memfmt.adaptive_avg_pool2d_backward {{.*}} -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+// CHECK-NEXT: memfmt.threshold_backward {{.*}} -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+// CHECK-NEXT: memfmt.native_batch_norm_backward {{.*}} -> (tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: memfmt.add {{.*}} -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+// CHECK-NEXT: memfmt.convolution_backward {{.*}} {output_mask = array<i1: false, true, false>, padding = array<i64: 1, 1>} : {{.*}} -> (tensor<2x3x6x6xf32, #memfmt.strides<[108, 1, 18, 3]>>, tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, tensor<4xf32>)
+// CHECK-NOT: memfmt.contiguous
+// CHECK: return
+func.func @channels_last(%x: tensor<2x3x6x6xf32, #memfmt.strides<[108, 1, 18, 3]>>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv1.weight" : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+  %g = memfmt.weight "bn1.weight" : tensor<4xf32>
+  %b = memfmt.weight "bn1.bias" : tensor<4xf32>
+  %rm = memfmt.weight "bn1.running_mean" : tensor<4xf32>
+  %rv = memfmt.weight "bn1.running_var" : tensor<4xf32>
+  %buf = memfmt.weight "conv1.weight.momentum_buffer" {zero_init} : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+  %fw = memfmt.weight "fc.weight" : tensor<5x4xf32>
+  %c = memfmt.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<2x3x6x6xf32, #memfmt.strides<[108, 1, 18, 3]>>, tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>) -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+  %bn, %mean, %invstd, %rm1, %rv1 = memfmt.native_batch_norm %c, %g, %b, %rm, %rv : (tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %r = memfmt.relu %bn : tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>> -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+  %s = memfmt.add %r, %c : tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>, tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>> -> tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>>
+  %a = memfmt.adaptive_avg_pool2d %s {output_size = array<i64: 1, 1>} : tensor<2x4x6x6xf32, #memfmt.strides<[144, 1, 24, 4]>> -> tensor<2x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>>
+  %f = memfmt.flatten %a {start_dim = 1 : i64} : tensor<2x4x1x1xf32, #memfmt.strides<[4, 1, 4, 4]>> -> tensor<2x4xf32>
+  %logits = memfmt.linear %f, %fw : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  %loss = memfmt.cross_entropy_loss %logits, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Mixed formats and conversions (L9): the gradient of a conversion is the
+// inverse conversion (the weight re-laid channels-last gets its gradient
+// back in NCHW, %cn's gradient goes back to channels-last), an add of an
+// NCHW and a channels-last operand gives each its own format, the inverse
+// reshape of a channels-last (not L3) flatten input converts back to
+// channels-last, and a fused conv2d with bias, residual and relu
+// differentiates through threshold_backward, convolution_backward (bias
+// included) and the residual, whose gradient joins conv's for %c0.
+// CHECK-LABEL: func.func @conversions(
+// CHECK-SAME: -> (tensor<f32>, tensor<4x4x1x1xf32> {memfmt.gradient_of = "conv0.weight"}, tensor<4x4x3x3xf32> {memfmt.gradient_of = "conv.weight"}, tensor<4xf32> {memfmt.gradient_of = "conv.bias"}, tensor<5x36xf32> {memfmt.gradient_of = "fc.weight"})
+// CHECK: %[[C0:.+]] = memfmt.conv2d
+// CHECK: %[[WCL:.+]] = memfmt.contiguous
+// CHECK: %[[C:.+]] = memfmt.fused_conv2d
+// CHECK: %[[GF:.+]], %{{.+}}, %{{.+}} = memfmt.linear_backward
+// CHECK: %[[GK0:.+]] = memfmt.reshape %[[GF]] : tensor<2x36xf32> -> tensor<2x4x3x3xf32>
+// CHECK: %[[GK:.+]] = memfmt.contiguous %[[GK0]] {memory_format = #memfmt.memory_format<channels_last>}
+// CHECK: %[[GCN:.+]] = memfmt.contiguous %[[GK]] : tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+// CHECK: %[[GCN2:.+]] = memfmt.contiguous %[[GCN]] {memory_format = #memfmt.memory_format<channels_last>}
+// CHECK: %[[GC:.+]] = memfmt.add %[[GK]], %[[GCN2]] : {{.*}} -> tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+// CHECK: %[[GPRE:.+]] = memfmt.threshold_backward %[[GC]], %[[C]]
+// CHECK: %[[GIN:.+]], %[[GWCL:.+]], %[[GB:.+]] = memfmt.convolution_backward %[[GPRE]], %[[C0]], %[[WCL]] {output_mask = array<i1: true, true, true>, padding = array<i64: 1, 1>}
+// CHECK: %[[GRES:.+]] = memfmt.contiguous %[[GPRE]] : tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+// CHECK: %[[GC0:.+]] = memfmt.add %[[GIN]], %[[GRES]] : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
+// CHECK: %[[GW:.+]] = memfmt.contiguous %[[GWCL]] : tensor<4x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+// CHECK: %{{.+}}, %[[GW0:.+]], %{{.+}} = memfmt.convolution_backward %[[GC0]], %arg0, {{.*}} {output_mask = array<i1: false, true, false>}
+// CHECK: return %{{.+}}, %[[GW0]], %[[GW]], %[[GB]], %{{.+}} :
+func.func @conversions(%x: tensor<2x4x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w0 = memfmt.weight "conv0.weight" : tensor<4x4x1x1xf32>
+  %w = memfmt.weight "conv.weight" : tensor<4x4x3x3xf32>
+  %b = memfmt.weight "conv.bias" : tensor<4xf32>
+  %fw = memfmt.weight "fc.weight" : tensor<5x36xf32>
+  %c0 = memfmt.conv2d %x, %w0 : (tensor<2x4x3x3xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x3x3xf32>
+  %wcl = memfmt.contiguous %w {memory_format = #memfmt.memory_format<channels_last>} : tensor<4x4x3x3xf32>
+  %c = memfmt.fused_conv2d %c0, %wcl bias %b residual %c0 {relu = true, padding = array<i64: 1, 1>} : tensor<2x4x3x3xf32>, tensor<4x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>> bias tensor<4xf32> residual tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+  %cn = memfmt.contiguous %c : tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+  %s = memfmt.add %cn, %c : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>> -> tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+  %k = memfmt.clone %s : tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>>
+  %f = memfmt.flatten %k {start_dim = 1 : i64} : tensor<2x4x3x3xf32, #memfmt.strides<[36, 1, 12, 4]>> -> tensor<2x36xf32>
+  %logits = memfmt.linear %f, %fw : (tensor<2x36xf32>, tensor<5x36xf32>) -> tensor<2x5xf32>
+  %loss = memfmt.cross_entropy_loss %logits, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
