@@ -201,6 +201,9 @@ cl::opt<bool> nesterov("nesterov", cl::init(false),
                        cl::cat(toolCategory));
 
 constexpr int kNumSteps = 6;
+/// --train: the step the eval model is built in (the later ones shift by
+/// one).
+constexpr int kEvalStep = 4;
 constexpr llvm::StringLiteral kUsage =
     "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
     "-o DIR (see --help)";
@@ -319,15 +322,15 @@ private:
     return output->file((Twine(subdirectory) + fileName).str());
   }
   /// Announces a step on stderr; the eval model's steps are announced as
-  /// its one step.
+  /// its one step, after the layout step (--train).
   void progress(int step, const Twine &message) const {
     int total = kNumSteps + (train ? 1 : 0);
     if (evalStep)
-      llvm::errs() << "[" << evalStep << "/" << total << "] eval model: "
-                   << message << "\n";
+      llvm::errs() << "[" << evalStep << "/" << total
+                   << "] eval model: " << message << "\n";
     else
-      llvm::errs() << "[" << (train && step == kNumSteps ? total : step) << "/"
-                   << total << "] " << message << "\n";
+      llvm::errs() << "[" << (train && step >= kEvalStep ? step + 1 : step)
+                   << "/" << total << "] " << message << "\n";
   }
   /// Sets the options of the training pipeline from the flags.
   void setTrainingOptions(TrainingPipelineOptions &options) const;
@@ -661,12 +664,13 @@ Status Compiler::applyLayout() {
   if (train && !evalStep) {
     std::string sgd;
     llvm::raw_string_ostream os(sgd);
-    os << llvm::format("lr %g momentum %g weight decay %g", learningRate.getValue(),
-                       sgdMomentum.getValue(), weightDecay.getValue())
+    os << llvm::format("lr %g momentum %g weight decay %g",
+                       learningRate.getValue(), sgdMomentum.getValue(),
+                       weightDecay.getValue())
        << (nesterov ? " nesterov" : "");
     progress(3, "training step (loss, backward, SGD " + sgd +
-                    ") and layout: " + formatName(memoryFormat) +
-                    " model, " + formatName(inputFormat) + " input");
+                    ") and layout: " + formatName(memoryFormat) + " model, " +
+                    formatName(inputFormat) + " input");
     // The inference model of DIR/eval starts from the forward as loaded.
     evalModule = OwningOpRef<ModuleOp>(module->clone());
     TrainingPipelineOptions options;
@@ -730,8 +734,8 @@ Status Compiler::emitLibrary() {
   StringRef cpu = target == CompileTarget::Cuda ? "x86-64-v2" : "";
   if (failed(emitObjectFile(*module, object, cpu)))
     return internalError("emitting the object file failed");
-  if (failed(linkSharedLibrary(module->getLoc(), object,
-                               file(settings.Library), runtimeLibrary)))
+  if (failed(linkSharedLibrary(module->getLoc(), object, file(settings.Library),
+                               runtimeLibrary)))
     return internalError("linking " + settings.Library + " failed");
   if (std::error_code ec = llvm::sys::fs::remove(object))
     return userError("cannot remove " + object + ": " + ec.message());
@@ -777,22 +781,18 @@ Status Compiler::writeONNXWeights() {
 
 /// --train: compiles the loaded forward by the normal inference path into
 /// DIR/eval, with the weight source of the training step (for an ONNX model
-/// the weights.safetensors written here first).
+/// DIR/weights.safetensors, written from the eval model's parameters, which
+/// are the training step's less its optimizer state).
 Status Compiler::compileEvalModel() {
   if (!train)
     return kContinue;
-  if (weightsFromModel && !layoutOnly) {
-    if (Status status = writeONNXWeights(); status.failed())
-      return status;
-    weightsFromModel = false; // written: writeManifestAndCommit skips it
-  }
   if (std::error_code ec =
           llvm::sys::fs::create_directory(output->file("eval")))
     return userError("cannot create " + output->file("eval") + ": " +
                      ec.message());
   // Build the eval model in place of the training step, then put the
   // training step back.
-  evalStep = kNumSteps;
+  evalStep = kEvalStep;
   subdirectory = "eval/";
   std::swap(module, evalModule);
   ModelManifest trainingManifest = std::move(manifest);
@@ -814,7 +814,12 @@ Status Compiler::compileEvalModel() {
 }
 
 Status Compiler::writeEvalManifest() {
-  progress(kNumSteps, "writing eval/manifest.json");
+  if (weightsFromModel) {
+    if (Status status = writeONNXWeights(); status.failed())
+      return status;
+    weightsFromModel = false; // written: writeManifestAndCommit skips it
+  }
+  progress(kEvalStep, "writing eval/manifest.json");
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(writeManifest(file("manifest.json"), settings, manifest, os)))
@@ -830,8 +835,8 @@ Status Compiler::writeManifestAndCommit() {
   llvm::raw_string_ostream os(message);
   if (!layoutOnly) {
     progress(kNumSteps, "writing manifest.json");
-    if (failed(writeManifest(output->file("manifest.json"), settings,
-                             manifest, os)))
+    if (failed(writeManifest(output->file("manifest.json"), settings, manifest,
+                             os)))
       return userError(message);
   }
   if (failed(output->commit(os)))
@@ -842,12 +847,15 @@ Status Compiler::writeManifestAndCommit() {
 
 int Compiler::run() {
   using Step = Status (Compiler::*)();
-  SmallVector<Step> steps = {&Compiler::checkOptions, &Compiler::load,
-                             &Compiler::createOutput, &Compiler::checkWeights,
-                             &Compiler::applyLayout};
+  // The eval model (--train) is built first: it needs only the inference
+  // lowering.
+  SmallVector<Step> steps = {
+      &Compiler::checkOptions, &Compiler::load,
+      &Compiler::createOutput, &Compiler::checkWeights,
+      &Compiler::applyLayout,  &Compiler::compileEvalModel};
   if (!layoutOnly)
     steps.append({&Compiler::lower, &Compiler::emitLibrary});
-  steps.append({&Compiler::compileEvalModel, &Compiler::writeManifestAndCommit});
+  steps.push_back(&Compiler::writeManifestAndCommit);
   for (Step step : steps) {
     Status status = (this->*step)();
     if (status.failed())
