@@ -65,7 +65,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -357,8 +356,6 @@ private:
   OwningOpRef<ModuleOp> evalModule;
   std::string subdirectory;
   int evalStep = 0;
-  /// --train: the optimizer state (zero_init weights) the step reads.
-  llvm::StringSet<> zeroInitNames;
 };
 
 void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
@@ -681,10 +678,6 @@ Status Compiler::applyLayout() {
     if (failed(pm.run(*module)))
       return userError("cannot build the training step of " + settings.Model +
                        " (see the errors above)");
-    module->walk([&](WeightOp weight) {
-      if (weight.getZeroInit())
-        zeroInitNames.insert(weight.getName());
-    });
     return writeModule("model.mlir");
   }
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
@@ -749,9 +742,6 @@ Status Compiler::writeONNXWeights() {
 #ifdef MEMFMT_HAVE_ONNX
   std::vector<const mlir::memfmt::ImportedParameter *> parameters;
   for (const TensorPlacement &placement : manifest.parameters) {
-    // Optimizer state (momentum buffers) starts as zeros: not in the file.
-    if (zeroInitNames.contains(placement.name))
-      continue;
     const mlir::memfmt::ImportedParameter *found = nullptr;
     for (const mlir::memfmt::ImportedParameter &parameter : onnxParameters)
       if (parameter.name == placement.name)
