@@ -128,6 +128,26 @@ func.func @conv_backward_groups(%g: tensor<2x4x4x4xf32>, %x: tensor<2x3x4x4xf32>
 
 // -----
 
+// padding has 2 (symmetric) or 4 (top, left, bottom, right) values, as
+// conv2d's.
+func.func @conv_backward_padding_count(%g: tensor<2x4x4x4xf32>, %x: tensor<2x3x4x4xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{expects 'padding' to have 2 or 4 values, got 3}}
+  %r:3 = memfmt.convolution_backward %g, %x, %w {padding = array<i64: 1, 1, 1>, output_mask = array<i1: true, true, true>} : (tensor<2x4x4x4xf32>, tensor<2x3x4x4xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x4x4xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// 4 padding values are top, left, bottom, right: grad_output must have the
+// asymmetric forward result's shape.
+func.func @conv_backward_asymmetric_padding_shape(%g: tensor<1x3x5x5xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{expected grad_output shape [1, 3, 6, 4], got [1, 3, 5, 5]}}
+  %r:3 = memfmt.convolution_backward %g, %x, %w {padding = array<i64: 1, 0, 2, 1>, output_mask = array<i1: true, true, true>} : (tensor<1x3x5x5xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
 // grad_output has the forward result's shape.
 func.func @conv_backward_grad_output_shape(%g: tensor<2x4x4x4xf32>, %x: tensor<2x3x4x4xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error @+1 {{expected grad_output shape [2, 4, 2, 2], got [2, 4, 4, 4]}}

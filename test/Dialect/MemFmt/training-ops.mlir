@@ -44,6 +44,17 @@ func.func @convolution_backward_grouped(%g: tensor<1x6x3x4xf32>, %x: tensor<1x4x
   return %gw : tensor<6x2x3x3xf32>
 }
 
+// Convolution backward with 4 padding values (top, left, bottom, right),
+// as conv2d takes them: grad_output is [1, 3, 6, 4].
+// CHECK-LABEL: func.func @convolution_backward_asymmetric_padding
+// CHECK: memfmt.convolution_backward %{{.+}}, %{{.+}}, %{{.+}} {output_mask = array<i1: true, true, false>, padding = array<i64: 1, 0, 2, 1>} : (tensor<1x3x6x4xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>)
+// GENERIC-LABEL: sym_name = "convolution_backward_asymmetric_padding"
+// GENERIC: "memfmt.convolution_backward"({{.*}}) <{dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, true, false>, padding = array<i64: 1, 0, 2, 1>, stride = array<i64: 1, 1>}>
+func.func @convolution_backward_asymmetric_padding(%g: tensor<1x3x6x4xf32>, %x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x2x5x5xf32> {
+  %gi, %gw, %gb = memfmt.convolution_backward %g, %x, %w {padding = array<i64: 1, 0, 2, 1>, output_mask = array<i1: true, true, false>} : (tensor<1x3x6x4xf32>, tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>)
+  return %gi : tensor<1x2x5x5xf32>
+}
+
 // Convolution backward with a channels-last input and an NCHW weight (L9:
 // grad_weight keeps the weight's layout); H=W=1.
 // CHECK-LABEL: func.func @convolution_backward_mixed

@@ -39,6 +39,19 @@ static bool anyNeeded(ArrayRef<bool> operandNeedsGrad) {
   return llvm::is_contained(operandNeedsGrad, true);
 }
 
+/// The VJP of an op whose gradient flows to operand 0 only: `buildGrad`
+/// makes operand 0's gradient from result 0's, if both exist and operand 0
+/// needs one.
+static SmallVector<Value>
+firstOperandVjp(Operation *op, ArrayRef<Value> resultGrads,
+                ArrayRef<bool> operandNeedsGrad,
+                function_ref<Value(Value grad)> buildGrad) {
+  SmallVector<Value> grads = noGradients(op);
+  if (resultGrads[0] && operandNeedsGrad[0])
+    grads[0] = buildGrad(resultGrads[0]);
+  return grads;
+}
+
 /// `grad` in the L4 memory format of `primal` (L9). A gradient already in
 /// that format (also where L3 makes both formats the same bytes) is
 /// returned as is; otherwise the inverse conversion is built.
@@ -146,10 +159,6 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
     return grads;
   auto weightType = cast<RankedTensorType>(getWeight().getType());
-  if (weightType.getRank() != 2)
-    return emitOpError() << "has no VJP for a weight of rank "
-                         << weightType.getRank()
-                         << " (linear_backward takes a [M, K] weight)";
   bool hasBias = static_cast<bool>(getBias());
   Type biasType = hasBias ? getBias().getType()
                           : vectorType(weightType, weightType.getShape()[0]);
@@ -213,13 +222,12 @@ NativeBatchNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 FailureOr<SmallVector<Value>>
 ReluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                  ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !operandNeedsGrad[0])
-    return grads;
-  grads[0] = ThresholdBackwardOp::create(b, getLoc(), getInput().getType(),
-                                         resultGrads[0], getOutput(),
-                                         b.getF64FloatAttr(0.0));
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return ThresholdBackwardOp::create(b, getLoc(), getInput().getType(),
+                                           grad, getOutput(),
+                                           b.getF64FloatAttr(0.0));
+      });
 }
 
 /// add of two same-shape tensors: `grad_self = grad_other = grad`, each in
@@ -261,14 +269,13 @@ MaxPool2dOp::buildVjp(OpBuilder &, ArrayRef<Value>, ArrayRef<bool>) {
 FailureOr<SmallVector<Value>>
 MaxPool2dWithIndicesOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                                  ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !operandNeedsGrad[0])
-    return grads;
-  grads[0] = MaxPool2dWithIndicesBackwardOp::create(
-      b, getLoc(), getInput().getType(), resultGrads[0], getInput(),
-      getIndices(), getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(),
-      getDilationAttr(), getCeilModeAttr());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return MaxPool2dWithIndicesBackwardOp::create(
+            b, getLoc(), getInput().getType(), grad, getInput(), getIndices(),
+            getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(),
+            getDilationAttr(), getCeilModeAttr());
+      });
 }
 
 /// avg_pool2d: `grad_input = avg_pool2d_backward(grad, input)`, each
@@ -276,14 +283,13 @@ MaxPool2dWithIndicesOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 FailureOr<SmallVector<Value>>
 AvgPool2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                       ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !operandNeedsGrad[0])
-    return grads;
-  grads[0] = AvgPool2dBackwardOp::create(
-      b, getLoc(), getInput().getType(), resultGrads[0], getInput(),
-      getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(), getCeilModeAttr(),
-      getCountIncludePadAttr());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return AvgPool2dBackwardOp::create(
+            b, getLoc(), getInput().getType(), grad, getInput(),
+            getKernelSizeAttr(), getStrideAttr(), getPaddingAttr(),
+            getCeilModeAttr(), getCountIncludePadAttr());
+      });
 }
 
 /// adaptive_avg_pool2d: `grad_input = adaptive_avg_pool2d_backward(grad,
@@ -291,12 +297,11 @@ AvgPool2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 FailureOr<SmallVector<Value>>
 AdaptiveAvgPool2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                               ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !operandNeedsGrad[0])
-    return grads;
-  grads[0] = AdaptiveAvgPool2dBackwardOp::create(
-      b, getLoc(), getInput().getType(), resultGrads[0], getInput());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return AdaptiveAvgPool2dBackwardOp::create(
+            b, getLoc(), getInput().getType(), grad, getInput());
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -319,20 +324,20 @@ static Value buildInverseReshape(OpBuilder &b, Location loc, Value grad,
 FailureOr<SmallVector<Value>>
 FlattenOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                     ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (resultGrads[0] && operandNeedsGrad[0])
-    grads[0] = buildInverseReshape(b, getLoc(), resultGrads[0], getInput());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return buildInverseReshape(b, getLoc(), grad, getInput());
+      });
 }
 
 /// reshape: `grad_input = reshape(grad, input.shape)`.
 FailureOr<SmallVector<Value>>
 ReshapeOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                     ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (resultGrads[0] && operandNeedsGrad[0])
-    grads[0] = buildInverseReshape(b, getLoc(), resultGrads[0], getInput());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return buildInverseReshape(b, getLoc(), grad, getInput());
+      });
 }
 
 /// contiguous (a conversion): the inverse conversion, `grad_input = grad`
@@ -340,20 +345,20 @@ ReshapeOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 FailureOr<SmallVector<Value>>
 ContiguousOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                        ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (resultGrads[0] && operandNeedsGrad[0])
-    grads[0] = toPrimalFormat(b, getLoc(), resultGrads[0], getInput());
-  return grads;
+  return firstOperandVjp(*this, resultGrads, operandNeedsGrad,
+                         [&](Value grad) -> Value {
+                           return toPrimalFormat(b, getLoc(), grad, getInput());
+                         });
 }
 
 /// clone (a copy): `grad_input = grad` in input's format.
 FailureOr<SmallVector<Value>>
 CloneOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                   ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (resultGrads[0] && operandNeedsGrad[0])
-    grads[0] = toPrimalFormat(b, getLoc(), resultGrads[0], getInput());
-  return grads;
+  return firstOperandVjp(*this, resultGrads, operandNeedsGrad,
+                         [&](Value grad) -> Value {
+                           return toPrimalFormat(b, getLoc(), grad, getInput());
+                         });
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,10 +371,9 @@ CloneOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 FailureOr<SmallVector<Value>>
 CrossEntropyLossOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                              ArrayRef<bool> operandNeedsGrad) {
-  SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !operandNeedsGrad[0])
-    return grads;
-  grads[0] = CrossEntropyLossBackwardOp::create(
-      b, getLoc(), getSelf().getType(), resultGrads[0], getSelf(), getTarget());
-  return grads;
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return CrossEntropyLossBackwardOp::create(
+            b, getLoc(), getSelf().getType(), grad, getSelf(), getTarget());
+      });
 }

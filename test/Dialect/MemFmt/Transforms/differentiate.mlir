@@ -199,3 +199,26 @@ func.func @conversions(%x: tensor<2x4x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32
   %loss = memfmt.cross_entropy_loss %logits, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Two reads of one weight name (and one read used twice) give one gradient,
+// the sum of all three; a weight that does not reach the loss, and the
+// loss's other operand, get none.
+// CHECK-LABEL: func.func @shared_weight(
+// CHECK-SAME: -> (tensor<f32>, tensor<2x5xf32> {memfmt.gradient_of = "w"})
+// CHECK: %[[G:.+]] = memfmt.cross_entropy_loss_backward
+// CHECK: %[[G2:.+]] = memfmt.add %[[G]], %[[G]] : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x5xf32>
+// CHECK: %[[G3:.+]] = memfmt.add %[[G2]], %[[G]] : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x5xf32>
+// CHECK-NOT: memfmt.
+// CHECK: return %{{.+}}, %[[G3]] :
+func.func @shared_weight(%t: tensor<2xi64>) -> tensor<f32> {
+  %w1 = memfmt.weight "w" : tensor<2x5xf32>
+  %w2 = memfmt.weight "w" : tensor<2x5xf32>
+  %unused = memfmt.weight "unused" : tensor<2x5xf32>
+  %r = memfmt.relu %unused : tensor<2x5xf32> -> tensor<2x5xf32>
+  %a = memfmt.add %w1, %w1 : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x5xf32>
+  %s = memfmt.add %a, %w2 : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x5xf32>
+  %l = memfmt.cross_entropy_loss %s, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}

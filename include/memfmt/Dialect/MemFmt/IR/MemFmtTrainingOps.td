@@ -133,7 +133,9 @@ def MemFmt_ConvolutionBackwardOp : MemFmt_Op<"convolution_backward",
   let summary = "backward of conv2d (aten::convolution_backward)";
   let description = [{
     Gradients of `conv2d(input, weight) + bias` from `grad_output`, with the
-    forward's attributes (as for `memfmt.conv2d`): `grad_input` (shape and,
+    forward's attributes (as for `memfmt.conv2d`; `padding` has 2 values,
+    symmetric, or 4, top, left, bottom, right, so that the VJP of any
+    conv2d carries its padding unchanged): `grad_input` (shape and,
     by L9, memory format of `input`), `grad_weight` (those of `weight`) and
     `grad_bias` `[O]` (the sum of `grad_output` over N, H, W).
     `grad_output` has the forward result's format: channels-last if `input`
