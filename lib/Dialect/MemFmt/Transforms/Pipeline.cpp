@@ -142,55 +142,62 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   buildMemFmtCompilePipeline(pm, layout);
 }
 
+/// Registers a pipeline whose options `check` may reject when they are
+/// parsed (PassPipelineRegistration's builder cannot fail): `check` returns
+/// why, or "" to build the pipeline with `build`.
+template <typename Options>
+static void registerCheckedPipeline(StringRef name, StringRef description,
+                                    std::string (*check)(const Options &),
+                                    void (*build)(OpPassManager &,
+                                                  const Options &)) {
+  std::string prefix = name.str();
+  registerPassPipeline(
+      name, description,
+      [=](OpPassManager &pm, StringRef text,
+          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string problem = check(options);
+        if (!problem.empty())
+          return errorHandler(prefix + ": " + problem);
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
+        optionsHandler(Options());
+      });
+}
+
+/// What memfmt-compile-pipeline rejects: a precision the target has no
+/// kernels for (as memfmt-compile does before any work).
+static std::string
+checkCompilePipelineOptions(const CompilePipelineOptions &options) {
+  if (isPrecisionAvailable(options.target, options.precision))
+    return "";
+  return ("precision=" + stringifyComputePrecision(options.precision) +
+          " is not available on target=cpu (its reduced-precision kernels "
+          "are bf16)")
+      .str();
+}
+
 void mlir::memfmt::registerMemFmtPipelines() {
   PassPipelineRegistration<ChannelsLastPipelineOptions>(
       "memfmt-channels-last",
       "Run memfmt's layout passes: propagate channels-last, make reshape "
       "conversions explicit, fold conversions, canonicalize, cse",
       buildChannelsLastPipeline);
-  // PassPipelineRegistration's builder cannot fail; this one rejects, when
-  // the options are parsed, a precision the target has no kernels for (as
-  // memfmt-compile does before any work).
-  registerPassPipeline(
+  registerCheckedPipeline<CompilePipelineOptions>(
       "memfmt-compile-pipeline",
       "Run what memfmt-compile runs between loading a model and lowering "
       "it: fusion, the layout passes, the layout check and reports, and the "
       "precision conversion",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        CompilePipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (!isPrecisionAvailable(options.target, options.precision))
-          return errorHandler(
-              "memfmt-compile-pipeline: precision=" +
-              stringifyComputePrecision(options.precision) +
-              " is not available on target=cpu (its reduced-precision "
-              "kernels are bf16)");
-        buildMemFmtCompilePipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
-        optionsHandler(CompilePipelineOptions());
-      });
-  registerPassPipeline(
+      checkCompilePipelineOptions, buildMemFmtCompilePipeline);
+  registerCheckedPipeline<TrainingPipelineOptions>(
       "memfmt-training-pipeline",
       "Run what memfmt-compile --train runs between loading a model and "
       "lowering it: the training forward with its loss, differentiation, "
       "the SGD update, then the layout passes, check and reports over the "
       "whole step",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        TrainingPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        std::string problem = checkTrainingPipelineOptions(options);
-        if (!problem.empty())
-          return errorHandler("memfmt-training-pipeline: " + problem);
-        buildMemFmtTrainingPipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
-        optionsHandler(TrainingPipelineOptions());
-      });
+      checkTrainingPipelineOptions, buildMemFmtTrainingPipeline);
 }

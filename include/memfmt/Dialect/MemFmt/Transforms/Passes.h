@@ -112,10 +112,13 @@ struct ChannelsLastPipelineOptions
 void buildChannelsLastPipeline(OpPassManager &pm,
                                const ChannelsLastPipelineOptions &options);
 
-/// Options of the `memfmt-compile-pipeline` pipeline: memfmt-compile's
-/// flags of the same names, plus where the layout reports go.
-struct CompilePipelineOptions
-    : public PassPipelineOptions<CompilePipelineOptions> {
+/// The options memfmt-compile's pipelines share: memfmt-compile's flags of
+/// the same names, plus where the layout reports go.
+template <typename Derived>
+struct ModelPipelineOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = ::mlir::detail::PassOptions::Option<T>;
+
   Option<MemoryFormat> memoryFormat{
       *this, "memory-format", llvm::cl::desc("Memory format the model runs in"),
       llvm::cl::init(MemoryFormat::ChannelsLast), modelMemoryFormatValues()};
@@ -127,10 +130,6 @@ struct CompilePipelineOptions
       *this, "precision",
       llvm::cl::desc("Element type of activations and parameters"),
       llvm::cl::init(ComputePrecision::F32), computePrecisionValues()};
-  Option<bool> fusion{*this, "fusion",
-                      llvm::cl::desc("Fold batch norms into convolutions and "
-                                     "fuse residual adds and relus into them"),
-                      llvm::cl::init(true)};
   Option<CompileTarget> target{
       *this, "target", llvm::cl::desc("Device the model runs on"),
       llvm::cl::init(CompileTarget::Cpu), compileTargetValues()};
@@ -146,6 +145,16 @@ struct CompilePipelineOptions
       llvm::cl::init("")};
 };
 
+/// Options of the `memfmt-compile-pipeline` pipeline: the shared ones and
+/// fusion.
+struct CompilePipelineOptions
+    : public ModelPipelineOptions<CompilePipelineOptions> {
+  Option<bool> fusion{*this, "fusion",
+                      llvm::cl::desc("Fold batch norms into convolutions and "
+                                     "fuse residual adds and relus into them"),
+                      llvm::cl::init(true)};
+};
+
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
@@ -154,27 +163,12 @@ struct CompilePipelineOptions
 void buildMemFmtCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options);
 
-/// Options of the `memfmt-training-pipeline` pipeline: the compile
-/// pipeline's layout options (precision and target are there to be
-/// rejected when not f32 and cpu) plus memfmt-apply-sgd's. The SGD defaults
-/// are torchvision's ResNet recipe, as memfmt-compile --train's.
+/// Options of the `memfmt-training-pipeline` pipeline: the shared ones
+/// (precision and target accept f32 and cpu only) plus memfmt-apply-sgd's.
+/// The SGD defaults are torchvision's ResNet recipe, as memfmt-compile
+/// --train's.
 struct TrainingPipelineOptions
-    : public PassPipelineOptions<TrainingPipelineOptions> {
-  Option<MemoryFormat> memoryFormat{
-      *this, "memory-format", llvm::cl::desc("Memory format the model runs in"),
-      llvm::cl::init(MemoryFormat::ChannelsLast), modelMemoryFormatValues()};
-  Option<MemoryFormat> inputFormat{
-      *this, "input-format",
-      llvm::cl::desc("Memory format of the input the caller passes"),
-      llvm::cl::init(MemoryFormat::Contiguous), modelMemoryFormatValues()};
-  Option<ComputePrecision> precision{
-      *this, "precision",
-      llvm::cl::desc("Element type of the training step (f32 only)"),
-      llvm::cl::init(ComputePrecision::F32), computePrecisionValues()};
-  Option<CompileTarget> target{
-      *this, "target",
-      llvm::cl::desc("Device the training step runs on (cpu only)"),
-      llvm::cl::init(CompileTarget::Cpu), compileTargetValues()};
+    : public ModelPipelineOptions<TrainingPipelineOptions> {
   Option<double> lr{*this, "lr", llvm::cl::desc("SGD learning rate"),
                     llvm::cl::init(0.1)};
   Option<double> momentum{*this, "momentum",
@@ -186,16 +180,6 @@ struct TrainingPipelineOptions
   Option<bool> nesterov{*this, "nesterov",
                         llvm::cl::desc("SGD with Nesterov momentum"),
                         llvm::cl::init(false)};
-  Option<std::string> reportText{
-      *this, "report-text",
-      llvm::cl::desc("File for the text layout report ('' for none, '-' "
-                     "for stderr)"),
-      llvm::cl::init("")};
-  Option<std::string> reportJson{
-      *this, "report-json",
-      llvm::cl::desc("File for the JSON layout report ('' for none, '-' "
-                     "for stderr)"),
-      llvm::cl::init("")};
 };
 
 /// Why `options` cannot build a training step ("" when they can): a
