@@ -183,6 +183,12 @@ void ApplySgdPass::runOnOperation() {
     hasGradients |= bool(func.getResultAttr(i, kGradientOf));
   if (!hasGradients)
     return;
+  if (!func.getBody().hasOneBlock()) {
+    func.emitError() << "memfmt-apply-sgd: @" << func.getName()
+                     << " has more than one block; the updates go at the end "
+                        "of a training step of one block";
+    return signalPassFailure();
+  }
   if (failed(checkOptions(func)))
     return signalPassFailure();
   FailureOr<SmallVector<GradientResult>> gradients = findGradients(func);

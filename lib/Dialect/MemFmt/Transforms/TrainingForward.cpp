@@ -105,6 +105,10 @@ LogicalResult checkBatchNorm(BatchNormOp batchNorm,
 /// Step 1: whether `func` is an inference forward this pass can turn into a
 /// training forward. Returns the logits' type.
 FailureOr<RankedTensorType> checkForward(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "memfmt-training-forward: @" << func.getName()
+                            << " has more than one block; a model's forward "
+                               "is one block of ops";
   if (func.getNumResults() != 1)
     return func.emitError()
            << "memfmt-training-forward: @" << func.getName() << " returns "

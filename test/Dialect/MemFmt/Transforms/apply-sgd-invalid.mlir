@@ -1,4 +1,4 @@
-// RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd -verify-diagnostics
+// RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd -verify-diagnostics --allow-unregistered-dialect
 
 // memfmt-apply-sgd's errors, located at the function: a gradient that names
 // no parameter, one parameter marked twice, a type mismatch, optimizer
@@ -37,5 +37,15 @@ func.func @state(%l: tensor<f32>, %g: tensor<5xf32>) -> (tensor<f32>, tensor<5xf
 
 // expected-error @+1 {{memfmt-apply-sgd: result 1 has memfmt.gradient_of = 3 : i64; expected the name of a parameter}}
 func.func @not_a_name(%l: tensor<f32>, %g: tensor<5xf32>) -> (tensor<f32>, tensor<5xf32> {memfmt.gradient_of = 3}) {
+  return %l, %g : tensor<f32>, tensor<5xf32>
+}
+
+// -----
+
+// expected-error @+1 {{memfmt-apply-sgd: @blocks has more than one block; the updates go at the end of a training step of one block}}
+func.func @blocks(%l: tensor<f32>, %g: tensor<5xf32>) -> (tensor<f32>, tensor<5xf32> {memfmt.gradient_of = "fc.bias"}) {
+  %b = memfmt.weight "fc.bias" : tensor<5xf32>
+  "test.br"() [^next] : () -> ()
+^next:
   return %l, %g : tensor<f32>, tensor<5xf32>
 }

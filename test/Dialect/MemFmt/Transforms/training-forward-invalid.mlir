@@ -1,4 +1,4 @@
-// RUN: memfmt-opt %s -split-input-file --memfmt-training-forward -verify-diagnostics
+// RUN: memfmt-opt %s -split-input-file --memfmt-training-forward -verify-diagnostics --allow-unregistered-dialect
 
 // memfmt-training-forward's errors: each names what the function or op
 // lacks to become a training forward.
@@ -109,4 +109,14 @@ func.func @fused(%x: tensor<2x3x4x4xf32>) -> tensor<2x5xf32> {
         tensor<4xf32> -> tensor<4x3x1x1xf32>, tensor<4xf32>
   %y = memfmt.weight "y" : tensor<2x5xf32>
   return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// More than one block (a branch of an unregistered dialect makes two).
+// expected-error @+1 {{memfmt-training-forward: @blocks has more than one block; a model's forward is one block of ops}}
+func.func @blocks(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  "test.br"() [^next] : () -> ()
+^next:
+  return %x : tensor<2x5xf32>
 }
