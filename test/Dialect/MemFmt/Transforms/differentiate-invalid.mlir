@@ -1,4 +1,4 @@
-// RUN: memfmt-opt %s -split-input-file --memfmt-differentiate -verify-diagnostics
+// RUN: memfmt-opt %s -split-input-file -allow-unregistered-dialect --memfmt-differentiate -verify-diagnostics
 
 // memfmt-differentiate's errors: each is located at the function or the op
 // that causes it, and fails the pass (memfmt-opt exits 1).
@@ -116,4 +116,24 @@ func.func @foreign_op(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %y = arith.mulf %x, %w : tensor<2x5xf32>
   %l = memfmt.cross_entropy_loss %y, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
   return %l : tensor<f32>
+}
+
+// -----
+
+// Control flow is not differentiated: the body must be one block.
+// expected-error @+1 {{memfmt-differentiate expects a body of one block}}
+func.func @two_blocks(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  "test.br"() [^bb1] : () -> ()
+^bb1:
+  %l = memfmt.cross_entropy_loss %x, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The loss is what func.return returns.
+// expected-error @+1 {{memfmt-differentiate expects the body to end in func.return}}
+func.func @no_return(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %l = memfmt.cross_entropy_loss %x, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  "test.return"(%l) : (tensor<f32>) -> ()
 }
