@@ -70,3 +70,45 @@ def run(cmd):
         sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
         raise SystemExit(f"command failed with exit code {result.returncode}")
     return result.stdout
+
+
+def read_safetensors(path):
+    """Reads a .safetensors file into {name: numpy array} (F32, I64) and
+    its metadata dict."""
+    import numpy as np
+    dtypes = {"F32": np.float32, "I64": np.int64, "F16": np.float16}
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    metadata = header.pop("__metadata__", {})
+    tensors = {}
+    base = 8 + length
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(data[base + begin:base + end],
+                              dtype=dtypes[info["dtype"]])
+        tensors[name] = array.reshape(info["shape"]).copy()
+    return tensors, metadata
+
+
+def torch_sgd_steps(model, batches, lr, momentum, weight_decay, nesterov):
+    """Trains `model` (train mode) with torch.optim.SGD on (x, y) numpy
+    batches; returns the losses and {param name: momentum buffer}."""
+    import torch
+    names = {p: n for n, p in model.named_parameters()}
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
+                                weight_decay=weight_decay, nesterov=nesterov)
+    model.train()
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(
+            model(torch.from_numpy(x)), torch.from_numpy(y))
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    buffers = {names[p]: s["momentum_buffer"].detach().numpy()
+               for p, s in optimizer.state.items()
+               if s.get("momentum_buffer") is not None}
+    return losses, buffers

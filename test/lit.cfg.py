@@ -53,3 +53,12 @@ try:
     config.available_features.add("torch")
 except Exception:
     pass
+
+# The learning test trains on scikit-learn's bundled digits (python3-sklearn).
+try:
+    subprocess.run([config.python_executable, "-c",
+                    "import sklearn.datasets"],
+                   check=True, capture_output=True, timeout=120)
+    config.available_features.add("sklearn")
+except Exception:
+    pass

@@ -50,7 +50,6 @@ struct ResNetConfig {
   int64_t widthPerGroup;
 };
 
-constexpr int64_t kNumClasses = 1000;
 constexpr std::array<int64_t, 4> kStagePlanes = {64, 128, 256, 512};
 
 const ResNetConfig kConfigs[] = {
@@ -80,8 +79,9 @@ struct Activation {
 class ResNetBuilder {
 public:
   ResNetBuilder(OpBuilder &builder, const ResNetConfig &config,
-                Type elementType)
-      : builder(builder), config(config), elementType(elementType) {}
+                Type elementType, int64_t numClasses)
+      : builder(builder), config(config), elementType(elementType),
+        numClasses(numClasses) {}
 
   /// The whole forward function on `input`; returns the logits.
   Value forward(Activation input);
@@ -121,6 +121,7 @@ private:
   OpBuilder &builder;
   const ResNetConfig &config;
   Type elementType;
+  int64_t numClasses;
 };
 
 Value ResNetBuilder::weight(const Twine &name, ArrayRef<int64_t> shape) {
@@ -244,10 +245,10 @@ Value ResNetBuilder::head(const Activation &x) {
   Value flat = FlattenOp::create(builder, loc("flatten"), tensorType(flatShape),
                                  pooled, builder.getI64IntegerAttr(1),
                                  /*end_dim=*/IntegerAttr());
-  Value fcWeight = weight("fc.weight", {kNumClasses, x.shape[1]});
-  Value fcBias = weight("fc.bias", {kNumClasses});
+  Value fcWeight = weight("fc.weight", {numClasses, x.shape[1]});
+  Value fcBias = weight("fc.bias", {numClasses});
   return LinearOp::create(builder, loc("fc"),
-                          tensorType({x.shape[0], kNumClasses}), flat, fcWeight,
+                          tensorType({x.shape[0], numClasses}), flat, fcWeight,
                           fcBias);
 }
 
@@ -276,9 +277,13 @@ std::string knownNames() {
 /// `errors`.
 LogicalResult checkArguments(StringRef name, int64_t batch, int64_t height,
                              int64_t width, Type elementType,
-                             llvm::raw_ostream &errors) {
+                             int64_t numClasses, llvm::raw_ostream &errors) {
   if (!lookupConfig(name)) {
     errors << "unknown model '" << name << "'; known models: " << knownNames();
+    return failure();
+  }
+  if (numClasses < 1 || numClasses > (int64_t(1) << 24)) {
+    errors << "the number of classes must be in [1, 2^24], got " << numClasses;
     return failure();
   }
   if (batch < 1) {
@@ -326,8 +331,9 @@ ArrayRef<StringRef> mlir::memfmt::resnetModelNames() {
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::memfmt::buildResNet(MLIRContext *context, StringRef name, int64_t batch,
                           int64_t height, int64_t width, Type elementType,
-                          llvm::raw_ostream &errors) {
-  if (failed(checkArguments(name, batch, height, width, elementType, errors)))
+                          llvm::raw_ostream &errors, int64_t numClasses) {
+  if (failed(checkArguments(name, batch, height, width, elementType,
+                            numClasses, errors)))
     return failure();
   context->getOrLoadDialect<MemFmtDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
@@ -340,7 +346,7 @@ mlir::memfmt::buildResNet(MLIRContext *context, StringRef name, int64_t batch,
 
   SmallVector<int64_t, 4> inputShape = {batch, 3, height, width};
   auto inputType = RankedTensorType::get(inputShape, elementType);
-  auto outputType = RankedTensorType::get({batch, kNumClasses}, elementType);
+  auto outputType = RankedTensorType::get({batch, numClasses}, elementType);
   auto func =
       func::FuncOp::create(builder, moduleLoc, name,
                            builder.getFunctionType({inputType}, {outputType}));
@@ -350,7 +356,7 @@ mlir::memfmt::buildResNet(MLIRContext *context, StringRef name, int64_t batch,
   body->getArgument(0).setLoc(NameLoc::get(builder.getStringAttr("input")));
   builder.setInsertionPointToEnd(body);
 
-  ResNetBuilder network(builder, config, elementType);
+  ResNetBuilder network(builder, config, elementType, numClasses);
   Value logits = network.forward({body->getArgument(0), inputShape});
   func::ReturnOp::create(builder, NameLoc::get(builder.getStringAttr("fc")),
                          logits);

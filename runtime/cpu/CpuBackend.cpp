@@ -146,6 +146,26 @@ void reference(const args::adaptive_avg_pool2d_backward &a) {
 void reference(const args::max_pool2d_with_indices_backward &a) {
   maxPool2dWithIndicesBackwardReference(a);
 }
+void reference(const args::fill &a) { fillReference(a); }
+void reference(const args::native_batch_norm &a) {
+  nativeBatchNormReference(a);
+}
+void reference(const args::native_batch_norm_backward &a) {
+  nativeBatchNormBackwardReference(a);
+}
+void reference(const args::threshold_backward &a) {
+  thresholdBackwardReference(a);
+}
+void reference(const args::avg_pool2d_backward &a) {
+  avgPool2dBackwardReference(a);
+}
+void reference(const args::cross_entropy_loss &a) {
+  crossEntropyLossReference(a);
+}
+void reference(const args::cross_entropy_loss_backward &a) {
+  crossEntropyLossBackwardReference(a);
+}
+void reference(const args::sgd_update &a) { sgdUpdateReference(a); }
 
 } // namespace
 
@@ -293,20 +313,86 @@ CpuBackend::run(KernelCall &call,
 
 // TRAINING-STUB: the training kernels (filled in by the kernel work).
 #define MEMFMT_TRAINING_STUB(NAME)                                             \
-  memfmt_status_t CpuBackend::run(KernelCall &call, const args::NAME &) {     \
+  memfmt_status_t CpuBackend::run(KernelCall &call, const args::NAME &) {      \
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, "not implemented yet");        \
   }
-MEMFMT_TRAINING_STUB(fill)
-MEMFMT_TRAINING_STUB(native_batch_norm)
-MEMFMT_TRAINING_STUB(native_batch_norm_backward)
 MEMFMT_TRAINING_STUB(convolution_backward)
 MEMFMT_TRAINING_STUB(linear_backward)
-MEMFMT_TRAINING_STUB(threshold_backward)
-MEMFMT_TRAINING_STUB(avg_pool2d_backward)
-MEMFMT_TRAINING_STUB(cross_entropy_loss)
-MEMFMT_TRAINING_STUB(cross_entropy_loss_backward)
-MEMFMT_TRAINING_STUB(sgd_update)
 #undef MEMFMT_TRAINING_STUB
+
+//===----------------------------------------------------------------------===//
+// Training kernels (f32; fill also f16 and bf16)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The class indices must lie in [0, classes): a data-dependent check, so
+/// it is the backend's (Validate.cpp never reads tensor contents).
+memfmt_status_t checkTargets(KernelCall &call, const TensorView &target,
+                             int64_t classes) {
+  int64_t row = findBadTarget(target, classes);
+  if (row < 0)
+    return MEMFMT_STATUS_OK;
+  int64_t value = target.as<int64_t>()[row * target.strides[0]];
+  return call.fail(MEMFMT_STATUS_INVALID_ARGUMENT,
+                   "target[" + std::to_string(row) + "] is " +
+                       std::to_string(value) +
+                       ", expected a class index in "
+                       "[0, " +
+                       std::to_string(classes) + ")");
+}
+
+} // namespace
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::fill &a) {
+  return dispatchTyped(call, a, a.output, [&] { return fillFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::native_batch_norm &a) {
+  // save_mean is empty exactly when there are no channels (the validator
+  // wants more than one value per channel), when nothing is written.
+  return dispatchTyped(call, a, a.save_mean,
+                       [&] { return nativeBatchNormFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::native_batch_norm_backward &a) {
+  // With channels, grad_weight and grad_bias are written even for an empty
+  // batch (zeros); without, nothing is.
+  return dispatchTyped(call, a, a.weight,
+                       [&] { return nativeBatchNormBackwardFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::threshold_backward &a) {
+  return dispatchTyped(call, a, a.grad_input,
+                       [&] { return thresholdBackwardFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::avg_pool2d_backward &a) {
+  return dispatchTyped(call, a, a.grad_input,
+                       [&] { return avgPool2dBackwardFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::cross_entropy_loss &a) {
+  if (memfmt_status_t status = checkTargets(call, a.target, a.self.sizes[1]))
+    return status;
+  return dispatchTyped(call, a, a.output, none);
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::cross_entropy_loss_backward &a) {
+  if (memfmt_status_t status = checkTargets(call, a.target, a.self.sizes[1]))
+    return status;
+  return dispatchTyped(call, a, a.grad_input, none);
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::sgd_update &a) {
+  return dispatchTyped(call, a, a.param_out, [&] { return sgdUpdateFast(a); });
+}
 
 std::unique_ptr<Backend>
 memfmt::runtime::createCpuBackend(const BackendOptions &options,

@@ -52,7 +52,18 @@ const char *reluFast(const args::relu &a);
 void addReference(const args::add &a, bool withRelu = false);
 const char *addFast(const args::add &a);
 
+/// A half-open range [begin, end) of input rows or columns (or of kernel
+/// taps) and, for average pooling, the window's count_include_pad extent.
+struct Window {
+  int64_t begin, end, padded;
+};
+
 // Pool.cpp. `indices` is null for max_pool2d.
+/// The input rows (or columns) [begin, end) of average-pool output row `o`
+/// and its count_include_pad extent: the window clipped to the padded input
+/// [-pad, size + padEnd) (Kernels.def's divisor rule).
+Window avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
+                 int64_t size, int64_t padEnd);
 void maxPool2dReference(const TensorView &input, const TensorView &output,
                         const TensorView *indices, const MaxPoolWindow &w);
 const char *maxPool2dFast(const TensorView &input, const TensorView &output,
@@ -74,6 +85,38 @@ void adaptiveAvgPool2dBackwardReference(
     const args::adaptive_avg_pool2d_backward &a);
 void maxPool2dWithIndicesBackwardReference(
     const args::max_pool2d_with_indices_backward &a);
+void avgPool2dBackwardReference(const args::avg_pool2d_backward &a);
+const char *avgPool2dBackwardFast(const args::avg_pool2d_backward &a);
+
+// BatchNormTraining.cpp
+void nativeBatchNormReference(const args::native_batch_norm &a);
+const char *nativeBatchNormFast(const args::native_batch_norm &a);
+/// Writes save_mean, save_invstd and the running statistics of a training
+/// batch norm from its batch statistics: the per-channel `mean` and biased
+/// variance `var` (C values each). Shared by the reference and oneDNN.
+void writeBatchNormStatistics(const args::native_batch_norm &a,
+                              const double *mean, const double *var);
+void nativeBatchNormBackwardReference(
+    const args::native_batch_norm_backward &a);
+const char *
+nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a);
+
+// ElementwiseBackward.cpp
+void fillReference(const args::fill &a);
+const char *fillFast(const args::fill &a);
+void thresholdBackwardReference(const args::threshold_backward &a);
+const char *thresholdBackwardFast(const args::threshold_backward &a);
+
+// Loss.cpp
+/// The first row n whose target[n] lies outside [0, classes), or -1.
+int64_t findBadTarget(const TensorView &target, int64_t classes);
+void crossEntropyLossReference(const args::cross_entropy_loss &a);
+void crossEntropyLossBackwardReference(
+    const args::cross_entropy_loss_backward &a);
+
+// Sgd.cpp
+void sgdUpdateReference(const args::sgd_update &a);
+const char *sgdUpdateFast(const args::sgd_update &a);
 
 // Precision.cpp
 

@@ -35,22 +35,18 @@
 #include <vector>
 
 using namespace memfmt::runtime;
+using memfmt::runtime::cpu::avgWindow;
 using memfmt::runtime::cpu::scratchBuffer;
+using memfmt::runtime::cpu::Window;
 
-namespace {
-
-/// A half-open range [begin, end) of input rows or columns (or of kernel
-/// taps) and, for average pooling, the window's count_include_pad extent.
-struct Window {
-  int64_t begin, end, padded;
-};
-
-Window avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
-                 int64_t size, int64_t padEnd) {
+Window cpu::avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
+                      int64_t size, int64_t padEnd) {
   int64_t start = o * stride - pad;
   int64_t stop = std::min(start + kernel, size + padEnd);
   return {std::max<int64_t>(start, 0), std::min(stop, size), stop - start};
 }
+
+namespace {
 
 /// Adaptive pooling rows [begin, end) of output row `o` of `outSize`.
 Window adaptiveWindow(int64_t o, int64_t outSize, int64_t size) {

@@ -4,17 +4,21 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The reference kernels of the two pooling gradients PyTorch's ResNet plan
-// names (aten::_adaptive_avg_pool2d_backward and
-// aten::max_pool2d_with_indices_backward). Both scatter each grad_output
-// element into a double accumulator per (n, c) plane and write the plane
-// once, so grad_input is overwritten, accumulation order does not matter and
-// any strides work:
+// The reference kernels of the pooling gradients
+// (aten::_adaptive_avg_pool2d_backward, aten::max_pool2d_with_indices_backward
+// and aten::avg_pool2d_backward). Each scatters each grad_output element
+// into a double accumulator per (n, c) plane and writes the plane once, so
+// grad_input is overwritten, accumulation order does not matter and any
+// strides work:
 //  * adaptive average: output cell (oh, ow) spreads go / (window size) over
 //    its window [floor(oh * H / OH), ceil((oh + 1) * H / OH)) x (same for W);
 //  * max: output cell (oh, ow) adds go at its index h * W + w, when that
 //    position is one of the cell's window taps (oh * stride - pad +
-//    k * dilation); indices max_pool2d_with_indices writes always are.
+//    k * dilation); indices max_pool2d_with_indices writes always are;
+//  * average: output cell (oh, ow) spreads go / divisor over the real input
+//    positions of its window, the divisor being avg_pool2d's (Kernels.def).
+// avg_pool2d_backward also has a channels-last fast kernel: per image, rows
+// of C gradients added in f32 into grad_input, threads over images.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,4 +158,84 @@ void cpu::maxPool2dWithIndicesBackwardReference(
       writePlane(gi, n, c, acc);
     }
   });
+}
+
+namespace {
+
+/// The windows of grad_output cell (oh, ow) and its divisor.
+struct AvgCell {
+  cpu::Window rows, cols;
+  int64_t divisor;
+};
+
+AvgCell avgCellOf(const args::avg_pool2d_backward &a, int64_t oh, int64_t ow) {
+  const TensorView &gi = a.grad_input;
+  cpu::Window rows = cpu::avgWindow(oh, a.kernel_h, a.stride_h, a.pad_top,
+                                    gi.sizes[2], a.pad_bottom);
+  cpu::Window cols = cpu::avgWindow(ow, a.kernel_w, a.stride_w, a.pad_left,
+                                    gi.sizes[3], a.pad_right);
+  int64_t divisor = a.count_include_pad
+                        ? rows.padded * cols.padded
+                        : (rows.end - rows.begin) * (cols.end - cols.begin);
+  return {rows, cols, divisor};
+}
+
+} // namespace
+
+void cpu::avgPool2dBackwardReference(const args::avg_pool2d_backward &a) {
+  const TensorView &go = a.grad_output, &gi = a.grad_input;
+  const int64_t channels = gi.sizes[1], h = gi.sizes[2], w = gi.sizes[3];
+  const int64_t *gs = go.strides;
+  const float *g = go.as<float>();
+  // An empty grad_output holds no cell, whatever its row count (up to 2^31).
+  const int64_t cellRows = go.numElements() > 0 ? go.sizes[2] : 0;
+  const int64_t outW = go.sizes[3];
+  parallelFor(gi.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
+    std::vector<double> acc(static_cast<size_t>(h * w));
+    for (int64_t p = begin; p < end; ++p) {
+      int64_t n = p / channels, c = p % channels;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t oh = 0; oh < cellRows; ++oh)
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          AvgCell cell = avgCellOf(a, oh, ow);
+          double share =
+              double(g[n * gs[0] + c * gs[1] + oh * gs[2] + ow * gs[3]]) /
+              double(cell.divisor);
+          for (int64_t ih = cell.rows.begin; ih < cell.rows.end; ++ih)
+            for (int64_t iw = cell.cols.begin; iw < cell.cols.end; ++iw)
+              acc[ih * w + iw] += share;
+        }
+      writePlane(gi, n, c, acc);
+    }
+  });
+}
+
+const char *cpu::avgPool2dBackwardFast(const args::avg_pool2d_backward &a) {
+  const TensorView &go = a.grad_output, &gi = a.grad_input;
+  if (!go.isChannelsLastContiguous() || !gi.isChannelsLastContiguous() ||
+      go.numElements() == 0)
+    return nullptr;
+  const int64_t channels = gi.sizes[1], h = gi.sizes[2], w = gi.sizes[3];
+  const int64_t outH = go.sizes[2], outW = go.sizes[3];
+  const float *g = go.as<float>();
+  float *out = gi.as<float>();
+  parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t n = begin; n < end; ++n) {
+      float *image = out + n * h * w * channels;
+      std::fill(image, image + h * w * channels, 0.0f);
+      for (int64_t oh = 0; oh < outH; ++oh)
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          AvgCell cell = avgCellOf(a, oh, ow);
+          const float scale = 1.0f / static_cast<float>(cell.divisor);
+          const float *cellGrad = g + ((n * outH + oh) * outW + ow) * channels;
+          for (int64_t ih = cell.rows.begin; ih < cell.rows.end; ++ih)
+            for (int64_t iw = cell.cols.begin; iw < cell.cols.end; ++iw) {
+              float *row = image + (ih * w + iw) * channels;
+              for (int64_t c = 0; c < channels; ++c)
+                row[c] += cellGrad[c] * scale;
+            }
+        }
+    }
+  });
+  return "channels_last";
 }

@@ -218,6 +218,86 @@ memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
                           /*paddingCounts=*/false);
 }
 
+/// A batch norm's data tensor: rank >= 2, dim 1 the channels.
+memfmt_status_t checkChannelsFirst(KernelCall &call, const TensorView &t,
+                                   const char *name) {
+  if (t.rank >= 2)
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " has rank " +
+                           std::to_string(t.rank) + " (shape " +
+                           formatShape(t) +
+                           "), expected at least 2 (channels in dim 1)");
+}
+
+/// Each tensor of `perChannel` (with its name) must be [C], C = dim 1 of
+/// `input`.
+memfmt_status_t checkPerChannel(
+    KernelCall &call, const TensorView &input,
+    std::initializer_list<std::pair<const TensorView *, const char *>>
+        perChannel) {
+  TensorView channels = shapeOf({input.sizes[1]});
+  auto why = [&] {
+    return " (one per channel of input " + formatShape(input) + ")";
+  };
+  for (auto [view, name] : perChannel)
+    MEMFMT_CHECK(checkShape(call, *view, name, channels, why));
+  return MEMFMT_STATUS_OK;
+}
+
+/// The attributes, output size and windows of an average pool from `input`
+/// to `output` (avg_pool2d, and avg_pool2d_backward with grad_input and
+/// grad_output).
+memfmt_status_t checkAvgPool(KernelCall &call, const TensorView &input,
+                             const TensorView &output, int64_t kernelH,
+                             int64_t kernelW, int64_t strideH, int64_t strideW,
+                             int64_t padTop, int64_t padLeft, int64_t padBottom,
+                             int64_t padRight, int64_t countIncludePad) {
+  MEMFMT_CHECK(checkFlag(call, countIncludePad, "count_include_pad"));
+  MEMFMT_CHECK(checkAttribute(call, kernelH, "kernel_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, kernelW, "kernel_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, strideH, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, strideW, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, padTop, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, padLeft, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, padBottom, "pad_bottom", 0));
+  MEMFMT_CHECK(checkAttribute(call, padRight, "pad_right", 0));
+  // The output size must be the floor- or the ceil-mode size (ATen's, as
+  // the compiler's verifiers compute it).
+  const int64_t *in = input.sizes, *out = output.sizes;
+  int64_t kernel[2] = {kernelH, kernelW};
+  int64_t stride[2] = {strideH, strideW};
+  int64_t padBegin[2] = {padTop, padLeft};
+  int64_t padEnd[2] = {padBottom, padRight};
+  const char *dimName[2] = {"height", "width"};
+  for (int d = 0; d < 2; ++d) {
+    // A kernel larger than the padded input still gives one (clipped)
+    // window in ceil mode when the stride reaches past it, as in ATen.
+    if (memfmt::layout::windowCount(in[2 + d], kernel[d], stride[d],
+                                    padBegin[d], padEnd[d], /*dilation=*/1,
+                                    /*roundUp=*/true) < 1)
+      return invalid(
+          call, std::string("the kernel ") + dimName[d] + " " +
+                    std::to_string(kernel[d]) +
+                    " is larger than the padded input " + dimName[d] + " " +
+                    std::to_string(in[2 + d] + padBegin[d] + padEnd[d]));
+    int64_t floorSize = memfmt::layout::poolOutputSize(
+        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, false);
+    if (floorSize < 1)
+      floorSize = -1; // The kernel does not fit: no floor-mode size.
+    int64_t ceilSize = memfmt::layout::poolOutputSize(
+        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, true);
+    if (out[2 + d] != floorSize && out[2 + d] != ceilSize)
+      return invalid(call, std::string("output ") + dimName[d] + " is " +
+                               std::to_string(out[2 + d]) + ", expected " +
+                               std::to_string(floorSize) + " (floor mode) or " +
+                               std::to_string(ceilSize) +
+                               " (ceil mode) for input " + formatShape(input));
+  }
+  return checkPoolWindows(call, input, output, kernelH, kernelW, strideH,
+                          strideW, padTop, padLeft, 1, 1, padBottom, padRight,
+                          /*paddingCounts=*/countIncludePad != 0);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -305,23 +385,17 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::batch_norm &a) {
-  if (a.input.rank < 2)
-    return invalid(call, "input has rank " + std::to_string(a.input.rank) +
-                             " (shape " + formatShape(a.input) +
-                             "), expected at least 2 (channels in dim 1)");
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   if (!std::isfinite(a.eps) || a.eps < 0)
     return invalid(call, "eps is " + std::to_string(a.eps) +
                              ", expected a finite value >= 0");
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
-  TensorView channels = shapeOf({a.input.sizes[1]});
-  auto why = [&] {
-    return " (one per channel of input " + formatShape(a.input) + ")";
-  };
-  MEMFMT_CHECK(checkShape(call, a.weight, "weight", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.bias, "bias", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_mean, "running_mean", channels, why));
-  MEMFMT_CHECK(checkShape(call, a.running_var, "running_var", channels, why));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.bias, "bias"},
+                                {&a.running_mean, "running_mean"},
+                                {&a.running_var, "running_var"}}));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   MEMFMT_CHECK(checkInPlace(call, a.input, "input", a.output, "output"));
   MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.output, "output"));
@@ -390,53 +464,10 @@ memfmt::runtime::validate(KernelCall &call,
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::avg_pool2d &a) {
   MEMFMT_CHECK(checkPoolShapes(call, a.input, a.output));
-  MEMFMT_CHECK(checkFlag(call, a.count_include_pad, "count_include_pad"));
-  MEMFMT_CHECK(checkAttribute(call, a.kernel_h, "kernel_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.kernel_w, "kernel_w", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_bottom, "pad_bottom", 0));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_right, "pad_right", 0));
   MEMFMT_CHECK(checkNotAliased(call, a.input, "input", a.output, "output"));
-  // The output size must be the floor- or the ceil-mode size (ATen's, as
-  // the compiler's verifiers compute it).
-  const int64_t *in = a.input.sizes, *out = a.output.sizes;
-  int64_t kernel[2] = {a.kernel_h, a.kernel_w};
-  int64_t stride[2] = {a.stride_h, a.stride_w};
-  int64_t padBegin[2] = {a.pad_top, a.pad_left};
-  int64_t padEnd[2] = {a.pad_bottom, a.pad_right};
-  const char *dimName[2] = {"height", "width"};
-  for (int d = 0; d < 2; ++d) {
-    // A kernel larger than the padded input still gives one (clipped)
-    // window in ceil mode when the stride reaches past it, as in ATen.
-    if (memfmt::layout::windowCount(in[2 + d], kernel[d], stride[d],
-                                    padBegin[d], padEnd[d], /*dilation=*/1,
-                                    /*roundUp=*/true) < 1)
-      return invalid(
-          call, std::string("the kernel ") + dimName[d] + " " +
-                    std::to_string(kernel[d]) +
-                    " is larger than the padded input " + dimName[d] + " " +
-                    std::to_string(in[2 + d] + padBegin[d] + padEnd[d]));
-    int64_t floorSize = memfmt::layout::poolOutputSize(
-        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, false);
-    if (floorSize < 1)
-      floorSize = -1; // The kernel does not fit: no floor-mode size.
-    int64_t ceilSize = memfmt::layout::poolOutputSize(
-        in[2 + d], kernel[d], stride[d], padBegin[d], padEnd[d], 1, true);
-    if (out[2 + d] != floorSize && out[2 + d] != ceilSize)
-      return invalid(call, std::string("output ") + dimName[d] + " is " +
-                               std::to_string(out[2 + d]) + ", expected " +
-                               std::to_string(floorSize) + " (floor mode) or " +
-                               std::to_string(ceilSize) +
-                               " (ceil mode) for input " +
-                               formatShape(a.input));
-  }
-  return checkPoolWindows(call, a.input, a.output, a.kernel_h, a.kernel_w,
-                          a.stride_h, a.stride_w, a.pad_top, a.pad_left, 1, 1,
-                          a.pad_bottom, a.pad_right,
-                          /*paddingCounts=*/a.count_include_pad != 0);
+  return checkAvgPool(call, a.input, a.output, a.kernel_h, a.kernel_w,
+                      a.stride_h, a.stride_w, a.pad_top, a.pad_left,
+                      a.pad_bottom, a.pad_right, a.count_include_pad);
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
@@ -597,20 +628,289 @@ memfmt::runtime::validate(KernelCall &call,
                           /*paddingCounts=*/false);
 }
 
-// TRAINING-STUB: validation of the training kernels (filled in by the kernel work).
+// TRAINING-STUB: validation of the training kernels (filled in by the kernel
+// work).
 #define MEMFMT_TRAINING_STUB(NAME)                                             \
   memfmt_status_t memfmt::runtime::validate(KernelCall &,                      \
                                             const args::NAME &) {              \
     return MEMFMT_STATUS_OK;                                                   \
   }
-MEMFMT_TRAINING_STUB(fill)
-MEMFMT_TRAINING_STUB(native_batch_norm)
-MEMFMT_TRAINING_STUB(native_batch_norm_backward)
 MEMFMT_TRAINING_STUB(convolution_backward)
 MEMFMT_TRAINING_STUB(linear_backward)
-MEMFMT_TRAINING_STUB(threshold_backward)
-MEMFMT_TRAINING_STUB(avg_pool2d_backward)
-MEMFMT_TRAINING_STUB(cross_entropy_loss)
-MEMFMT_TRAINING_STUB(cross_entropy_loss_backward)
-MEMFMT_TRAINING_STUB(sgd_update)
 #undef MEMFMT_TRAINING_STUB
+
+//===----------------------------------------------------------------------===//
+// Training kernels: fill, batch norm, threshold and average-pool gradients,
+// cross-entropy, SGD
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A tensor argument with its name and element size, for overlap checks;
+/// a null view is an argument the call does not use.
+struct Operand {
+  const TensorView *view = nullptr;
+  const char *name = "";
+  size_t elementSize = sizeof(float);
+};
+
+/// The byte range [first, last) that `t`'s elements span (empty for no
+/// elements).
+std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t) {
+  const TensorView &v = *t.view;
+  if (v.numElements() == 0)
+    return {0, 0};
+  int64_t low = 0, high = 0;
+  for (int64_t d = 0; d < v.rank; ++d) {
+    int64_t reach = (v.sizes[d] - 1) * v.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  auto base = reinterpret_cast<uintptr_t>(v.data);
+  auto size = static_cast<int64_t>(t.elementSize);
+  return {base + low * size, base + (high + 1) * size};
+}
+
+/// Output `out` must not overlap tensor `other` (an input or another
+/// output); when `inPlace`, it may be `other` exactly (same address, shape
+/// and strides). Overlap is judged by the byte ranges the two span, so
+/// interleaved views of one buffer count as overlapping.
+memfmt_status_t checkApart(KernelCall &call, const Operand &out,
+                           const Operand &other, bool inPlace = false) {
+  auto [outLow, outHigh] = byteRange(out);
+  auto [low, high] = byteRange(other);
+  if (outLow == outHigh || low == high || outHigh <= low || high <= outLow)
+    return MEMFMT_STATUS_OK;
+  if (inPlace && out.view->sameViewAs(*other.view))
+    return MEMFMT_STATUS_OK;
+  return invalid(
+      call,
+      std::string(out.name) + " " + describe(*out.view) + " overlaps " +
+          other.name + " " + describe(*other.view) +
+          (inPlace ? "; in place it must be exactly " + std::string(other.name)
+                   : std::string("; outputs must not overlap "
+                                 "other tensors")));
+}
+
+/// Every output of `outs` apart from every input of `ins` and from the
+/// outputs before it; `inPlace(out, in)` says where an exact alias is
+/// allowed.
+template <typename InPlace>
+memfmt_status_t
+checkAllApart(KernelCall &call, std::initializer_list<Operand> ins,
+              std::initializer_list<Operand> outs, InPlace inPlace) {
+  for (auto out = outs.begin(); out != outs.end(); ++out) {
+    if (!out->view)
+      continue;
+    MEMFMT_CHECK(checkDistinct(call, *out->view, out->name));
+    for (const Operand &in : ins)
+      if (in.view)
+        MEMFMT_CHECK(checkApart(call, *out, in, inPlace(*out, in)));
+    for (auto earlier = outs.begin(); earlier != out; ++earlier)
+      if (earlier->view)
+        MEMFMT_CHECK(checkApart(call, *out, *earlier));
+  }
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t checkAllApart(KernelCall &call,
+                              std::initializer_list<Operand> ins,
+                              std::initializer_list<Operand> outs) {
+  return checkAllApart(call, ins, outs,
+                       [](const Operand &, const Operand &) { return false; });
+}
+
+/// `value` must be finite and at least `minimum` (strictly above it when
+/// `strict`).
+memfmt_status_t checkReal(KernelCall &call, double value, const char *name,
+                          double minimum, bool strict = false) {
+  if (std::isfinite(value) && (strict ? value > minimum : value >= minimum))
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " is " + std::to_string(value) +
+                           ", expected a finite value " +
+                           (strict ? "> " : ">= ") + std::to_string(minimum));
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::fill &a) {
+  return checkDistinct(call, a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::native_batch_norm &a) {
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.bias, "bias"},
+                                {&a.running_mean, "running_mean"},
+                                {&a.running_var, "running_var"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"},
+                                {&a.running_mean_out, "running_mean_out"},
+                                {&a.running_var_out, "running_var_out"}}));
+  MEMFMT_CHECK(checkReal(call, a.eps, "eps", 0, /*strict=*/true));
+  MEMFMT_CHECK(checkReal(call, a.momentum, "momentum", 0));
+  // ATen: the running variance is unbiased by n / (n - 1).
+  if (a.input.sizes[1] > 0 && a.input.numElements() / a.input.sizes[1] < 2)
+    return invalid(call, "input " + formatShape(a.input) +
+                             " has fewer than 2 values per channel; the "
+                             "unbiased running variance divides by n - 1");
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.running_mean_out && in.view == &a.running_mean) ||
+           (out.view == &a.running_var_out && in.view == &a.running_var);
+  };
+  return checkAllApart(call,
+                       {{&a.input, "input"},
+                        {&a.weight, "weight"},
+                        {&a.bias, "bias"},
+                        {&a.running_mean, "running_mean"},
+                        {&a.running_var, "running_var"}},
+                       {{&a.output, "output"},
+                        {&a.save_mean, "save_mean"},
+                        {&a.save_invstd, "save_invstd"},
+                        {&a.running_mean_out, "running_mean_out"},
+                        {&a.running_var_out, "running_var_out"}},
+                       inPlace);
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::native_batch_norm_backward &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
+  MEMFMT_CHECK(checkShape(call, a.grad_out, "grad_out", a.input,
+                          " (the input's shape)"));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"}}));
+  if (a.has_grad_input)
+    MEMFMT_CHECK(checkShape(call, a.grad_input, "grad_input", a.input,
+                            " (the input's shape)"));
+  if (a.has_grad_weight)
+    MEMFMT_CHECK(
+        checkPerChannel(call, a.input, {{&a.grad_weight, "grad_weight"}}));
+  if (a.has_grad_bias)
+    MEMFMT_CHECK(checkPerChannel(call, a.input, {{&a.grad_bias, "grad_bias"}}));
+  // Absent outputs are other tensors passed again: not checked.
+  const Operand absent{};
+  return checkAllApart(
+      call,
+      {{&a.grad_out, "grad_out"},
+       {&a.input, "input"},
+       {&a.weight, "weight"},
+       {&a.save_mean, "save_mean"},
+       {&a.save_invstd, "save_invstd"}},
+      {a.has_grad_input ? Operand{&a.grad_input, "grad_input"} : absent,
+       a.has_grad_weight ? Operand{&a.grad_weight, "grad_weight"} : absent,
+       a.has_grad_bias ? Operand{&a.grad_bias, "grad_bias"} : absent});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::threshold_backward &a) {
+  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", a.self,
+                          " (self's shape)"));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"}, {&a.self, "self"}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::avg_pool2d_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  MEMFMT_CHECK(checkAvgPool(call, a.grad_input, a.grad_output, a.kernel_h,
+                            a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+                            a.pad_left, a.pad_bottom, a.pad_right,
+                            a.count_include_pad));
+  return checkAllApart(call, {{&a.grad_output, "grad_output"}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+namespace {
+
+/// Logits [N, C], targets [N] (i64).
+memfmt_status_t checkLogits(KernelCall &call, const TensorView &self,
+                            const TensorView &target) {
+  MEMFMT_CHECK(checkRank(call, self, "self", 2));
+  MEMFMT_CHECK(checkRank(call, target, "target", 1));
+  return checkShape(call, target, "target", shapeOf({self.sizes[0]}), [&] {
+    return " (one class index per row of self " + formatShape(self) + ")";
+  });
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::cross_entropy_loss &a) {
+  MEMFMT_CHECK(checkLogits(call, a.self, a.target));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 0));
+  return checkAllApart(
+      call, {{&a.self, "self"}, {&a.target, "target", sizeof(int64_t)}},
+      {{&a.output, "output"}});
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::cross_entropy_loss_backward &a) {
+  MEMFMT_CHECK(checkLogits(call, a.self, a.target));
+  MEMFMT_CHECK(checkRank(call, a.grad_output, "grad_output", 0));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"},
+                        {&a.self, "self"},
+                        {&a.target, "target", sizeof(int64_t)}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::sgd_update &a) {
+  MEMFMT_CHECK(checkFlag(call, a.nesterov, "nesterov"));
+  MEMFMT_CHECK(checkFlag(call, a.has_step, "has_step"));
+  MEMFMT_CHECK(checkReal(call, a.lr, "lr", 0));
+  MEMFMT_CHECK(checkReal(call, a.momentum, "momentum", 0));
+  MEMFMT_CHECK(checkReal(call, a.weight_decay, "weight_decay", 0));
+  if (!std::isfinite(a.dampening))
+    return invalid(call, "dampening is " + std::to_string(a.dampening) +
+                             ", expected a finite value");
+  if (a.nesterov && (a.momentum <= 0 || a.dampening != 0))
+    return invalid(call, "nesterov needs momentum > 0 and dampening 0, got "
+                         "momentum " +
+                             std::to_string(a.momentum) + " and dampening " +
+                             std::to_string(a.dampening));
+  const char *why = " (the parameter's shape)";
+  MEMFMT_CHECK(checkShape(call, a.grad, "grad", a.param, why));
+  MEMFMT_CHECK(
+      checkShape(call, a.momentum_buffer, "momentum_buffer", a.param, why));
+  MEMFMT_CHECK(checkShape(call, a.param_out, "param_out", a.param, why));
+  MEMFMT_CHECK(checkShape(call, a.momentum_buffer_out, "momentum_buffer_out",
+                          a.param, why));
+  if (a.has_step)
+    MEMFMT_CHECK(checkRank(call, a.step, "step", 0));
+  // Without momentum the buffers are neither read nor written, and without
+  // has_step the step is not read: those are not checked for overlap.
+  const Operand absent{};
+  bool buffered = a.momentum != 0;
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.param_out && in.view == &a.param) ||
+           (out.view == &a.momentum_buffer_out &&
+            in.view == &a.momentum_buffer);
+  };
+  return checkAllApart(
+      call,
+      {{&a.param, "param"},
+       {&a.grad, "grad"},
+       buffered ? Operand{&a.momentum_buffer, "momentum_buffer"} : absent,
+       a.has_step ? Operand{&a.step, "step", sizeof(int64_t)} : absent},
+      {{&a.param_out, "param_out"},
+       buffered ? Operand{&a.momentum_buffer_out, "momentum_buffer_out"}
+                : absent},
+      inPlace);
+}

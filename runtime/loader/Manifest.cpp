@@ -51,17 +51,28 @@ const char *toString(ElementType Type) {
     return "f16";
   case ElementType::BF16:
     return "bf16";
+  case ElementType::I64:
+    return "i64";
   }
   return "?";
 }
 
 size_t elementSize(ElementType Type) {
-  return Type == ElementType::F32 ? 4 : 2;
+  switch (Type) {
+  case ElementType::F32:
+    return 4;
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::I64:
+    return 8;
+  }
+  return 0;
 }
 
 std::optional<ElementType> parseElementType(std::string_view Name) {
-  for (ElementType Type :
-       {ElementType::F32, ElementType::F16, ElementType::BF16})
+  for (ElementType Type : {ElementType::F32, ElementType::F16,
+                           ElementType::BF16, ElementType::I64})
     if (Name == toString(Type))
       return Type;
   return std::nullopt;
@@ -195,6 +206,9 @@ constexpr const char *Shape = "shape";
 constexpr const char *Strides = "strides";
 constexpr const char *Offset = "offset";
 constexpr const char *Bytes = "bytes";
+constexpr const char *Init = "init";
+/// The one value of "init".
+constexpr const char *InitZeros = "zeros";
 } // namespace key
 
 } // namespace
@@ -388,7 +402,7 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
           ? members(V, Index,
                     {key::Name, key::DType, key::Shape, key::Strides,
                      key::Offset, key::Bytes},
-                    {}, M)
+                    {key::Init}, M)
           : members(V, Index, {key::Name, key::DType, key::Shape, key::Strides},
                     {}, M);
   if (!Ok)
@@ -406,7 +420,7 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
   std::optional<ElementType> Type = parseElementType(*DTypeName);
   if (!Type) {
     fail(fieldWhere(Where, key::DType),
-         inQuotes(*DTypeName) + " is not one of f32, f16, bf16");
+         inQuotes(*DTypeName) + " is not one of f32, f16, bf16, i64");
     return std::nullopt;
   }
   T.Type = *Type;
@@ -508,6 +522,18 @@ std::optional<TensorSpec> ManifestReader::tensor(const Value &V,
   if (!mulAdd(1, T.Offset, T.Bytes)) {
     fail(Where, "offset + bytes overflows");
     return std::nullopt;
+  }
+  if (M.count(key::Init)) {
+    std::optional<std::string> Init = string(M, key::Init, Where);
+    if (!Init)
+      return std::nullopt;
+    if (*Init != key::InitZeros) {
+      fail(fieldWhere(Where, key::Init),
+           inQuotes(*Init) + " is not " + inQuotes(key::InitZeros) +
+               " (the only initialisation a manifest names)");
+      return std::nullopt;
+    }
+    T.ZeroInit = true;
   }
   return T;
 }
@@ -784,6 +810,8 @@ OrderedJson encodeTensors(const std::vector<TensorSpec> &Tensors,
     if (IsParameter) {
       Tensor[key::Offset] = T.Offset;
       Tensor[key::Bytes] = T.Bytes;
+      if (T.ZeroInit)
+        Tensor[key::Init] = key::InitZeros;
     }
     List.push_back(std::move(Tensor));
   }

@@ -18,14 +18,15 @@
 // (memfmt_device_alloc, once): the weights are built and re-laid on the host
 // and uploaded once; memfmt_model_run copies inputs in and outputs out around
 // the entry call, memfmt_model_run_device passes device buffers through.
-// Loading ends with one warm-up run on zeroed inputs, on every target: it
-// builds what the kernels cache per node (oneDNN primitives with their
-// packed weights, cuDNN algorithms and workspaces), so that no run packs a
-// weight or allocates (memfmt_context_get_counters; checked by
-// test/E2E/no-per-run-work.test). With
-// the context's cuda_graph option the forward pass is then captured as one
-// CUDA graph and every run replays it (captured again only when the buffers
-// passed to memfmt_model_run_device change).
+// Loading ends with one warm-up run on zeroed inputs, on every target (a
+// host model's weights blob is restored after it, so that a training step's
+// warm-up changes no state): it builds what the kernels cache per node (oneDNN
+// primitives with their packed weights, cuDNN algorithms and workspaces), so
+// that no run packs a weight or allocates (memfmt_context_get_counters; checked
+// by test/E2E/no-per-run-work.test). With the context's cuda_graph option the
+// forward pass is then captured as one CUDA graph and every run replays it
+// (captured again only when the buffers passed to memfmt_model_run_device
+// change).
 //
 //===----------------------------------------------------------------------===//
 
@@ -424,9 +425,15 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       In.push_back(B.get());
     for (AlignedBuffer &B : Model->OutputStage)
       Out.push_back(B.get());
+    // A run may update model state in the weights blob (a training step's
+    // memfmt.assign_weight: parameters, momentum buffers, running
+    // statistics); the warm-up run must not, so the blob is put back.
+    const auto *Blob = static_cast<const uint8_t *>(Model->weightsBase());
+    std::vector<uint8_t> Saved(Blob, Blob + Man.WeightsBytes);
     if (memfmt_status_t S = Model->call(In.data(), Out.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
+    std::memcpy(Model->weightsBase(), Saved.data(), Saved.size());
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
                                  Model->DeviceInputs.end());

@@ -7,7 +7,9 @@
 // The strided walk behind every re-layout (row-major index on one side,
 // strided element offset on the other, one row of the innermost dimension
 // at a time), the synthetic initialiser's rules and the safetensors source
-// with its all-problems-at-once validation. See Weights.h for the contract.
+// with its all-problems-at-once validation. Parameters marked "init":
+// "zeros" (optimizer state) stay zeros unless the safetensors file has them.
+// See Weights.h for the contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +86,14 @@ void scatterFromRowMajor(const float *Src, const TensorSpec &T, void *Dst) {
     });
     return;
   }
+  case ElementType::I64: {
+    int64_t *Out = static_cast<int64_t *>(Dst);
+    forEachRow(T, [&](int64_t In, int64_t Off, int64_t N, int64_t Stride) {
+      for (int64_t I = 0; I < N; ++I)
+        Out[Off + I * Stride] = std::llround(Src[In + I]);
+    });
+    return;
+  }
   }
 }
 
@@ -105,6 +115,14 @@ void gatherToRowMajor(const void *Src, const TensorSpec &T, float *Dst) {
       for (int64_t I = 0; I < N; ++I)
         Dst[Out + I] = Half ? io::halfToFloat(In[Off + I * Stride])
                             : io::bfloat16ToFloat(In[Off + I * Stride]);
+    });
+    return;
+  }
+  case ElementType::I64: {
+    const int64_t *In = static_cast<const int64_t *>(Src);
+    forEachRow(T, [&](int64_t Out, int64_t Off, int64_t N, int64_t Stride) {
+      for (int64_t I = 0; I < N; ++I)
+        Dst[Out + I] = static_cast<float>(In[Off + I * Stride]);
     });
     return;
   }
@@ -220,6 +238,10 @@ std::vector<float> syntheticValues(const Manifest &M, size_t Index,
 void fillSynthetic(const Manifest &M, uint64_t Seed, uint8_t *Blob) {
   for (size_t I = 0; I < M.Parameters.size(); ++I) {
     const TensorSpec &P = M.Parameters[I];
+    // Optimizer state and integer state (a step count) start as zeros: the
+    // blob is zeroed before (buildWeights).
+    if (P.ZeroInit || P.Type == ElementType::I64)
+      continue;
     std::vector<float> Values = syntheticValues(M, I, Seed);
     scatterFromRowMajor(Values.data(), P, Blob + P.Offset);
   }
@@ -262,7 +284,8 @@ io::Status fillFromSafeTensors(const Manifest &M, const std::string &Path,
     Names.insert(P.Name);
     const io::TensorView *T = File->find(P.Name);
     if (!T) {
-      Missing.push_back(P.Name);
+      if (!P.ZeroInit) // Optimizer state absent from the file: zeros.
+        Missing.push_back(P.Name);
       continue;
     }
     if (T->Type != io::DType::F32 && T->Type != io::DType::F16 &&
@@ -288,6 +311,8 @@ io::Status fillFromSafeTensors(const Manifest &M, const std::string &Path,
 
   for (const TensorSpec &P : M.Parameters) {
     const io::TensorView *T = File->find(P.Name);
+    if (!T)
+      continue; // A zero-initialised state: zeros (the blob is zeroed).
     io::Result<std::vector<float>> Values =
         io::convertToF32(T->Type, T->Data, T->NumBytes);
     if (!Values)

@@ -27,8 +27,8 @@ using mlir::memfmt::TensorPlacement;
 namespace {
 
 /// The loader's spelling of a tensor the lowering placed. Fails on an
-/// element type a manifest cannot describe (the lowering gives models only
-/// f32, f16 and bf16 inputs, outputs and parameters).
+/// element type a manifest cannot describe (f32, f16, bf16 and i64 are
+/// the ones a lowered model has).
 LogicalResult toTensorSpec(const TensorPlacement &tensor,
                            ::memfmt::loader::TensorSpec &spec,
                            llvm::raw_ostream &errors) {
@@ -45,6 +45,7 @@ LogicalResult toTensorSpec(const TensorPlacement &tensor,
   spec.Strides = tensor.strides;
   spec.Offset = tensor.offset;
   spec.Bytes = tensor.bytes;
+  spec.ZeroInit = tensor.zeroInit;
   return success();
 }
 

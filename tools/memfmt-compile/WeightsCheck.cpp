@@ -6,7 +6,8 @@
 //
 // Opens a .safetensors file with the runtime's reader (which validates the
 // header and the data section when it opens the file) and compares its
-// tensors with the model's parameters. The comparison collects every
+// tensors with the model's parameters (zero-initialised optimizer state,
+// `memfmt.weight {zero_init}`, may be absent). The comparison collects every
 // missing, extra, mis-shaped or mistyped tensor before it reports, so one
 // run shows everything that is wrong.
 //
@@ -18,6 +19,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <string>
@@ -46,16 +48,20 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape) {
   return text;
 }
 
-/// The parameters `module` declares, by name, with their logical shapes.
+/// The parameters `module` declares, by name, with their logical shapes;
+/// the names of those a file may leave out (zero-initialised optimizer
+/// state) go to `optional`.
 llvm::StringMap<llvm::SmallVector<int64_t, 4>>
-collectParameters(mlir::ModuleOp module,
-                  std::vector<std::string> &orderedNames) {
+collectParameters(mlir::ModuleOp module, std::vector<std::string> &orderedNames,
+                  llvm::StringSet<> &optional) {
   llvm::StringMap<llvm::SmallVector<int64_t, 4>> parameters;
   module.walk([&](mlir::memfmt::WeightOp op) {
     auto [it, inserted] = parameters.try_emplace(
         op.getName(), llvm::to_vector_of<int64_t, 4>(op.getType().getShape()));
     if (inserted)
       orderedNames.push_back(op.getName().str());
+    if (op.getZeroInit())
+      optional.insert(op.getName());
   });
   return parameters;
 }
@@ -91,15 +97,17 @@ LogicalResult memfmt::compile::checkWeights(mlir::ModuleOp module,
                                             const io::SafeTensorsFile &file,
                                             llvm::raw_ostream &errors) {
   std::vector<std::string> parameterNames;
+  llvm::StringSet<> zeroInit;
   llvm::StringMap<llvm::SmallVector<int64_t, 4>> parameters =
-      collectParameters(module, parameterNames);
+      collectParameters(module, parameterNames, zeroInit);
 
   std::vector<std::string> problems;
   for (const std::string &name : parameterNames) {
     llvm::ArrayRef<int64_t> shape = parameters[name];
     const io::TensorView *tensor = file.find(name);
     if (!tensor) {
-      problems.push_back("missing: " + name + " " + formatShape(shape));
+      if (!zeroInit.contains(name)) // Optimizer state starts as zeros.
+        problems.push_back("missing: " + name + " " + formatShape(shape));
       continue;
     }
     if (llvm::ArrayRef<int64_t>(tensor->Shape) != shape)

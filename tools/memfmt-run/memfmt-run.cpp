@@ -60,6 +60,8 @@
 #include "StagedRun.h"
 #include "ToolError.h"
 
+#include "memfmt/runtime/loader/Manifest.h"
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -83,6 +85,17 @@ int run(const Options &Opts) {
     R.CudaGraph = R.Context.cuda_graph == MEMFMT_SWITCH_ON;
     R.Tf32 = R.Context.allow_tf32 == MEMFMT_SWITCH_ON;
   }
+  // A training step takes class indices, which memfmt-run cannot invent;
+  // say so before loading it.
+  if (memfmt::io::Result<memfmt::loader::Manifest> M =
+          memfmt::loader::readManifest(Opts.Dir))
+    for (const memfmt::loader::TensorSpec &In : M->Inputs)
+      if (In.Type == memfmt::loader::ElementType::I64)
+        fail(Opts.Dir + ": input " + In.Name +
+             " is i64 (class indices: the model is a training step); "
+             "memfmt-run runs inference models only: train it with "
+             "memfmt-train " +
+             Opts.Dir + " --data FILE.npz");
   ModelPtr Model = loadModel(Ctx.get(), Opts.Dir,
                              Opts.Weights ? Opts.Weights->c_str() : nullptr,
                              /*AnyTarget=*/Opts.Cpu);

@@ -21,7 +21,12 @@ def PlanMemory : Pass<"memfmt-plan-memory", "::mlir::ModuleOp"> {
     goes to a caller input, the weights blob (parameters, then the results
     of load-time ops) or the activation arena; ops that move no bytes alias
     their operand; results computed in place take the buffer of an operand
-    that dies there (InPlaceOpInterface); arena values get 64-byte aligned
+    that dies there (InPlaceOpInterface); `memfmt.assign_weight` stores
+    into its weight's slot, computed there in place where the value's op
+    allows it and is the slot's last reader, else copied at the assignment
+    (`memfmt.state_buffer`); assigned weights are never folded at load;
+    splat constants are filled at load; results masked off in an
+    `output_mask` and unused get no buffer; arena values get 64-byte aligned
     offsets by liveness (greedy first fit, largest first). The plan is
     recorded in the IR for `convert-memfmt-to-runtime`: a `memfmt.buffers`
     array of `#memfmt.buffer` per op, a `memfmt.buffer` per argument,

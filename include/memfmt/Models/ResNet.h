@@ -11,7 +11,8 @@
 // traces of torchvision, op by op): conv1/bn1/relu/maxpool, four
 // stages of BasicBlock or Bottleneck (stride on the 3x3 conv, projection
 // shortcut conv+bn after the main path), adaptive average pooling, flatten
-// and fc with 1000 classes.
+// and fc (1000 classes unless asked otherwise, as torchvision's
+// `num_classes`).
 //
 // Parameters are `memfmt.weight` ops named with torchvision `state_dict`
 // keys (`layer1.0.conv1.weight`); batch norm is in inference form. Every op
@@ -45,13 +46,14 @@ ArrayRef<StringRef> resnetModelNames();
 /// Builds the torchvision model `name` for an input of `batch` x 3 x
 /// `height` x `width` elements of `elementType` (f32, f16 or bf16) as a
 /// module with one public function, `@<name>`, taking the NCHW input and
-/// returning the `batch` x 1000 logits. Loads the memfmt and func dialects
+/// returning the `batch` x `numClasses` logits (torchvision's `num_classes`). Loads the memfmt and func dialects
 /// into `context`. On a bad argument (unknown name, batch < 1, height or
 /// width < 32, an unsupported element type, a size that overflows) writes
 /// one line, without a trailing newline, to `errors` and fails.
 FailureOr<OwningOpRef<ModuleOp>>
 buildResNet(MLIRContext *context, StringRef name, int64_t batch, int64_t height,
-            int64_t width, Type elementType, llvm::raw_ostream &errors);
+            int64_t width, Type elementType, llvm::raw_ostream &errors,
+            int64_t numClasses = 1000);
 
 } // namespace mlir::memfmt
 

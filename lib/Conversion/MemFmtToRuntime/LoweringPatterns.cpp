@@ -7,7 +7,8 @@
 // One pattern per op family turns a planned memfmt op into calls of the
 // runtime's kernels (convolution, with fused convolution and the load-time
 // batch norm fold; batch norm; elementwise; pooling; linear; element copies
-// and conversions; cat/chunk; parameters). Each fills the typed argument
+// and conversions; cat/chunk; parameters). The training ops' patterns are in
+// TrainingLoweringPatterns.cpp. Each fills the typed argument
 // struct that Kernels.def generates (RuntimeCallBuilder.h) from the op's
 // operands' views and attributes, so the kernel signature is checked by
 // the C++ compiler. A pattern that cannot lower its op says why through
@@ -20,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimePattern.h"
 #include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
 #include "memfmt/Conversion/MemFmtToRuntime/MemoryPlan.h"
 #include "memfmt/Conversion/MemFmtToRuntime/RuntimeCallBuilder.h"
@@ -33,25 +35,6 @@ using namespace mlir;
 using namespace mlir::memfmt;
 
 namespace {
-
-Type elementTypeOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getElementType();
-}
-
-/// Byte size of one element of `type`.
-int64_t elementBytes(RankedTensorType type) {
-  return (type.getElementTypeBitWidth() + 7) / 8;
-}
-
-/// A pattern that lowers ops of type OpTy through `calls`.
-template <typename OpTy> class RuntimePattern : public OpRewritePattern<OpTy> {
-public:
-  RuntimePattern(MLIRContext *context, RuntimeCallBuilder &calls)
-      : OpRewritePattern<OpTy>(context), calls(calls) {}
-
-protected:
-  RuntimeCallBuilder &calls;
-};
 
 //===----------------------------------------------------------------------===//
 // Convolution
@@ -176,20 +159,6 @@ struct AddLowering : RuntimePattern<AddOp> {
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
-
-/// The window of a pooling op: an empty stride means the kernel size.
-struct PoolWindow {
-  ArrayRef<int64_t> kernel, stride;
-  Padding2d pad;
-
-  template <typename OpTy> static PoolWindow of(OpTy pool) {
-    ArrayRef<int64_t> stride = pool.getStride();
-    if (stride.empty())
-      stride = pool.getKernelSize();
-    return {pool.getKernelSize(), stride,
-            Padding2d::fromList(pool.getPadding())};
-  }
-};
 
 struct MaxPoolLowering : RuntimePattern<MaxPool2dOp> {
   using RuntimePattern::RuntimePattern;
@@ -436,4 +405,5 @@ void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
                ElementCopyLowering, WeightLowering, EmptyLikeLowering,
                ResizeAsLowering, CatLowering, ChunkLowering>(
       patterns.getContext(), calls);
+  populateTrainingToRuntimePatterns(patterns, calls);
 }

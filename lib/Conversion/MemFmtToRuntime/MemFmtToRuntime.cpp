@@ -110,6 +110,7 @@ void readManifest(func::FuncOp func, ModelManifest &manifest) {
   for (auto weight : func.getBody().front().getOps<WeightOp>()) {
     TensorPlacement p = placementOf(weight.getName().str(), weight.getType());
     p.offset = getPlannedBuffer(weight.getResult()).getOffset();
+    p.zeroInit = weight.getZeroInit();
     manifest.parameters.push_back(std::move(p));
   }
 }
@@ -153,7 +154,7 @@ private:
 
 LogicalResult RuntimeLowering::lowerOp(Operation *op) {
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
-    if (!getPlannedBuffer(value))
+    if (!getPlannedBuffer(value) && !isAbsentResult(value))
       return op->emitError()
              << "a value of this op has no place in the memory plan; plan "
                 "the whole function (memfmt-plan-memory) after changing it";

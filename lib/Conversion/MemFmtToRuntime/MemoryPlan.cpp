@@ -26,7 +26,19 @@
 //     residual, relu, add, batch norm; same shape, strides and type): the
 //     residual of a bottleneck block is then summed in place by the
 //     convolution instead of being copied into a fresh output first.
-//  3. Arena offsets. Arena values are live from their definition to their
+//  3. Model state. `memfmt.assign_weight "n", %v` stores %v into the
+//     weights-blob slot of `memfmt.weight "n"` for the next run. Where %v's
+//     op may compute it in place on that very weight (InPlaceOpInterface:
+//     sgd_update's parameter and momentum buffer, native_batch_norm's
+//     running statistics) and is the slot's last reader, %v is placed in
+//     the slot itself and the assignment costs nothing; otherwise it is one
+//     copy into the slot, at the assignment, which must follow every read of
+//     the slot (a read after it is an error). An assigned weight is never
+//     read by a load-time op (its value changes every run) nor shared.
+//     Splat constants (the loss gradient's seed) are load-time results,
+//     filled once at load. A result its op does not compute (masked off in
+//     its `output_mask`, with no use: isAbsentResult) gets no buffer.
+//  4. Arena offsets. Arena values are live from their definition to their
 //     last use (through aliases and shared buffers); a greedy first-fit by
 //     decreasing size places them at 64-byte aligned offsets
 //     (MEMFMT_MODEL_BUFFER_ALIGNMENT) so that values live at the same time
@@ -43,9 +55,12 @@
 #include "memfmt/runtime/loader/model_abi.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 
@@ -98,6 +113,20 @@ bool mlir::memfmt::isLoadTime(Operation *op) {
   return op->hasAttr(kLoadTimeAttrName);
 }
 
+bool mlir::memfmt::isAbsentResult(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result || !result.use_empty())
+    return false;
+  auto mask =
+      result.getOwner()->getAttrOfType<DenseBoolArrayAttr>(kOutputMaskAttrName);
+  return mask && result.getResultNumber() < mask.size() &&
+         !mask[result.getResultNumber()];
+}
+
+BufferAttr mlir::memfmt::getAssignedBuffer(AssignWeightOp assign) {
+  return assign->getAttrOfType<BufferAttr>(kStateBufferAttrName);
+}
+
 namespace {
 
 constexpr int64_t kAlignment = MEMFMT_MODEL_BUFFER_ALIGNMENT;
@@ -113,6 +142,15 @@ int64_t spanOf(Value value) {
 /// The element types a compiled model's inputs and outputs may have.
 bool isBufferElementType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16() || type.isInteger(64);
+}
+
+/// A splat floating-point constant (the loss gradient's seed): filled once at
+/// load.
+bool isSplatFloatConstant(Operation &op) {
+  DenseElementsAttr value;
+  return op.hasTrait<OpTrait::ConstantLike>() && op.getNumResults() == 1 &&
+         matchPattern(op.getResult(0), m_Constant(&value)) && value.isSplat() &&
+         isa<FloatType>(value.getElementType());
 }
 
 /// A value's home while planning: for the arena the value owning the
@@ -135,6 +173,10 @@ private:
   LogicalResult place();
   /// Gives each load-time result its weights-blob slot.
   void placeLoadTimeResults();
+  /// Places each assigned value in its weight's slot where its op computes
+  /// it in place there, and checks that no read of a slot follows its
+  /// assignment.
+  LogicalResult placeAssignedState();
   /// Gives a result the arena buffer of an operand that dies at its op,
   /// where the op's InPlaceOpInterface allows it.
   void shareArenaBuffers();
@@ -149,6 +191,9 @@ private:
   llvm::DenseMap<Operation *, int64_t> opIndex;
   /// Ops computed once at load (memfmt_prepare), in program order.
   llvm::SmallPtrSet<Operation *, 16> loadTimeOps;
+  /// The weight each assigned state name reads, and the slots they hold.
+  llvm::StringMap<WeightOp> assignedWeights;
+  llvm::DenseSet<int64_t> assignedSlots;
   int64_t weightsBytes = 0, arenaBytes = 0, peakLiveBytes = 0;
 };
 
@@ -176,6 +221,8 @@ LogicalResult MemoryPlanner::checkSignature() {
 
 LogicalResult MemoryPlanner::place() {
   int64_t index = 0;
+  for (auto assign : func.getBody().front().getOps<AssignWeightOp>())
+    assignedWeights[assign.getName()] = WeightOp();
   for (BlockArgument arg : func.getArguments())
     places[arg] = {BufferKind::Input, Value(), arg.getArgNumber()};
   for (Operation &op : func.getBody().front()) {
@@ -186,6 +233,16 @@ LogicalResult MemoryPlanner::place() {
         lastUse[it->second.root] = opIndex[&op];
     }
     if (auto weight = dyn_cast<WeightOp>(op)) {
+      if (assignedWeights.count(weight.getName())) {
+        WeightOp &first = assignedWeights[weight.getName()];
+        if (first)
+          return weight.emitError()
+                 << "state \"" << weight.getName()
+                 << "\" is assigned and read by more than one memfmt.weight; "
+                    "read it once";
+        first = weight;
+        assignedSlots.insert(weightsBytes);
+      }
       places[weight.getResult()] = {BufferKind::Weights, Value(), weightsBytes};
       weightsBytes = alignTo(weightsBytes + spanOf(weight.getResult()));
       continue;
@@ -196,18 +253,24 @@ LogicalResult MemoryPlanner::place() {
       continue;
     }
     // Side-effect-free ops on weights only run once, at load; their results
-    // live in the weights blob after the parameters.
-    if (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
+    // live in the weights blob after the parameters. A weight that a run
+    // assigns changes every run: what reads it runs every run.
+    bool onFixedWeights =
+        op.getNumOperands() > 0 && op.getNumResults() > 0 &&
         isMemoryEffectFree(&op) && llvm::all_of(op.getOperands(), [&](Value v) {
           auto it = places.find(v);
-          return it != places.end() && it->second.kind == BufferKind::Weights;
-        })) {
+          return it != places.end() && it->second.kind == BufferKind::Weights &&
+                 !assignedSlots.contains(it->second.offset);
+        });
+    if (onFixedWeights || isSplatFloatConstant(op)) {
       loadTimeOps.insert(&op);
       for (Value result : op.getResults())
         places[result] = {BufferKind::Weights, Value(), -1}; // offset below
       continue;
     }
     for (Value result : op.getResults()) {
+      if (isAbsentResult(result))
+        continue; // Not computed: no buffer.
       if (!isa<RankedTensorType>(result.getType()))
         return op.emitError() << "cannot lower a non-tensor result";
       places[result] = {BufferKind::Arena, result, 0};
@@ -257,6 +320,80 @@ void MemoryPlanner::placeLoadTimeResults() {
       weightsBytes = alignTo(weightsBytes + spanOf(result));
     }
   }
+}
+
+LogicalResult MemoryPlanner::placeAssignedState() {
+  Block &body = func.getBody().front();
+  // The ops reading each weights-blob slot (through aliases too).
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> readers;
+  for (Operation &op : body) {
+    llvm::SmallDenseSet<int64_t, 4> read;
+    for (Value operand : op.getOperands()) {
+      auto it = places.find(operand);
+      if (it != places.end() && it->second.kind == BufferKind::Weights &&
+          assignedSlots.contains(it->second.offset) &&
+          read.insert(it->second.offset).second)
+        readers[it->second.offset].push_back(&op);
+    }
+  }
+  for (auto assign : body.getOps<AssignWeightOp>()) {
+    WeightOp weight = assignedWeights.lookup(assign.getName());
+    if (!weight)
+      return assign.emitError() << "assigns \"" << assign.getName()
+                                << "\", which no memfmt.weight reads";
+    int64_t slot = places.lookup(weight.getResult()).offset;
+    int64_t assignIndex = opIndex[assign];
+    Operation *lastReader = nullptr;
+    for (Operation *reader : readers.lookup(slot)) {
+      if (reader == assign.getOperation())
+        continue;
+      if (opIndex[reader] > assignIndex) {
+        InFlightDiagnostic diag =
+            reader->emitError()
+            << "reads state \"" << assign.getName()
+            << "\" after its memfmt.assign_weight; every read of a state "
+               "tensor must come before its assignment";
+        diag.attachNote(assign.getLoc()) << "assigned here";
+        return diag;
+      }
+      if (!lastReader || opIndex[reader] > opIndex[lastReader])
+        lastReader = reader;
+    }
+    // In place: the op defining the value is the slot's last reader and may
+    // compute that result over the weight it reads.
+    auto value = dyn_cast<OpResult>(assign.getValue());
+    Operation *op = value ? value.getOwner() : nullptr;
+    auto inPlace = dyn_cast_or_null<InPlaceOpInterface>(op);
+    auto it = places.find(assign.getValue());
+    if (!inPlace || op != lastReader || loadTimeOps.contains(op) ||
+        it == places.end() || it->second.kind != BufferKind::Arena ||
+        it->second.root != assign.getValue())
+      continue;
+    bool elementwise = inPlace.readsOperandsElementwise();
+    bool fits = llvm::any_of(
+        inPlace.getInPlaceOperands(value.getResultNumber()),
+        [&](OpOperand *operand) {
+          Value candidate = operand->get();
+          Place p = places.lookup(candidate);
+          if (p.kind != BufferKind::Weights || p.offset != slot ||
+              candidate.getType() != value.getType())
+            return false;
+          return llvm::none_of(op->getOpOperands(), [&](OpOperand &other) {
+            Place q = places.lookup(other.get());
+            return &other != operand && q.kind == BufferKind::Weights &&
+                   q.offset == slot &&
+                   (!elementwise || other.get().getType() != value.getType());
+          });
+        });
+    if (!fits)
+      continue;
+    Place home = places.lookup(weight.getResult());
+    for (auto &[v, p] : places)
+      if (p.kind == BufferKind::Arena && p.root == value)
+        p = home;
+    llvm::erase(arenaRoots, Value(value));
+  }
+  return success();
 }
 
 void MemoryPlanner::shareArenaBuffers() {
@@ -388,11 +525,17 @@ void MemoryPlanner::record() {
   for (BlockArgument arg : func.getArguments())
     func.setArgAttr(arg.getArgNumber(), kBufferArgAttrName, bufferOf(arg));
   for (Operation &op : func.getBody().front().without_terminator()) {
+    if (auto assign = dyn_cast<AssignWeightOp>(op)) {
+      WeightOp weight = assignedWeights.lookup(assign.getName());
+      assign->setAttr(kStateBufferAttrName, bufferOf(weight.getResult()));
+      continue;
+    }
     if (op.getNumResults() == 0)
       continue;
     SmallVector<Attribute> buffers;
     for (Value result : op.getResults())
-      buffers.push_back(bufferOf(result));
+      buffers.push_back(isAbsentResult(result) ? Attribute(b.getUnitAttr())
+                                               : Attribute(bufferOf(result)));
     op.setAttr(kBuffersAttrName, b.getArrayAttr(buffers));
     if (loadTimeOps.contains(&op))
       op.setAttr(kLoadTimeAttrName, b.getUnitAttr());
@@ -404,7 +547,8 @@ void MemoryPlanner::record() {
 }
 
 LogicalResult MemoryPlanner::run() {
-  if (failed(checkSignature()) || failed(place()))
+  if (failed(checkSignature()) || failed(place()) ||
+      failed(placeAssignedState()))
     return failure();
   shareArenaBuffers();
   planArena();

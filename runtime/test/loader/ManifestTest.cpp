@@ -326,6 +326,7 @@ void expectSameTensors(const std::vector<TensorSpec> &Got,
     EXPECT_EQ(Got[I].Strides, Want[I].Strides);
     EXPECT_EQ(Got[I].Offset, Want[I].Offset);
     EXPECT_EQ(Got[I].Bytes, Want[I].Bytes);
+    EXPECT_EQ(Got[I].ZeroInit, Want[I].ZeroInit);
   }
 }
 
@@ -462,6 +463,55 @@ TEST(Manifest, WriterLayout) {
   auto Back = parseManifest(encodeManifest(M), ManifestPath);
   ASSERT_TRUE(Back.ok()) << Back.error();
   expectSameManifest(*Back, M);
+}
+
+// A training step's manifest: an i64 input (the class indices, 8 bytes an
+// element) and a zero-initialised momentum buffer ("init": "zeros", written
+// after "bytes" and only where set) round-trip.
+TEST(Manifest, TrainingStepTensors) {
+  Manifest M = emptyManifest("step", "cpu", "f32", "channels-last");
+  M.WeightsBytes = 128;
+  M.Parameters = {
+      makeTensor("fc.weight", ElementType::F32, {2, 4}, {4, 1}, 0, 32),
+      makeTensor("fc.weight.momentum_buffer", ElementType::F32, {2, 4}, {4, 1},
+                 64, 32)};
+  M.Parameters[1].ZeroInit = true;
+  M.Inputs = {makeTensor("input_0", ElementType::F32, {2, 4}, {4, 1}, 0, 32),
+              makeTensor("input_1", ElementType::I64, {2}, {1}, 0, 16)};
+  M.Outputs = {makeTensor("output_0", ElementType::F32, {}, {}, 0, 4)};
+  std::string Text = encodeManifest(M);
+  EXPECT_THAT(Text, HasSubstr("\"offset\": 64,\n      \"bytes\": 32,\n      "
+                              "\"init\": \"zeros\"\n"));
+  EXPECT_EQ(Text.find("\"init\""), Text.rfind("\"init\"")); // Only once.
+  EXPECT_THAT(Text, HasSubstr("\"name\": \"input_1\",\n      \"dtype\": "
+                              "\"i64\""));
+  auto Back = parseManifest(Text, ManifestPath);
+  ASSERT_TRUE(Back.ok()) << Back.error();
+  expectSameManifest(*Back, M);
+  EXPECT_FALSE(Back->Parameters[0].ZeroInit);
+  EXPECT_TRUE(Back->Parameters[1].ZeroInit);
+  EXPECT_EQ(Back->Inputs[1].Type, ElementType::I64);
+  EXPECT_EQ(elementSize(ElementType::I64), 8u);
+  EXPECT_EQ(Back->Inputs[1].extentBytes(), 16);
+  EXPECT_EQ(parseElementType("i64"), ElementType::I64);
+}
+
+// "init" is a parameter's, and "zeros" is its one value.
+TEST(Manifest, InitField) {
+  const std::string Bytes = "\"bytes\": 12";
+  EXPECT_THAT(
+      errorWith(Bytes, Bytes + ", \"init\": \"ones\""),
+      HasSubstr("parameters[0] (shift): 'init': 'ones' is not 'zeros'"));
+  EXPECT_THAT(errorWith(Bytes, Bytes + ", \"init\": 0"),
+              HasSubstr("parameters[0] (shift): 'init': expected a string"));
+  EXPECT_THAT(errorWith("\"strides\": [60, 1, 15, 3]",
+                        "\"strides\": [60, 1, 15, 3], \"init\": \"zeros\""),
+              HasSubstr("inputs[0]: unknown field 'init'"));
+  auto M = parseManifest(
+      replaceOnce(fakeManifestJson(), Bytes, Bytes + ", \"init\": \"zeros\""),
+      ManifestPath);
+  ASSERT_TRUE(M.ok()) << M.error();
+  EXPECT_TRUE(M->Parameters[0].ZeroInit);
 }
 
 // writeManifest puts encodeManifest's text in the file, and says so when it

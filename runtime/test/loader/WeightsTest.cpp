@@ -361,6 +361,57 @@ TEST(SafeTensorsSource, LoadsAllFloatTypes) {
   EXPECT_EQ(Slot2, -2.0f);
 }
 
+// A zero-initialised parameter (optimizer state) starts as zeros from a
+// synthetic source and when a safetensors file lacks it, and takes the
+// file's values when it has them; the other parameters load as usual.
+TEST(SafeTensorsSource, ZeroInitState) {
+  Manifest M;
+  M.Model = "tiny";
+  addParameter(M, "fc.weight", {2, 2});
+  addParameter(M, "fc.weight.momentum_buffer", {2, 2});
+  addParameter(M, "fc.bias.momentum_buffer", {2});
+  M.Parameters[1].ZeroInit = true;
+  M.Parameters[2].ZeroInit = true;
+  const std::vector<float> Zeros2x2(4, 0.0f), Zeros2(2, 0.0f);
+
+  std::vector<uint8_t> Synthetic = build(M, synthetic(7));
+  EXPECT_NE(readBack(M, Synthetic, 0), Zeros2x2);
+  EXPECT_EQ(readBack(M, Synthetic, 1), Zeros2x2);
+  EXPECT_EQ(readBack(M, Synthetic, 2), Zeros2);
+
+  std::vector<float> W = {1.0f, 2.0f, 3.0f, 4.0f};
+  std::vector<float> Buf = {0.5f, -0.5f};
+  TempDir Dir;
+  std::string Path = Dir.file("w.safetensors");
+  io::Status Written = io::writeSafeTensors(
+      Path,
+      {view("fc.weight", io::DType::F32, {2, 2}, W.data(), 16),
+       view("fc.bias.momentum_buffer", io::DType::F32, {2}, Buf.data(), 8)});
+  ASSERT_TRUE(Written.ok()) << Written.error();
+  WeightsSource S;
+  S.K = WeightsSource::Kind::SafeTensors;
+  S.Path = Path;
+  std::vector<uint8_t> Blob = build(M, S);
+  EXPECT_EQ(readBack(M, Blob, 0), W);
+  EXPECT_EQ(readBack(M, Blob, 1), Zeros2x2);
+  EXPECT_EQ(readBack(M, Blob, 2), Buf);
+}
+
+// i64 tensors (class indices) move between row-major f32 and strided i64.
+TEST(Relayout, I64) {
+  TensorSpec T;
+  T.Type = ElementType::I64;
+  T.Shape = {3};
+  T.Strides = {2};
+  std::vector<float> In = {0.0f, 7.0f, 2.0f};
+  std::vector<int64_t> Buffer(5, -1);
+  scatterFromRowMajor(In.data(), T, Buffer.data());
+  EXPECT_EQ(Buffer, (std::vector<int64_t>{0, -1, 7, -1, 2}));
+  std::vector<float> Out(3);
+  gatherToRowMajor(Buffer.data(), T, Out.data());
+  EXPECT_EQ(Out, In);
+}
+
 // One message lists every missing, mis-shaped, wrongly typed and unexpected
 // tensor by name.
 TEST(SafeTensorsSource, ListsEveryProblem) {

@@ -67,6 +67,7 @@ struct TensorPlacement {
   std::vector<int64_t> strides; ///< in elements
   int64_t offset = 0;         ///< in bytes, in its buffer (weights blob)
   int64_t bytes = 0;          ///< bytes spanned
+  bool zeroInit = false;      ///< parameters: memfmt.weight {zero_init}
 };
 
 /// What the runtime needs to know to load and call a compiled model.

@@ -14,7 +14,12 @@
 //   * every op result: the op's `memfmt.buffers` array of #memfmt.buffer,
 //     one per result; every argument: its `memfmt.buffer` argument
 //     attribute;
+//   * a result its op does not compute (isAbsentResult): `unit` in place
+//     of its #memfmt.buffer;
 //   * every op run once at load (memfmt_prepare): `memfmt.load_time`;
+//   * every memfmt.assign_weight: `memfmt.state_buffer`, the weights-blob
+//     slot it stores into (its value's own buffer when it was computed
+//     there in place);
 //   * the module: `memfmt.arena_bytes`, `memfmt.peak_live_bytes` and
 //     `memfmt.weights_bytes`.
 //
@@ -24,6 +29,7 @@
 #define MEMFMT_CONVERSION_MEMFMTTORUNTIME_MEMORYPLAN_H
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtAttrs.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -37,6 +43,12 @@ inline constexpr llvm::StringLiteral kBuffersAttrName = "memfmt.buffers";
 inline constexpr llvm::StringLiteral kBufferArgAttrName = "memfmt.buffer";
 /// Unit attribute of an op computed once at load time (memfmt_prepare).
 inline constexpr llvm::StringLiteral kLoadTimeAttrName = "memfmt.load_time";
+/// Attribute of a memfmt.assign_weight: the #memfmt.buffer it stores into.
+inline constexpr llvm::StringLiteral kStateBufferAttrName =
+    "memfmt.state_buffer";
+/// The attribute through which a backward op says which of its results are
+/// wanted (ATen's `output_mask`).
+inline constexpr llvm::StringLiteral kOutputMaskAttrName = "output_mask";
 /// Module attributes: the plan's totals in bytes.
 inline constexpr llvm::StringLiteral kArenaBytesAttrName = "memfmt.arena_bytes";
 inline constexpr llvm::StringLiteral kPeakLiveBytesAttrName =
@@ -61,6 +73,14 @@ BufferAttr getPlannedBuffer(Value value);
 
 /// True if the plan runs `op` once, at load time.
 bool isLoadTime(Operation *op);
+
+/// True if `value` is a result its op does not compute: masked off in the
+/// op's `output_mask` and unused. It has no buffer, and the kernel is told
+/// (its `has_*` flag 0) not to write it.
+bool isAbsentResult(Value value);
+
+/// The weights-blob slot `assign` stores into, or null before planning.
+BufferAttr getAssignedBuffer(AssignWeightOp assign);
 
 /// Bytes the strided tensor `type` spans (the layout library's span rule
 /// times the element size).

@@ -100,6 +100,21 @@ LogicalResult NativeBatchNormOp::verify() {
 
 bool NativeBatchNormOp::propagatesChannelsLast() { return true; }
 
+/// The running statistics may be updated in place (Kernels.def: each
+/// running_*_out may be its running_*).
+SmallVector<OpOperand *>
+NativeBatchNormOp::getInPlaceOperands(unsigned resultIndex) {
+  if (resultIndex == cast<OpResult>(getRunningMeanOut()).getResultNumber())
+    return {&getRunningMeanMutable()};
+  if (resultIndex == cast<OpResult>(getRunningVarOut()).getResultNumber())
+    return {&getRunningVarMutable()};
+  return {};
+}
+
+/// The statistics are reductions over the input: no operand but the one
+/// updated in place may share its buffer.
+bool NativeBatchNormOp::readsOperandsElementwise() { return false; }
+
 LogicalResult NativeBatchNormBackwardOp::verify() {
   if (failed(verifyCommon(*this)))
     return failure();
@@ -368,6 +383,17 @@ std::optional<unsigned> SgdUpdateOp::getPreservedOperand(unsigned resultIndex) {
     return getParamMutable().getOperandNumber();
   return getMomentumBufferMutable().getOperandNumber();
 }
+
+/// The parameter and its momentum buffer are updated in place, element by
+/// element (Kernels.def: param_out may be param, momentum_buffer_out
+/// momentum_buffer).
+SmallVector<OpOperand *> SgdUpdateOp::getInPlaceOperands(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return {&getParamMutable()};
+  return {&getMomentumBufferMutable()};
+}
+
+bool SgdUpdateOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
 // AssignWeightOp

@@ -62,7 +62,8 @@ typedef struct memfmt_model memfmt_model_t;
 typedef struct memfmt_model_tensor_info {
   /// The manifest's name ("input_0", "output_0").
   const char *name;
-  /// The element type: "f32", "f16" or "bf16".
+  /// The element type: "f32", "f16", "bf16" or "i64" (the class indices a
+  /// training step takes; element_size 8).
   const char *dtype;
   /// Bytes per element.
   int64_t element_size;
@@ -190,7 +191,8 @@ MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_run_device(
 /// Runs the model on logical data: `inputs[i]` is input i as a row-major
 /// (NCHW) f32 array of its shape, `outputs[i]` receives output i as a
 /// row-major f32 array of its shape; the loader re-lays and converts both
-/// through buffers allocated at load. `input_elements` and
+/// through buffers allocated at load (an i64 input, class indices, takes
+/// each float rounded to the nearest integer). `input_elements` and
 /// `output_elements` may be null; otherwise entry i must equal the number
 /// of elements of input/output i (INVALID_ARGUMENT naming the tensor and
 /// both sizes when not).

@@ -45,7 +45,7 @@ defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
 //===----------------------------------------------------------------------===//
 
 def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
-    [Pure, PropagatesL5,
+    [Pure, PropagatesL5, InPlace,
      DeclareOpInterfaceMethods<MemFmt_VjpOpInterface,
          ["isDifferentiableOperand", "isDifferentiableResult"]>]> {
   let summary = "batch normalisation in training mode "
@@ -60,7 +60,8 @@ def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
     `running_mean_out = (1 - momentum) * running_mean + momentum * mean`,
     `running_var_out = (1 - momentum) * running_var + momentum * var * n /
     (n - 1)` (the unbiased variance, `n = N * H * W`, which must be > 1).
-    By L5 `output` is channels-last when `input` is. `memfmt.batch_norm`
+    `running_*_out` may take the buffer of `running_*` (InPlaceOpInterface),
+    so a training step updates its running statistics in place. By L5 `output` is channels-last when `input` is. `memfmt.batch_norm`
     stays the inference op.
 
     ```mlir
@@ -364,7 +365,8 @@ def MemFmt_CrossEntropyLossBackwardOp
 // Optimizer
 //===----------------------------------------------------------------------===//
 
-def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update", [Pure, GradientLayout]> {
+def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
+                                   [Pure, GradientLayout, InPlace]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{
     torch.optim.SGD's exact update of `param` from its gradient `grad`
@@ -387,7 +389,9 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update", [Pure, GradientLayout]> {
     momentum therefore needs `step`. As in torch, `nesterov` requires
     `momentum > 0` and `dampening == 0`, and `lr`, `momentum` and
     `weight_decay` are non-negative. By L9 `grad` and the buffer have the
-    parameter's layout, and so do the results.
+    parameter's layout, and so do the results. `param_out` may take the
+    buffer of `param` and `momentum_buffer_out` that of `momentum_buffer`
+    (InPlaceOpInterface): the memory plan updates the model state in place.
 
     ```mlir
     %w1, %buf1 = memfmt.sgd_update %w, %gw, %buf

@@ -19,7 +19,9 @@
 //     "weights_source": "synthetic:0",
 //     "parameters": [ {"name": "conv1.weight", "dtype": "f32",
 //                      "shape": [64,3,7,7], "strides": [147,1,21,3],
-//                      "offset": 0, "bytes": 37632}, ... ],
+//                      "offset": 0, "bytes": 37632}, ...,
+//                    {"name": "conv1.weight.momentum_buffer", ...,
+//                     "init": "zeros"} ],
 //     "inputs":  [ {"name": "input_0", "dtype": "f32",
 //                   "shape": [8,3,224,224], "strides": [...]} ],
 //     "outputs": [ {"name": "output_0", "dtype": "f32", "shape": [8,1000],
@@ -35,6 +37,11 @@
 // with the manifest's path and names the field, e.g.
 // "d/manifest.json: parameters[3] (layer1.0.conv1.weight): strides has 3
 // entries, shape has 4".
+//
+// Element types: f32, f16, bf16 and i64 (the class indices a training step
+// takes as input). A parameter with "init": "zeros" (optional; the only
+// value) is model state that starts as zeros unless the weight source has a
+// tensor of its name (memfmt.weight {zero_init}: a momentum buffer).
 //
 // Shapes are logical (NCHW meaning); strides are in elements. A parameter
 // element with index idx lives at byte offset + sum(idx[d] * strides[d]) *
@@ -67,9 +74,9 @@ constexpr size_t MaxTensorRank = 8;
 constexpr size_t MaxModelTensors = 32;
 
 /// Element types of model tensors.
-enum class ElementType { F32, F16, BF16 };
+enum class ElementType { F32, F16, BF16, I64 };
 
-/// "f32", "f16" or "bf16" (the manifest's spelling).
+/// "f32", "f16", "bf16" or "i64" (the manifest's spelling).
 const char *toString(ElementType Type);
 
 /// Bytes per element.
@@ -91,6 +98,9 @@ struct TensorSpec {
   /// Parameters: the bytes reserved in the blob (>= extentBytes()). Inputs
   /// and outputs: extentBytes().
   int64_t Bytes = 0;
+  /// Parameters: starts as zeros unless the weight source has it
+  /// ("init": "zeros").
+  bool ZeroInit = false;
 
   /// The product of the shape (1 for rank 0).
   int64_t numElements() const;
@@ -162,7 +172,8 @@ io::Result<Manifest> readManifest(const std::string &Dir);
 
 /// The manifest.json text of \p M: the keys in the order shown above, two
 /// spaces per level, shapes and strides on one line, a final newline.
-/// Parameters get "offset" and "bytes", inputs and outputs do not; the
+/// Parameters get "offset" and "bytes" (and "init" when ZeroInit), inputs
+/// and outputs do not; the
 /// weights source is Weights.str(). Path, Dir and LibraryPath are not
 /// written. parseManifest(encodeManifest(M), P) gives M back for any M it
 /// accepts.

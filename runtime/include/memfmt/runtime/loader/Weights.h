@@ -26,9 +26,15 @@
 //    `*.num_batches_tracked`, which state_dicts carry and inference does not
 //    use) is listed by name in one message.
 //
+// A parameter marked "init": "zeros" (optimizer state: a momentum buffer)
+// starts as zeros unless a safetensors source has a tensor of its name
+// (then it must match like any parameter); synthetic sources give zeros.
+// So do i64 parameters (integer state) from a synthetic source.
+//
 // The re-layout helpers also serve inputs and outputs (memfmt_model_run_
 // logical, memfmt-run): they move elements between a row-major f32 array
-// and a strided buffer of any supported element type.
+// and a strided buffer of any supported element type (i64 elements are
+// rounded to the nearest integer on the way in).
 //
 //===----------------------------------------------------------------------===//
 

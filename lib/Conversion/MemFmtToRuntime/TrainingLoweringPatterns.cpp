@@ -1,0 +1,419 @@
+//===- TrainingLoweringPatterns.cpp - Training ops to kernel calls --------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The lowering of the training ops (MemFmtTrainingOps.td) to the training
+// kernels at the end of Kernels.def: training batch norm and the backward
+// ops, the loss and its gradient, the SGD update, the assignment of a model
+// state tensor (memfmt.assign_weight) and splat constants (the loss
+// gradient's seed, filled once at load).
+//
+// Backward ops with an `output_mask` (batch norm, convolution, linear): a
+// result masked off and unused is absent (MemoryPlan.h isAbsentResult). It
+// has no buffer; the kernel gets another output of the call in its place
+// with its `has_*` flag 0 and neither computes nor writes it. A result
+// masked off but used would have to be zeros, which no kernel computes:
+// that is an error. A masked-on result without a use is still computed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimePattern.h"
+#include "memfmt/Conversion/MemFmtToRuntime/MemoryPlan.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+namespace {
+
+/// The three gradient outputs of a backward op with an `output_mask`: each
+/// one's view (a present output's view in place of an absent one) and its
+/// `has_*` flag.
+struct GradientOutputs {
+  std::array<Value, 3> views;
+  std::array<int64_t, 3> present = {0, 0, 0};
+
+  bool any() const { return present[0] || present[1] || present[2]; }
+};
+
+/// The outputs of `op`'s three results `grad_input`, `grad_weight`,
+/// `grad_bias`; fails (notifyMatchFailure) on a masked-off result with uses.
+FailureOr<GradientOutputs> gradientOutputs(Operation *op,
+                                           PatternRewriter &rewriter,
+                                           RuntimeCallBuilder &calls) {
+  static const char *const names[] = {"grad_input", "grad_weight", "grad_bias"};
+  GradientOutputs out;
+  Value anyPresent;
+  for (unsigned i = 0; i < 3; ++i) {
+    Value result = op->getResult(i);
+    if (isAbsentResult(result))
+      continue;
+    auto mask = op->getAttrOfType<DenseBoolArrayAttr>(kOutputMaskAttrName);
+    if (mask && !mask[i])
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
+        diag << "result #" << i << " (" << names[i]
+             << ") is masked off in output_mask but has uses; a masked-off "
+                "gradient is zeros, which no kernel computes: set its "
+                "output_mask entry to true";
+      });
+    out.views[i] = calls.view(result);
+    out.present[i] = 1;
+    anyPresent = out.views[i];
+  }
+  for (Value &view : out.views)
+    if (!view)
+      view = anyPresent; // Absent: never written (has_* = 0).
+  return out;
+}
+
+/// A backward op with an `output_mask`: `emit` calls its kernel with the
+/// outputs gradientOutputs gives, unless none is wanted.
+template <typename OpTy> struct GradientPattern : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<GradientOutputs> out = gradientOutputs(op, rewriter, this->calls);
+    if (failed(out))
+      return failure();
+    if (!out->any())
+      return success(); // Nothing wanted: no call.
+    return emit(op, *out);
+  }
+
+  virtual LogicalResult emit(OpTy op, const GradientOutputs &out) const = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Batch norm
+//===----------------------------------------------------------------------===//
+
+/// The running statistics' outputs may be their inputs' buffers (the plan
+/// updates model state in place); the kernel allows it.
+struct NativeBatchNormLowering : RuntimePattern<NativeBatchNormOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(NativeBatchNormOp bn,
+                                PatternRewriter &) const override {
+    return calls.call(
+        bn, elementTypeOf(bn.getInput()),
+        kernels::native_batch_norm{
+            .input = calls.view(bn.getInput()),
+            .weight = calls.view(bn.getWeight()),
+            .bias = calls.view(bn.getBias()),
+            .running_mean = calls.view(bn.getRunningMean()),
+            .running_var = calls.view(bn.getRunningVar()),
+            .output = calls.view(bn.getOutput()),
+            .save_mean = calls.view(bn.getSaveMean()),
+            .save_invstd = calls.view(bn.getSaveInvstd()),
+            .running_mean_out = calls.view(bn.getRunningMeanOut()),
+            .running_var_out = calls.view(bn.getRunningVarOut()),
+            .eps = bn.getEps().convertToDouble(),
+            .momentum = bn.getMomentum().convertToDouble(),
+        });
+  }
+};
+
+struct NativeBatchNormBackwardLowering
+    : GradientPattern<NativeBatchNormBackwardOp> {
+  using GradientPattern::GradientPattern;
+
+  LogicalResult emit(NativeBatchNormBackwardOp bn,
+                     const GradientOutputs &out) const override {
+    return calls.call(bn, elementTypeOf(bn.getInput()),
+                      kernels::native_batch_norm_backward{
+                          .grad_out = calls.view(bn.getGradOut()),
+                          .input = calls.view(bn.getInput()),
+                          .weight = calls.view(bn.getWeight()),
+                          .save_mean = calls.view(bn.getSaveMean()),
+                          .save_invstd = calls.view(bn.getSaveInvstd()),
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution and linear
+//===----------------------------------------------------------------------===//
+
+/// The padding may have 2 (symmetric) or 4 values, as conv2d's.
+struct ConvolutionBackwardLowering : GradientPattern<ConvolutionBackwardOp> {
+  using GradientPattern::GradientPattern;
+
+  LogicalResult emit(ConvolutionBackwardOp conv,
+                     const GradientOutputs &out) const override {
+    Padding2d pad = Padding2d::fromList(conv.getPadding());
+    return calls.call(conv, elementTypeOf(conv.getInput()),
+                      kernels::convolution_backward{
+                          .grad_output = calls.view(conv.getGradOutput()),
+                          .input = calls.view(conv.getInput()),
+                          .weight = calls.view(conv.getWeight()),
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
+                          .stride_h = conv.getStride()[0],
+                          .stride_w = conv.getStride()[1],
+                          .pad_top = pad.top,
+                          .pad_left = pad.left,
+                          .pad_bottom = pad.bottom,
+                          .pad_right = pad.right,
+                          .dilation_h = conv.getDilation()[0],
+                          .dilation_w = conv.getDilation()[1],
+                          .groups = static_cast<int64_t>(conv.getGroups()),
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
+                      });
+  }
+};
+
+struct LinearBackwardLowering : GradientPattern<LinearBackwardOp> {
+  using GradientPattern::GradientPattern;
+
+  LogicalResult emit(LinearBackwardOp linear,
+                     const GradientOutputs &out) const override {
+    return calls.call(linear, elementTypeOf(linear.getInput()),
+                      kernels::linear_backward{
+                          .grad_output = calls.view(linear.getGradOutput()),
+                          .input = calls.view(linear.getInput()),
+                          .weight = calls.view(linear.getWeight()),
+                          .grad_input = out.views[0],
+                          .grad_weight = out.views[1],
+                          .grad_bias = out.views[2],
+                          .has_grad_input = out.present[0],
+                          .has_grad_weight = out.present[1],
+                          .has_grad_bias = out.present[2],
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise and pooling backward
+//===----------------------------------------------------------------------===//
+
+struct ThresholdBackwardLowering : RuntimePattern<ThresholdBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(ThresholdBackwardOp op,
+                                PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getSelf()),
+                      kernels::threshold_backward{
+                          .grad_output = calls.view(op.getGradOutput()),
+                          .self = calls.view(op.getSelf()),
+                          .grad_input = calls.view(op.getGradInput()),
+                          .threshold = op.getThreshold().convertToDouble(),
+                      });
+  }
+};
+
+struct MaxPoolWithIndicesBackwardLowering
+    : RuntimePattern<MaxPool2dWithIndicesBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(MaxPool2dWithIndicesBackwardOp pool,
+                                PatternRewriter &) const override {
+    PoolWindow w = PoolWindow::of(pool);
+    return calls.call(pool, elementTypeOf(pool.getSelf()),
+                      kernels::max_pool2d_with_indices_backward{
+                          .grad_output = calls.view(pool.getGradOutput()),
+                          .indices = calls.view(pool.getIndices()),
+                          .grad_input = calls.view(pool.getGradInput()),
+                          .kernel_h = w.kernel[0],
+                          .kernel_w = w.kernel[1],
+                          .stride_h = w.stride[0],
+                          .stride_w = w.stride[1],
+                          .pad_top = w.pad.top,
+                          .pad_left = w.pad.left,
+                          .dilation_h = pool.getDilation()[0],
+                          .dilation_w = pool.getDilation()[1],
+                      });
+  }
+};
+
+/// As the forward avg_pool2d: the window's padding, with ceil_mode already
+/// in the shapes (the kernel's divisor rule clips to the padded input).
+struct AvgPoolBackwardLowering : RuntimePattern<AvgPool2dBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AvgPool2dBackwardOp pool,
+                                PatternRewriter &) const override {
+    PoolWindow w = PoolWindow::of(pool);
+    return calls.call(
+        pool, elementTypeOf(pool.getSelf()),
+        kernels::avg_pool2d_backward{
+            .grad_output = calls.view(pool.getGradOutput()),
+            .grad_input = calls.view(pool.getGradInput()),
+            .kernel_h = w.kernel[0],
+            .kernel_w = w.kernel[1],
+            .stride_h = w.stride[0],
+            .stride_w = w.stride[1],
+            .pad_top = w.pad.top,
+            .pad_left = w.pad.left,
+            .pad_bottom = w.pad.bottom,
+            .pad_right = w.pad.right,
+            .count_include_pad = pool.getCountIncludePad() ? 1 : 0,
+        });
+  }
+};
+
+struct AdaptiveAvgPoolBackwardLowering
+    : RuntimePattern<AdaptiveAvgPool2dBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AdaptiveAvgPool2dBackwardOp pool,
+                                PatternRewriter &) const override {
+    return calls.call(pool, elementTypeOf(pool.getSelf()),
+                      kernels::adaptive_avg_pool2d_backward{
+                          .grad_output = calls.view(pool.getGradOutput()),
+                          .grad_input = calls.view(pool.getGradInput()),
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+struct CrossEntropyLossLowering : RuntimePattern<CrossEntropyLossOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyLossOp loss,
+                                PatternRewriter &) const override {
+    return calls.call(loss, elementTypeOf(loss.getSelf()),
+                      kernels::cross_entropy_loss{
+                          .self = calls.view(loss.getSelf()),
+                          .target = calls.view(loss.getTarget()),
+                          .output = calls.view(loss.getOutput()),
+                      });
+  }
+};
+
+struct CrossEntropyLossBackwardLowering
+    : RuntimePattern<CrossEntropyLossBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyLossBackwardOp loss,
+                                PatternRewriter &) const override {
+    return calls.call(loss, elementTypeOf(loss.getSelf()),
+                      kernels::cross_entropy_loss_backward{
+                          .grad_output = calls.view(loss.getGradOutput()),
+                          .self = calls.view(loss.getSelf()),
+                          .target = calls.view(loss.getTarget()),
+                          .grad_input = calls.view(loss.getGradInput()),
+                      });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Optimizer and model state
+//===----------------------------------------------------------------------===//
+
+/// Without `step` the kernel gets a 0-d i64 view of `grad`'s buffer (an
+/// input, so no output overlaps it), which it does not read (has_step 0). With
+/// momentum 0 the kernel leaves momentum_buffer_out unwritten: where the plan
+/// did not put it in momentum_buffer's own buffer and it is used,
+/// momentum_buffer is copied into it.
+struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(SgdUpdateOp sgd,
+                                PatternRewriter &rewriter) const override {
+    Type f32 = elementTypeOf(sgd.getParam());
+    Value step = sgd.getStep();
+    Value stepView =
+        step ? calls.view(step)
+             : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
+                            RankedTensorType::get({}, rewriter.getI64Type()));
+    double momentum = sgd.getMomentum().convertToDouble();
+    if (failed(calls.call(
+            sgd, f32,
+            kernels::sgd_update{
+                .param = calls.view(sgd.getParam()),
+                .grad = calls.view(sgd.getGrad()),
+                .momentum_buffer = calls.view(sgd.getMomentumBuffer()),
+                .step = stepView,
+                .param_out = calls.view(sgd.getParamOut()),
+                .momentum_buffer_out = calls.view(sgd.getMomentumBufferOut()),
+                .lr = sgd.getLr().convertToDouble(),
+                .momentum = momentum,
+                .dampening = sgd.getDampening().convertToDouble(),
+                .weight_decay = sgd.getWeightDecay().convertToDouble(),
+                .nesterov = sgd.getNesterov() ? 1 : 0,
+                .has_step = step ? 1 : 0,
+            })))
+      return failure();
+    if (momentum != 0 || sgd.getMomentumBufferOut().use_empty() ||
+        getPlannedBuffer(sgd.getMomentumBufferOut()) ==
+            getPlannedBuffer(sgd.getMomentumBuffer()))
+      return success();
+    return calls.call(
+        sgd, f32,
+        kernels::copy{.input = calls.view(sgd.getMomentumBuffer()),
+                      .output = calls.view(sgd.getMomentumBufferOut())});
+  }
+};
+
+/// Nothing where the plan computed the value in the state's slot, else one
+/// copy into the slot (the plan put the assignment after every read).
+struct AssignWeightLowering : RuntimePattern<AssignWeightOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AssignWeightOp assign,
+                                PatternRewriter &rewriter) const override {
+    BufferAttr slot = getAssignedBuffer(assign);
+    if (!slot)
+      return rewriter.notifyMatchFailure(
+          assign, "the memory plan gave this assignment no slot; plan the "
+                  "whole function (memfmt-plan-memory) after changing it");
+    if (getPlannedBuffer(assign.getValue()) == slot)
+      return success(); // Computed in place.
+    auto type = cast<RankedTensorType>(assign.getValue().getType());
+    return calls.call(assign, type.getElementType(),
+                      kernels::copy{.input = calls.view(assign.getValue()),
+                                    .output = calls.viewAt(slot, 0, type)});
+  }
+};
+
+/// A splat floating-point constant: its weights-blob slot filled once at
+/// load by the fill kernel. Other constants are not lowered.
+struct ConstantLowering : RuntimePattern<arith::ConstantOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(arith::ConstantOp constant,
+                                PatternRewriter &rewriter) const override {
+    auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!value || !value.isSplat() || !isa<FloatType>(value.getElementType()))
+      return rewriter.notifyMatchFailure(
+          constant, "only splat floating-point tensor constants are lowered "
+                    "(filled once at load); make other constants weights");
+    return calls.call(
+        constant, value.getElementType(),
+        kernels::fill{.output = calls.view(constant.getResult()),
+                      .value =
+                          value.getSplatValue<APFloat>().convertToDouble()});
+  }
+};
+
+} // namespace
+
+void mlir::memfmt::populateTrainingToRuntimePatterns(
+    RewritePatternSet &patterns, RuntimeCallBuilder &calls) {
+  patterns.add<NativeBatchNormLowering, NativeBatchNormBackwardLowering,
+               ConvolutionBackwardLowering, LinearBackwardLowering,
+               ThresholdBackwardLowering, MaxPoolWithIndicesBackwardLowering,
+               AvgPoolBackwardLowering, AdaptiveAvgPoolBackwardLowering,
+               CrossEntropyLossLowering, CrossEntropyLossBackwardLowering,
+               SgdUpdateLowering, AssignWeightLowering, ConstantLowering>(
+      patterns.getContext(), calls);
+}

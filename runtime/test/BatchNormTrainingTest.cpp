@@ -1,0 +1,498 @@
+//===- BatchNormTrainingTest.cpp - Training batch norm and its gradient ---===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// native_batch_norm and native_batch_norm_backward on both kernel families
+// (in FAST mode the channels-last rows and NCHW planes kernels, else the
+// double reference) in
+// every test layout, against a naive double implementation written from
+// ATen's definitions (biased batch variance, running variance unbiased by
+// n / (n - 1)); the naive backward's closed form is itself checked against
+// central finite differences of the naive forward on a tiny case. Edge
+// shapes: N = 1 with H = W > 1, C = 1, H = W = 1 with N > 1, odd sizes,
+// rank 2. Running statistics update in place; absent gradients are not
+// written; bad calls fail with a message. A disabled test times the
+// ResNet-stem shape in NCHW and NHWC.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RawView.h"
+#include "RuntimeTest.h"
+
+#include <chrono>
+#include <functional>
+
+using namespace memfmt::test;
+
+namespace {
+
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+
+/// The batch statistics and outputs of a training batch norm, in double.
+struct NaiveForward {
+  std::vector<double> mean, var; // Biased variance.
+  Expected output, saveMean, saveInvstd, runningMean, runningVar;
+};
+
+/// Values per channel of `in` (every dim but 1).
+int64_t perChannel(const Tensor &in) { return in.numElements() / in.sizes[1]; }
+
+/// Calls `f(index)` for every index of `in` with dim 1 equal to `c`.
+template <typename F> void forChannel(const Tensor &in, int64_t c, F f) {
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    std::vector<int64_t> index = in.indexOf(i);
+    if (index[1] == c)
+      f(index);
+  }
+}
+
+NaiveForward naiveForward(const Tensor &in, const Tensor &w, const Tensor &b,
+                          const Tensor &rm, const Tensor &rv, double eps,
+                          double momentum) {
+  const int64_t channels = in.sizes[1];
+  const double n = double(perChannel(in));
+  NaiveForward r;
+  std::vector<double> meanAbs(channels, 0.0);
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0, squares = 0, abs = 0;
+    forChannel(in, c, [&](const std::vector<int64_t> &i) {
+      sum += in.at(i);
+      abs += std::fabs(in.at(i));
+    });
+    double mean = sum / n;
+    forChannel(in, c, [&](const std::vector<int64_t> &i) {
+      squares += (in.at(i) - mean) * (in.at(i) - mean);
+    });
+    r.mean.push_back(mean);
+    r.var.push_back(squares / n);
+    meanAbs[c] = abs / n;
+    double invstd = 1 / std::sqrt(squares / n + eps);
+    r.saveMean.value.push_back(mean);
+    r.saveMean.magnitude.push_back(meanAbs[c]);
+    r.saveInvstd.value.push_back(invstd);
+    r.saveInvstd.magnitude.push_back(invstd);
+    double runningMean = (1 - momentum) * rm.at({c}) + momentum * r.mean.back();
+    double runningVar =
+        (1 - momentum) * rv.at({c}) + momentum * r.var.back() * n / (n - 1);
+    r.runningMean.value.push_back(runningMean);
+    r.runningMean.magnitude.push_back(std::fabs(rm.at({c})) + meanAbs[c]);
+    r.runningVar.value.push_back(runningVar);
+    r.runningVar.magnitude.push_back(std::fabs(rv.at({c})) + r.var.back());
+  }
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    std::vector<int64_t> index = in.indexOf(i);
+    int64_t c = index[1];
+    double invstd = 1 / std::sqrt(r.var[c] + eps);
+    double x = in.at(index);
+    r.output.value.push_back((x - r.mean[c]) * invstd * w.at({c}) + b.at({c}));
+    // An f32 mean and variance err by up to ~n u of the values' magnitude.
+    r.output.magnitude.push_back((std::fabs(x - r.mean[c]) + meanAbs[c]) *
+                                     invstd * std::fabs(w.at({c})) +
+                                 std::fabs(b.at({c})));
+  }
+  return r;
+}
+
+/// grad_input, grad_weight and grad_bias of a training batch norm, in
+/// double from the naive forward's statistics.
+struct NaiveBackward {
+  Expected gradInput, gradWeight, gradBias;
+};
+
+NaiveBackward naiveBackward(const Tensor &go, const Tensor &in, const Tensor &w,
+                            const NaiveForward &f, double eps) {
+  const int64_t channels = in.sizes[1];
+  const double n = double(perChannel(in));
+  NaiveBackward r;
+  std::vector<double> sumGo(channels), sumGoXhat(channels), sumAbs(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    double invstd = 1 / std::sqrt(f.var[c] + eps);
+    double abs = 0, absXhat = 0;
+    forChannel(in, c, [&](const std::vector<int64_t> &i) {
+      double xhat = (in.at(i) - f.mean[c]) * invstd;
+      sumGo[c] += go.at(i);
+      sumGoXhat[c] += go.at(i) * xhat;
+      abs += std::fabs(go.at(i));
+      absXhat += std::fabs(go.at(i) * xhat);
+    });
+    sumAbs[c] = abs + absXhat;
+    r.gradWeight.value.push_back(sumGoXhat[c]);
+    r.gradWeight.magnitude.push_back(absXhat + abs);
+    r.gradBias.value.push_back(sumGo[c]);
+    r.gradBias.magnitude.push_back(abs);
+  }
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    std::vector<int64_t> index = in.indexOf(i);
+    int64_t c = index[1];
+    double invstd = 1 / std::sqrt(f.var[c] + eps);
+    double xhat = (in.at(index) - f.mean[c]) * invstd;
+    double scale = w.at({c}) * invstd;
+    r.gradInput.value.push_back(
+        scale * (go.at(index) - sumGo[c] / n - xhat * sumGoXhat[c] / n));
+    r.gradInput.magnitude.push_back(
+        std::fabs(scale) *
+        (std::fabs(go.at(index)) + (1 + std::fabs(xhat)) * sumAbs[c] / n));
+  }
+  return r;
+}
+
+/// Per-channel test tensors [C].
+struct Params {
+  Tensor weight, bias, runningMean, runningVar;
+  explicit Params(int64_t channels)
+      : weight({channels}), bias({channels}), runningMean({channels}),
+        runningVar({channels}) {
+    weight.fillRandom(21, 0.5, 1.5);
+    bias.fillRandom(22);
+    runningMean.fillRandom(23);
+    runningVar.fillRandom(24, 0.5, 2.0);
+  }
+};
+
+struct Shape {
+  const char *name;
+  std::vector<int64_t> sizes;
+};
+
+void PrintTo(const Shape &s, std::ostream *os) { *os << s.name; }
+
+const Shape kShapes[] = {
+    {"ResNetLike", {2, 8, 5, 5}}, {"OneImage", {1, 3, 4, 4}},
+    {"OneChannel", {4, 1, 3, 3}}, {"OnePixel", {5, 6, 1, 1}},
+    {"Odd", {3, 5, 7, 3}},        {"Rank2", {6, 4}},
+};
+
+const std::pair<Layout, Layout> kLayouts[] = {{C, C}, {CL, CL}, {CLS, CLS},
+                                              {S, S}, {C, CL},  {CL, S}};
+
+constexpr double kEps = 1e-5, kMomentum = 0.1;
+
+/// Tolerance factor: the reference works in double; the fast kernels reduce
+/// in double too but normalise in f32 from f32-rounded statistics, a few
+/// roundings per element, which floatSumFactor(n) bounds with room.
+double factorFor(memfmt_kernels_t kernels, int64_t n) {
+  return kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
+                                             : floatSumFactor(n);
+}
+
+/// The implementation FAST mode must pick, or "" where it is the reference:
+/// the rows kernel for channels-last tensors (also NCHW ones with C = 1 or
+/// H = W = 1, which are both, L2) and rank 2, the planes kernel for the
+/// other NCHW ones.
+std::string expectedImpl(memfmt_kernels_t kernels, const Tensor &a,
+                         const Tensor &b) {
+  auto dense = [](const Tensor &t) { return t.layout == C || t.layout == CL; };
+  bool sameStrides = true; // Size-1 dims' strides do not matter (L2).
+  for (int64_t d = 0; d < a.rank(); ++d)
+    sameStrides &= a.sizes[d] == 1 || a.strides[d] == b.strides[d];
+  if (kernels != MEMFMT_KERNELS_FAST || !dense(a) || !dense(b) || !sameStrides)
+    return "";
+  bool rows = a.rank() != 4 || a.layout == CL || a.sizes[1] == 1 ||
+              a.sizes[2] * a.sizes[3] == 1;
+  return rows ? "channels_last" : "contiguous";
+}
+
+class BatchNormTrainingTest
+    : public ::testing::TestWithParam<std::tuple<memfmt_kernels_t, Shape>> {};
+
+TEST_P(BatchNormTrainingTest, ForwardMatchesNaive) {
+  auto [kernels, shape] = GetParam();
+  TestContext ctx(kernels);
+  const int64_t channels = shape.sizes[1];
+  for (auto [inLayout, outLayout] : kLayouts) {
+    Tensor x(shape.sizes, inLayout), y(shape.sizes, outLayout);
+    x.fillRandom(5, -2.0, 3.0);
+    Params p(channels);
+    Tensor saveMean({channels}), saveInvstd({channels}),
+        runningMeanOut({channels}), runningVarOut({channels});
+    std::string what = x.describe() + " -> " + y.describe();
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_f32(
+                         ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
+                         p.runningMean.memref(), p.runningVar.memref(),
+                         y.memref(), saveMean.memref(), saveInvstd.memref(),
+                         runningMeanOut.memref(), runningVarOut.memref(), kEps,
+                         kMomentum));
+    NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                     p.runningVar, kEps, kMomentum);
+    double factor = factorFor(kernels, perChannel(x));
+    expectClose(y, want.output, factor, what + " output");
+    expectClose(saveMean, want.saveMean, factor, what + " save_mean");
+    expectClose(saveInvstd, want.saveInvstd, factor, what + " save_invstd");
+    expectClose(runningMeanOut, want.runningMean, factor, what);
+    expectClose(runningVarOut, want.runningVar, factor, what);
+    std::string impl = expectedImpl(kernels, x, y);
+    EXPECT_EQ(ctx.implOf(1), impl.empty() ? "reference" : impl) << what;
+  }
+}
+
+TEST_P(BatchNormTrainingTest, BackwardMatchesNaive) {
+  auto [kernels, shape] = GetParam();
+  TestContext ctx(kernels);
+  const int64_t channels = shape.sizes[1];
+  for (auto [inLayout, outLayout] : kLayouts) {
+    Tensor x(shape.sizes, inLayout), go(shape.sizes, inLayout),
+        gi(shape.sizes, outLayout);
+    x.fillRandom(6, -1.0, 2.0);
+    go.fillRandom(7);
+    Params p(channels);
+    NaiveForward f = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                  p.runningVar, kEps, kMomentum);
+    // The saved statistics as the forward kernel writes them (f32).
+    Tensor saveMean({channels}, S), saveInvstd({channels}, S);
+    for (int64_t c = 0; c < channels; ++c) {
+      saveMean.at({c}) = static_cast<float>(f.mean[c]);
+      saveInvstd.at({c}) = static_cast<float>(1 / std::sqrt(f.var[c] + kEps));
+    }
+    Tensor gw({channels}, S), gb({channels});
+    std::string what = x.describe() + " -> " + gi.describe();
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                         ctx, 2, go.memref(), x.memref(), p.weight.memref(),
+                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
+                         gw.memref(), gb.memref(), 1, 1, 1));
+    NaiveBackward want = naiveBackward(go, x, p.weight, f, kEps);
+    // The saved statistics are rounded to f32 (a relative 2^-24 each); the
+    // terms' magnitudes carry that through, scaled by the reduction's size.
+    double factor =
+        std::max(factorFor(kernels, perChannel(x)), 4 * kUnitRoundoff);
+    expectClose(gi, want.gradInput, factor, what + " grad_input");
+    expectClose(gw, want.gradWeight, factor, what + " grad_weight");
+    expectClose(gb, want.gradBias, factor, what + " grad_bias");
+    std::string impl = expectedImpl(kernels, x, gi);
+    EXPECT_EQ(ctx.implOf(2), impl.empty() ? "reference" : impl) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, BatchNormTrainingTest,
+    ::testing::Combine(::testing::Values(MEMFMT_KERNELS_FAST,
+                                         MEMFMT_KERNELS_REFERENCE),
+                       ::testing::ValuesIn(kShapes)));
+
+/// The naive backward's closed form against central differences of
+/// L = sum(r * forward(x, w, b)) in double, on a 2x2x2x3 case.
+TEST(BatchNormTrainingTest, NaiveBackwardMatchesFiniteDifferences) {
+  Tensor x({2, 2, 2, 3}), r({2, 2, 2, 3});
+  x.fillRandom(8);
+  r.fillRandom(9);
+  Params p(2);
+  auto loss = [&](const Tensor &xs, const Tensor &w, const Tensor &b) {
+    NaiveForward f =
+        naiveForward(xs, w, b, p.runningMean, p.runningVar, kEps, kMomentum);
+    double sum = 0;
+    for (int64_t i = 0; i < xs.numElements(); ++i)
+      sum += r.flat(i) * f.output.value[i];
+    return sum;
+  };
+  NaiveForward f = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                p.runningVar, kEps, kMomentum);
+  NaiveBackward g = naiveBackward(r, x, p.weight, f, kEps);
+  // Perturbations of 1e-3 on f32 values: the central difference errs by
+  // O(h^2) ~ 1e-6 times the third derivative plus f32 rounding of the
+  // perturbed inputs (~1e-7 / h = 1e-4 relative), hence 1e-3 absolute on
+  // gradients of order 1.
+  const float h = 1e-3f;
+  auto difference = [&](Tensor &t, int64_t i, const Tensor &w,
+                        const Tensor &b) {
+    float saved = t.flat(i);
+    t.flat(i) = saved + h;
+    double up = loss(x, w, b);
+    float upStep = t.flat(i) - saved;
+    t.flat(i) = saved - h;
+    double down = loss(x, w, b);
+    float downStep = saved - t.flat(i);
+    t.flat(i) = saved;
+    return (up - down) / double(upStep + downStep);
+  };
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    EXPECT_NEAR(g.gradInput.value[i], difference(x, i, p.weight, p.bias), 1e-3)
+        << "grad_input element " << i;
+  for (int64_t c = 0; c < 2; ++c) {
+    EXPECT_NEAR(g.gradWeight.value[c],
+                difference(p.weight, c, p.weight, p.bias), 1e-3)
+        << "grad_weight " << c;
+    EXPECT_NEAR(g.gradBias.value[c], difference(p.bias, c, p.weight, p.bias),
+                1e-3)
+        << "grad_bias " << c;
+  }
+}
+
+/// running_*_out may be running_* itself; the update reads before writing.
+TEST(BatchNormTrainingTest, RunningStatisticsUpdateInPlace) {
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_FAST, MEMFMT_KERNELS_REFERENCE}) {
+    TestContext ctx(kernels);
+    Tensor x({3, 4, 2, 2}, CL), y({3, 4, 2, 2}, CL);
+    x.fillRandom(10);
+    Params p(4);
+    NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                     p.runningVar, kEps, 0.25);
+    Tensor saveMean({4}), saveInvstd({4});
+    EXPECT_KERNEL_OK(
+        ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
+                 ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
+                 p.runningMean.memref(), p.runningVar.memref(), y.memref(),
+                 saveMean.memref(), saveInvstd.memref(), p.runningMean.memref(),
+                 p.runningVar.memref(), kEps, 0.25));
+    double factor = factorFor(kernels, 12);
+    expectClose(p.runningMean, want.runningMean, factor, toString(kernels));
+    expectClose(p.runningVar, want.runningVar, factor, toString(kernels));
+  }
+}
+
+/// has_grad_* = 0: that output is another one passed again and is not
+/// written; the others are right.
+TEST(BatchNormTrainingTest, AbsentGradientsAreNotWritten) {
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_FAST, MEMFMT_KERNELS_REFERENCE}) {
+    TestContext ctx(kernels);
+    Tensor x({2, 3, 3, 3}), go({2, 3, 3, 3}), gi({2, 3, 3, 3});
+    x.fillRandom(11);
+    go.fillRandom(12);
+    Params p(3);
+    NaiveForward f = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                  p.runningVar, kEps, kMomentum);
+    Tensor saveMean({3}), saveInvstd({3}), gb({3});
+    for (int64_t c = 0; c < 3; ++c) {
+      saveMean.at({c}) = static_cast<float>(f.mean[c]);
+      saveInvstd.at({c}) = static_cast<float>(1 / std::sqrt(f.var[c] + kEps));
+    }
+    NaiveBackward want = naiveBackward(go, x, p.weight, f, kEps);
+    // Only grad_bias: grad_input and grad_weight are grad_bias again.
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                         ctx, 3, go.memref(), x.memref(), p.weight.memref(),
+                         saveMean.memref(), saveInvstd.memref(), gb.memref(),
+                         gb.memref(), gb.memref(), 0, 0, 1));
+    expectClose(gb, want.gradBias, 1e-6, toString(kernels));
+    // Only grad_input: grad_weight and grad_bias are grad_input again.
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                         ctx, 4, go.memref(), x.memref(), p.weight.memref(),
+                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
+                         gi.memref(), gi.memref(), 1, 0, 0));
+    expectClose(gi, want.gradInput, 1e-5, toString(kernels));
+  }
+}
+
+TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor x({2, 3, 2, 2}), y({2, 3, 2, 2});
+  Params p(3);
+  Tensor saveMean({3}), saveInvstd({3}), rmOut({3}), rvOut({3});
+  auto forward = [&](const Tensor &in, const Tensor &out, const Tensor &sm,
+                     const Tensor &rm, const Tensor &rmo, double eps) {
+    return _mlir_ciface_memfmt_native_batch_norm_f32(
+        ctx, 9, in.memref(), p.weight.memref(), p.bias.memref(), rm.memref(),
+        p.runningVar.memref(), out.memref(), sm.memref(), saveInvstd.memref(),
+        rmo.memref(), rvOut.memref(), eps, kMomentum);
+  };
+  auto expectError = [&](int32_t status, const std::string &message) {
+    EXPECT_EQ(status, MEMFMT_STATUS_INVALID_ARGUMENT) << message;
+    EXPECT_NE(ctx.lastError().find(message), std::string::npos)
+        << ctx.lastError();
+  };
+  expectError(forward(x, y, saveMean, p.runningMean, rmOut, 0.0),
+              "memfmt_native_batch_norm_f32 (node 9): eps is 0.000000, "
+              "expected a finite value > 0");
+  expectError(_mlir_ciface_memfmt_native_batch_norm_f32(
+                  ctx, 9, x.memref(), p.weight.memref(), p.bias.memref(),
+                  p.runningMean.memref(), p.runningVar.memref(), y.memref(),
+                  saveMean.memref(), saveInvstd.memref(), rmOut.memref(),
+                  rvOut.memref(), kEps, -0.1),
+              "momentum is -0.100000, expected a finite value >= 0");
+  Tensor flat({3});
+  expectError(forward(flat, flat, saveMean, p.runningMean, rmOut, kEps),
+              "input has rank 1 (shape [3]), expected at least 2 (channels "
+              "in dim 1)");
+  Tensor wrong({4});
+  expectError(forward(x, y, wrong, p.runningMean, rmOut, kEps),
+              "save_mean has shape [4], expected [3] (one per channel of "
+              "input [2, 3, 2, 2])");
+  Tensor single({1, 3, 1, 1}), singleOut({1, 3, 1, 1});
+  expectError(forward(single, singleOut, saveMean, p.runningMean, rmOut, kEps),
+              "input [1, 3, 1, 1] has fewer than 2 values per channel");
+  // running_mean_out may be running_mean exactly, but not another view of
+  // its buffer, and no other output may overlap an input.
+  Tensor buffer({5});
+  RawView inner(buffer, 0, {3}, {1}), shifted(buffer, 1, {3}, {1});
+  auto forwardViews = [&](const RawView &rm, const RawView &rmo) {
+    return _mlir_ciface_memfmt_native_batch_norm_f32(
+        ctx, 9, x.memref(), p.weight.memref(), p.bias.memref(), rm.memref(),
+        p.runningVar.memref(), y.memref(), saveMean.memref(),
+        saveInvstd.memref(), rmo.memref(), rvOut.memref(), kEps, kMomentum);
+  };
+  expectError(forwardViews(inner, shifted),
+              "running_mean_out [3] (strides [1]) overlaps running_mean [3] "
+              "(strides [1]); in place it must be exactly running_mean");
+  expectError(forward(x, x, saveMean, p.runningMean, rmOut, kEps),
+              "output [2, 3, 2, 2] (strides [12, 4, 2, 1]) overlaps input");
+  // Backward: grad_input over grad_out.
+  Tensor go({2, 3, 2, 2});
+  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                ctx, 10, go.memref(), x.memref(), p.weight.memref(),
+                saveMean.memref(), saveInvstd.memref(), go.memref(),
+                rmOut.memref(), rvOut.memref(), 1, 1, 1),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.lastError().find("grad_input [2, 3, 2, 2] (strides [12, 4, "
+                                 "2, 1]) overlaps grad_out"),
+            std::string::npos)
+      << ctx.lastError();
+  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                ctx, 11, go.memref(), x.memref(), p.weight.memref(),
+                saveMean.memref(), saveInvstd.memref(), y.memref(),
+                rmOut.memref(), rvOut.memref(), 2, 1, 1),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.lastError().find("has_grad_input is 2, expected 0 or 1"),
+            std::string::npos)
+      << ctx.lastError();
+}
+
+/// Times the ResNet stem's batch norm (N=8, C=64, 112x112) forward and
+/// backward in NCHW and NHWC. Run with --gtest_also_run_disabled_tests.
+TEST(BatchNormTrainingTest, DISABLED_TimeResNetStem) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const std::vector<int64_t> shape = {8, 64, 112, 112};
+  for (Layout layout : {C, CL}) {
+    Tensor x(shape, layout), y(shape, layout), go(shape, layout),
+        gi(shape, layout);
+    x.fillRandom(1);
+    go.fillRandom(2);
+    Params p(64);
+    Tensor saveMean({64}), saveInvstd({64}), gw({64}), gb({64});
+    auto forward = [&] {
+      return _mlir_ciface_memfmt_native_batch_norm_f32(
+          ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
+          p.runningMean.memref(), p.runningVar.memref(), y.memref(),
+          saveMean.memref(), saveInvstd.memref(), p.runningMean.memref(),
+          p.runningVar.memref(), kEps, kMomentum);
+    };
+    auto backward = [&] {
+      return _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+          ctx, 2, go.memref(), x.memref(), p.weight.memref(), saveMean.memref(),
+          saveInvstd.memref(), gi.memref(), gw.memref(), gb.memref(), 1, 1, 1);
+    };
+    for (auto [name, call] :
+         {std::pair<const char *, std::function<int32_t()>>{"forward", forward},
+          {"backward", backward}}) {
+      ASSERT_EQ(call(), MEMFMT_STATUS_OK) << ctx.lastError(); // Warm-up.
+      const int runs = 10;
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < runs; ++i)
+        call();
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count() /
+                  runs;
+      std::printf("batch norm %s %s [8, 64, 112, 112]: %.2f ms per call (%s)\n",
+                  name, toString(layout), ms,
+                  ctx.implOf(name[0] == 'f' ? 1 : 2).c_str());
+    }
+  }
+}
+
+} // namespace

@@ -1,0 +1,126 @@
+# memfmt learns: ResNet-18 (10 classes) trained from a seeded initialisation
+# on scikit-learn's bundled digits (1797 8x8 images, no download), each image
+# upsampled to 32x32 and repeated over three channels, with memfmt-compile
+# --train and memfmt-train, and with PyTorch from the same initialisation,
+# the same batches in the same order and the same SGD settings.
+#
+# Checks: memfmt's held-out top-1 accuracy is >= 95%; its loss curve tracks
+# PyTorch's — the first steps agree to 1e-3 (relative; before training's
+# sensitivity amplifies f32 rounding differences), and every epoch's mean
+# loss is within 10% of PyTorch's or 0.02 absolute.
+#
+# REQUIRES: torch, sklearn, memfmt-compile, memfmt-train
+# RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
+# CHECK: first 5 steps track torch: PASS
+# CHECK: epoch losses track torch: PASS
+# CHECK: held-out accuracy >= 95%: PASS
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torchvision
+from sklearn.datasets import load_digits
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import run, write_safetensors  # noqa: E402
+
+BATCH, SIZE, EPOCHS, TRAIN_ROWS = 32, 32, 4, 1536
+LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
+
+
+def digits():
+    """Images [1797, 3, 32, 32] (standardised, nearest-neighbour upsampling)
+    and labels, in a seeded random order."""
+    data = load_digits()
+    x = data.images.astype(np.float32) / 16.0
+    x = (x - x.mean()) / x.std()
+    x = np.kron(x, np.ones((SIZE // 8, SIZE // 8), np.float32))
+    x = np.repeat(x[:, None], 3, axis=1)
+    y = data.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(x))
+    return np.ascontiguousarray(x[order]), y[order]
+
+
+def torch_training(model, x, y, ex, ey):
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM,
+                                weight_decay=WEIGHT_DECAY)
+    losses = []
+    for _ in range(EPOCHS):
+        model.train()
+        for i in range(0, len(x) - BATCH + 1, BATCH):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(
+                model(torch.from_numpy(x[i:i + BATCH])),
+                torch.from_numpy(y[i:i + BATCH]))
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss))
+    model.eval()
+    with torch.no_grad():
+        predicted = model(torch.from_numpy(ex)).argmax(1).numpy()
+    return losses, float(np.mean(predicted == ey))
+
+
+def report(what, ok, detail):
+    print(f"{what}: {'PASS' if ok else 'FAIL'} ({detail})")
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    os.makedirs(args.work, exist_ok=True)
+    x, y = digits()
+    tx, ty, ex, ey = x[:TRAIN_ROWS], y[:TRAIN_ROWS], x[TRAIN_ROWS:], y[TRAIN_ROWS:]
+    train_npz = os.path.join(args.work, "train.npz")
+    eval_npz = os.path.join(args.work, "eval.npz")
+    np.savez(train_npz, x=tx, y=ty)
+    np.savez(eval_npz, x=ex, y=ey)
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10)
+    weights = os.path.join(args.work, "init.safetensors")
+    write_safetensors(weights, model.state_dict())
+
+    model_dir = os.path.join(args.work, "resnet18.train")
+    run([os.path.join(args.bin, "memfmt-compile"), "--model", "resnet18",
+         "--num-classes", "10", "--train", "--batch", str(BATCH),
+         "--height", str(SIZE), "--width", str(SIZE), "--weights", weights,
+         "--lr", str(LR), "--momentum", str(MOMENTUM),
+         "--weight-decay", str(WEIGHT_DECAY), "-o", model_dir])
+    result = json.loads(run([os.path.join(args.bin, "memfmt-train"), model_dir,
+                             "--data", train_npz, "--epochs", str(EPOCHS),
+                             "--no-shuffle", "--eval", eval_npz, "--json"]))
+    ours = [float(step["loss"]) for step in result["steps"]]
+    accuracy = float(result["eval"]["accuracy"])
+
+    theirs, torch_accuracy = torch_training(model, tx, ty, ex, ey)
+    print(f"memfmt: {len(ours)} steps, loss {ours[0]:.4f} -> {ours[-1]:.4f}, "
+          f"accuracy {accuracy:.4f}; torch: loss {theirs[0]:.4f} -> "
+          f"{theirs[-1]:.4f}, accuracy {torch_accuracy:.4f}")
+    if len(ours) != len(theirs):
+        raise SystemExit(f"memfmt ran {len(ours)} steps, torch {len(theirs)}")
+    first = max(abs(a - b) / abs(b) for a, b in zip(ours[:5], theirs[:5]))
+    steps = len(ours) // EPOCHS
+    epochs = [(np.mean(ours[e * steps:(e + 1) * steps]),
+               np.mean(theirs[e * steps:(e + 1) * steps]))
+              for e in range(EPOCHS)]
+    ok = report("first 5 steps track torch", first <= 1e-3,
+                f"worst relative difference {first:.1e}")
+    ok &= report("epoch losses track torch",
+                 all(abs(a - b) <= max(0.1 * b, 0.02) for a, b in epochs),
+                 ", ".join(f"{a:.4f} vs {b:.4f}" for a, b in epochs))
+    ok &= report("held-out accuracy >= 95%", accuracy >= 0.95,
+                 f"{accuracy:.4f} over {len(ey)} images; torch {torch_accuracy:.4f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
