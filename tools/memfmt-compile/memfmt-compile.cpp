@@ -198,6 +198,12 @@ cl::opt<double> weightDecay(
 cl::opt<bool> nesterov("nesterov", cl::init(false),
                        cl::desc("--train: Nesterov momentum (default off)"),
                        cl::cat(toolCategory));
+cl::opt<bool> gradients(
+    "gradients", cl::init(false),
+    cl::desc("--train: no SGD update; the step returns the loss (output "
+             "'loss') and every parameter's gradient (outputs 'grad.NAME'), "
+             "to check them"),
+    cl::cat(toolCategory));
 
 constexpr int kNumSteps = 6;
 /// --train: the step the eval model is built in (the later ones shift by
@@ -356,6 +362,9 @@ private:
   OwningOpRef<ModuleOp> evalModule;
   std::string subdirectory;
   int evalStep = 0;
+  /// --train --gradients: the names of the step's outputs ("loss",
+  /// "grad.NAME"), in the manifest in place of the lowering's.
+  std::vector<std::string> outputNames;
 };
 
 void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
@@ -367,6 +376,7 @@ void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.momentum = sgdMomentum;
   options.weightDecay = weightDecay;
   options.nesterov = nesterov;
+  options.gradients = gradients;
 }
 
 /// Rejects what no target can serve yet, before any work is done.
@@ -411,7 +421,7 @@ Status Compiler::checkOptions() {
       return userError("--train: " + problem);
   } else {
     for (cl::Option *sgdOption : std::initializer_list<cl::Option *>{
-             &learningRate, &sgdMomentum, &weightDecay, &nesterov})
+             &learningRate, &sgdMomentum, &weightDecay, &nesterov, &gradients})
       if (sgdOption->getNumOccurrences())
         return userError("--" + sgdOption->ArgStr +
                          " is an SGD option: it needs --train");
@@ -678,6 +688,16 @@ Status Compiler::applyLayout() {
     if (failed(pm.run(*module)))
       return userError("cannot build the training step of " + settings.Model +
                        " (see the errors above)");
+    // --gradients: the outputs are named after what they are.
+    if (gradients)
+      for (auto func : module->getOps<func::FuncOp>())
+        if (func.isPublic() && !func.isExternal())
+          for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+            auto name =
+                func.getResultAttrOfType<StringAttr>(i, "memfmt.gradient_of");
+            outputNames.push_back(name ? ("grad." + name.getValue()).str()
+                                       : "loss");
+          }
     return writeModule("model.mlir");
   }
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
@@ -705,6 +725,9 @@ Status Compiler::lower() {
   if (failed(lowerToRuntimeCalls(*module, manifest)))
     return userError("cannot lower " + settings.Model +
                      " to runtime calls (see the errors above)");
+  if (!evalStep && outputNames.size() == manifest.outputs.size())
+    for (auto [output, name] : llvm::zip(manifest.outputs, outputNames))
+      output.name = name;
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(addMemoryPlanToReports(file("report.json"), file("report.txt"),
@@ -872,7 +895,7 @@ int main(int argc, char **argv) {
       "      [--precision f32|f16|bf16]\n"
       "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
       "      [--train [--lr F] [--momentum F] [--weight-decay F] "
-      "[--nesterov]]\n"
+      "[--nesterov] [--gradients]]\n"
       "      [--layout-only]\n"
       "      -o DIR\n\n"
       "--train compiles a training step (input, class indices -> mean "

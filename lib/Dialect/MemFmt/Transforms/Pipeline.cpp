@@ -130,7 +130,8 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   sgd.momentum = options.momentum;
   sgd.weightDecay = options.weightDecay;
   sgd.nesterov = options.nesterov;
-  funcPm.addPass(createApplySgd(sgd));
+  if (!options.gradients)
+    funcPm.addPass(createApplySgd(sgd));
   CompilePipelineOptions layout;
   layout.memoryFormat = options.memoryFormat;
   layout.inputFormat = options.inputFormat;

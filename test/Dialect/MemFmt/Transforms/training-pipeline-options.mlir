@@ -16,6 +16,7 @@
 
 // memfmt-opt lists the pipeline and its options, with their defaults.
 // HELP: --memfmt-training-pipeline
+// HELP-NEXT: --gradients
 // HELP-NEXT: --input-format=<value>
 // HELP-NEXT: =channels-last
 // HELP-NEXT: =contiguous

@@ -180,6 +180,11 @@ struct TrainingPipelineOptions
   Option<bool> nesterov{*this, "nesterov",
                         llvm::cl::desc("SGD with Nesterov momentum"),
                         llvm::cl::init(false)};
+  Option<bool> gradients{
+      *this, "gradients",
+      llvm::cl::desc("No SGD update: the step returns the loss and every "
+                     "parameter's gradient (marked memfmt.gradient_of)"),
+      llvm::cl::init(false)};
 };
 
 /// Why `options` cannot build a training step ("" when they can): a
@@ -189,9 +194,9 @@ std::string
 checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
 
 /// What memfmt-compile --train runs between loading a model and lowering
-/// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd,
-/// then the compile pipeline's layout passes, layout check and reports
-/// (no fusion, f32) over the whole training step. Requires
+/// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd
+/// (unless `gradients`), then the compile pipeline's layout passes, layout
+/// check and reports (no fusion, f32) over the whole training step. Requires
 /// checkTrainingPipelineOptions(options) to be "".
 void buildMemFmtTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options);
