@@ -17,7 +17,21 @@
 // Six steps, each announced on stderr: load, check the weights, layout
 // passes (the compile pipeline of the library, buildMemFmtCompilePipeline,
 // which memfmt-opt runs as --memfmt-compile-pipeline), lower to runtime
-// calls, emit the shared library, write the manifest. Options a target
+// calls, emit the shared library, write the manifest. `--layout-only` stops
+// after the layout passes (DIR then holds the .mlir files and the layout
+// reports).
+//
+// With `--train` the model is a training step: step 3 runs the training
+// pipeline (buildMemFmtTrainingPipeline, memfmt-opt's
+// --memfmt-training-pipeline: forward with the cross-entropy loss,
+// differentiation, SGD update, then the same layout passes, so the report
+// covers forward and backward). The step takes the input and the class
+// indices (`tensor<Nxi64>`) and returns the loss; parameters, momentum
+// buffers and running statistics are model state it updates. An extra step
+// compiles the inference model of the same network (same formats, batch
+// and weight source, the normal inference path) into DIR/eval, for
+// evaluating with the running statistics; its parameter names are the
+// training step's. Options a target
 // cannot serve are rejected before any work. Every file goes to a temporary
 // directory next to DIR that is renamed into place at the end, so a failure
 // never leaves partial output. Exit codes: 0 success, 1 a user error (bad
@@ -53,6 +67,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -152,7 +167,48 @@ cl::opt<std::string> outputDir("o", cl::Required, cl::value_desc("DIR"),
                                cl::desc("Output directory"),
                                cl::cat(toolCategory));
 
+cl::opt<bool> layoutOnly(
+    "layout-only", cl::init(false),
+    cl::desc("Stop after the layout passes: DIR gets input.mlir, model.mlir "
+             "and the layout reports, no library or manifest"),
+    cl::cat(toolCategory));
+
+// Training (--train). The SGD defaults are torchvision's ResNet recipe.
+cl::opt<bool> train(
+    "train", cl::init(false),
+    cl::desc("Compile a training step: forward, mean cross-entropy loss, "
+             "backward and an SGD update of the model state, in f32 on the "
+             "cpu; DIR/eval gets the inference model of the same network"),
+    cl::cat(toolCategory));
+cl::opt<double> learningRate(
+    "lr", cl::init(0.1), cl::value_desc("F"),
+    cl::desc("--train: SGD learning rate (default 0.1, torchvision's ResNet "
+             "recipe)"),
+    cl::cat(toolCategory));
+cl::opt<double> sgdMomentum(
+    "momentum", cl::init(0.9), cl::value_desc("F"),
+    cl::desc("--train: SGD momentum (default 0.9, torchvision's ResNet "
+             "recipe; 0 keeps no momentum buffers)"),
+    cl::cat(toolCategory));
+cl::opt<double> weightDecay(
+    "weight-decay", cl::init(1e-4), cl::value_desc("F"),
+    cl::desc("--train: SGD weight decay (default 1e-4, torchvision's ResNet "
+             "recipe)"),
+    cl::cat(toolCategory));
+cl::opt<bool> nesterov("nesterov", cl::init(false),
+                       cl::desc("--train: Nesterov momentum (default off)"),
+                       cl::cat(toolCategory));
+cl::opt<bool> gradients(
+    "gradients", cl::init(false),
+    cl::desc("--train: no SGD update; the step returns the loss (output "
+             "'loss') and every parameter's gradient (outputs 'grad.NAME'), "
+             "to check them"),
+    cl::cat(toolCategory));
+
 constexpr int kNumSteps = 6;
+/// --train: the step the eval model is built in (the later ones shift by
+/// one).
+constexpr int kEvalStep = 4;
 constexpr llvm::StringLiteral kUsage =
     "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
     "-o DIR (see --help)";
@@ -185,10 +241,6 @@ Status userError(const Twine &message) {
 Status internalError(const Twine &message) {
   llvm::errs() << "memfmt-compile: internal error: " << message << "\n";
   return {kInternalError};
-}
-
-void progress(int step, const Twine &message) {
-  llvm::errs() << "[" << step << "/" << kNumSteps << "] " << message << "\n";
 }
 
 /// Where the weights come from.
@@ -265,7 +317,28 @@ private:
   Status emitLibrary();
   Status writeManifestAndCommit();
 
+  Status compileEvalModel();
+  Status writeEvalManifest();
+
   Status writeModule(StringRef fileName);
+  /// The path of `fileName` in the output directory of the model being
+  /// built (DIR, or DIR/eval for the eval model).
+  std::string file(StringRef fileName) const {
+    return output->file((Twine(subdirectory) + fileName).str());
+  }
+  /// Announces a step on stderr; the eval model's steps are announced as
+  /// its one step, after the layout step (--train).
+  void progress(int step, const Twine &message) const {
+    int total = kNumSteps + (train ? 1 : 0);
+    if (evalStep)
+      llvm::errs() << "[" << evalStep << "/" << total
+                   << "] eval model: " << message << "\n";
+    else
+      llvm::errs() << "[" << (train && step >= kEvalStep ? step + 1 : step)
+                   << "/" << total << "] " << message << "\n";
+  }
+  /// Sets the options of the training pipeline from the flags.
+  void setTrainingOptions(TrainingPipelineOptions &options) const;
 
   MLIRContext &context;
   llvm::SourceMgr &sourceMgr;
@@ -283,7 +356,28 @@ private:
   std::vector<mlir::memfmt::ImportedParameter> onnxParameters;
   bool isONNX = false;
   bool weightsFromModel = false;
+  /// --train: the inference forward as loaded (compiled to DIR/eval), and
+  /// the state of the build in progress: "" or "eval/", and the step the
+  /// eval model is announced as (0 while building the training step).
+  OwningOpRef<ModuleOp> evalModule;
+  std::string subdirectory;
+  int evalStep = 0;
+  /// --train --gradients: the names of the step's outputs ("loss",
+  /// "grad.NAME"), in the manifest in place of the lowering's.
+  std::vector<std::string> outputNames;
 };
+
+void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
+  options.memoryFormat = memoryFormat;
+  options.inputFormat = inputFormat;
+  options.precision = precision;
+  options.target = target;
+  options.lr = learningRate;
+  options.momentum = sgdMomentum;
+  options.weightDecay = weightDecay;
+  options.nesterov = nesterov;
+  options.gradients = gradients;
+}
 
 /// Rejects what no target can serve yet, before any work is done.
 Status Compiler::checkOptions() {
@@ -317,6 +411,20 @@ Status Compiler::checkOptions() {
                          inputFile +
                          ": the shapes come from the file; --batch, --height "
                          "and --width are for --model");
+  }
+  if (train) {
+    // The training pipeline's own checks (f32, cpu, torch.optim.SGD's).
+    TrainingPipelineOptions options;
+    setTrainingOptions(options);
+    std::string problem = checkTrainingPipelineOptions(options);
+    if (!problem.empty())
+      return userError("--train: " + problem);
+  } else {
+    for (cl::Option *sgdOption : std::initializer_list<cl::Option *>{
+             &learningRate, &sgdMomentum, &weightDecay, &nesterov, &gradients})
+      if (sgdOption->getNumOccurrences())
+        return userError("--" + sgdOption->ArgStr +
+                         " is an SGD option: it needs --train");
   }
   FailureOr<WeightSource> source = parseWeightSource(weightsOption);
   if (failed(source))
@@ -511,7 +619,7 @@ Status Compiler::createOutput() {
 
 /// Writes the module, with its locations, to `fileName` in the output.
 Status Compiler::writeModule(StringRef fileName) {
-  std::string path = output->file(fileName);
+  std::string path = file(fileName);
   std::string message;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &message);
   if (!file)
@@ -559,6 +667,39 @@ Status Compiler::checkWeights() {
 /// Runs the compile pipeline (Passes.h) with the flags of the same names;
 /// the reports go to DIR/report.txt and DIR/report.json.
 Status Compiler::applyLayout() {
+  PassManager pm(&context);
+  if (train && !evalStep) {
+    std::string sgd;
+    llvm::raw_string_ostream os(sgd);
+    os << llvm::format("lr %g momentum %g weight decay %g",
+                       learningRate.getValue(), sgdMomentum.getValue(),
+                       weightDecay.getValue())
+       << (nesterov ? " nesterov" : "");
+    progress(3, "training step (loss, backward, SGD " + sgd +
+                    ") and layout: " + formatName(memoryFormat) + " model, " +
+                    formatName(inputFormat) + " input");
+    // The inference model of DIR/eval starts from the forward as loaded.
+    evalModule = OwningOpRef<ModuleOp>(module->clone());
+    TrainingPipelineOptions options;
+    setTrainingOptions(options);
+    options.reportText = file("report.txt");
+    options.reportJson = file("report.json");
+    buildMemFmtTrainingPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return userError("cannot build the training step of " + settings.Model +
+                       " (see the errors above)");
+    // --gradients: the outputs are named after what they are.
+    if (gradients)
+      for (auto func : module->getOps<func::FuncOp>())
+        if (func.isPublic() && !func.isExternal())
+          for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+            auto name =
+                func.getResultAttrOfType<StringAttr>(i, "memfmt.gradient_of");
+            outputNames.push_back(name ? ("grad." + name.getValue()).str()
+                                       : "loss");
+          }
+    return writeModule("model.mlir");
+  }
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
                   formatName(inputFormat) + " input");
   CompilePipelineOptions options;
@@ -567,9 +708,8 @@ Status Compiler::applyLayout() {
   options.precision = precision;
   options.fusion = fusion;
   options.target = target;
-  options.reportText = output->file("report.txt");
-  options.reportJson = output->file("report.json");
-  PassManager pm(&context);
+  options.reportText = file("report.txt");
+  options.reportJson = file("report.json");
   buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*module)))
     return internalError("the layout passes failed (see the errors above)");
@@ -585,10 +725,13 @@ Status Compiler::lower() {
   if (failed(lowerToRuntimeCalls(*module, manifest)))
     return userError("cannot lower " + settings.Model +
                      " to runtime calls (see the errors above)");
+  if (!evalStep && outputNames.size() == manifest.outputs.size())
+    for (auto [output, name] : llvm::zip(manifest.outputs, outputNames))
+      output.name = name;
   std::string message;
   llvm::raw_string_ostream os(message);
-  if (failed(addMemoryPlanToReports(output->file("report.json"),
-                                    output->file("report.txt"), manifest, os)))
+  if (failed(addMemoryPlanToReports(file("report.json"), file("report.txt"),
+                                    manifest, os)))
     return userError(message);
   if (failed(lowerToLLVMDialect(*module)))
     return internalError("lowering to the LLVM dialect failed");
@@ -601,14 +744,14 @@ Status Compiler::emitLibrary() {
   if (runtimeLibrary.empty())
     return internalError("memfmt-compile was built without the memfmt "
                          "runtime library (target MemFmtRuntime)");
-  std::string object = output->file("model.o");
+  std::string object = file("model.o");
   // A CUDA model runs on another machine (a GPU server): its host code is
   // compiled for any x86-64-v2 CPU rather than for this one.
   StringRef cpu = target == CompileTarget::Cuda ? "x86-64-v2" : "";
   if (failed(emitObjectFile(*module, object, cpu)))
     return internalError("emitting the object file failed");
-  if (failed(linkSharedLibrary(module->getLoc(), object,
-                               output->file(settings.Library), runtimeLibrary)))
+  if (failed(linkSharedLibrary(module->getLoc(), object, file(settings.Library),
+                               runtimeLibrary)))
     return internalError("linking " + settings.Library + " failed");
   if (std::error_code ec = llvm::sys::fs::remove(object))
     return userError("cannot remove " + object + ": " + ec.message());
@@ -649,16 +792,67 @@ Status Compiler::writeONNXWeights() {
 #endif
 }
 
-Status Compiler::writeManifestAndCommit() {
-  if (weightsFromModel)
+/// --train: compiles the loaded forward by the normal inference path into
+/// DIR/eval, with the weight source of the training step (for an ONNX model
+/// DIR/weights.safetensors, written from the eval model's parameters, which
+/// are the training step's less its optimizer state).
+Status Compiler::compileEvalModel() {
+  if (!train)
+    return kContinue;
+  if (std::error_code ec =
+          llvm::sys::fs::create_directory(output->file("eval")))
+    return userError("cannot create " + output->file("eval") + ": " +
+                     ec.message());
+  // Build the eval model in place of the training step, then put the
+  // training step back.
+  evalStep = kEvalStep;
+  subdirectory = "eval/";
+  std::swap(module, evalModule);
+  ModelManifest trainingManifest = std::move(manifest);
+  manifest = ModelManifest();
+  Status status = writeModule("input.mlir");
+  using Step = Status (Compiler::*)();
+  SmallVector<Step> steps = {&Compiler::applyLayout};
+  if (!layoutOnly)
+    steps.append({&Compiler::lower, &Compiler::emitLibrary,
+                  &Compiler::writeEvalManifest});
+  for (Step step : steps)
+    if (!status.failed())
+      status = (this->*step)();
+  std::swap(module, evalModule);
+  manifest = std::move(trainingManifest);
+  subdirectory.clear();
+  evalStep = 0;
+  return status;
+}
+
+Status Compiler::writeEvalManifest() {
+  if (weightsFromModel) {
     if (Status status = writeONNXWeights(); status.failed())
       return status;
-  progress(6, "writing manifest.json");
+    weightsFromModel = false; // written: writeManifestAndCommit skips it
+  }
+  progress(kEvalStep, "writing eval/manifest.json");
   std::string message;
   llvm::raw_string_ostream os(message);
-  if (failed(writeManifest(output->file("manifest.json"), settings, manifest,
-                           os)) ||
-      failed(output->commit(os)))
+  if (failed(writeManifest(file("manifest.json"), settings, manifest, os)))
+    return userError(message);
+  return kContinue;
+}
+
+Status Compiler::writeManifestAndCommit() {
+  if (weightsFromModel && !layoutOnly)
+    if (Status status = writeONNXWeights(); status.failed())
+      return status;
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (!layoutOnly) {
+    progress(kNumSteps, "writing manifest.json");
+    if (failed(writeManifest(output->file("manifest.json"), settings, manifest,
+                             os)))
+      return userError(message);
+  }
+  if (failed(output->commit(os)))
     return userError(message);
   llvm::errs() << "memfmt-compile: wrote " << output->finalPath() << "\n";
   return kContinue;
@@ -666,10 +860,16 @@ Status Compiler::writeManifestAndCommit() {
 
 int Compiler::run() {
   using Step = Status (Compiler::*)();
-  for (Step step :
-       {&Compiler::checkOptions, &Compiler::load, &Compiler::createOutput,
-        &Compiler::checkWeights, &Compiler::applyLayout, &Compiler::lower,
-        &Compiler::emitLibrary, &Compiler::writeManifestAndCommit}) {
+  // The eval model (--train) is built first: it needs only the inference
+  // lowering.
+  SmallVector<Step> steps = {
+      &Compiler::checkOptions, &Compiler::load,
+      &Compiler::createOutput, &Compiler::checkWeights,
+      &Compiler::applyLayout,  &Compiler::compileEvalModel};
+  if (!layoutOnly)
+    steps.append({&Compiler::lower, &Compiler::emitLibrary});
+  steps.push_back(&Compiler::writeManifestAndCommit);
+  for (Step step : steps) {
     Status status = (this->*step)();
     if (status.failed())
       return status.code;
@@ -694,7 +894,15 @@ int main(int argc, char **argv) {
       "      [--batch N] [--height H] [--width W] [--target cpu|cuda]\n"
       "      [--precision f32|f16|bf16]\n"
       "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
+      "      [--train [--lr F] [--momentum F] [--weight-decay F] "
+      "[--nesterov] [--gradients]]\n"
+      "      [--layout-only]\n"
       "      -o DIR\n\n"
+      "--train compiles a training step (input, class indices -> mean "
+      "cross-entropy loss; SGD updates parameters, momentum buffers and "
+      "batch-norm running statistics in place). Its SGD defaults are "
+      "torchvision's ResNet recipe: --lr 0.1 --momentum 0.9 --weight-decay "
+      "1e-4. DIR/eval gets the inference model of the same network.\n\n"
       "Exit codes: 0 success, 1 user error, 2 internal error.\n");
 
   DialectRegistry registry;

@@ -419,7 +419,18 @@ LogicalResult AssignWeightOp::verify() {
   if (!weight)
     return emitOpError() << "assigns \"" << getName()
                          << "\", which no memfmt.weight of this function reads";
-  if (weight.getType() != getValue().getType())
+  // While the layout passes re-lay the parameter (a conversion of the
+  // weight, which memfmt-fold-conversions turns into the re-laid weight),
+  // the assigned value may already have the new layout.
+  auto isRelaidAs = [&](Type type) {
+    return llvm::any_of(weight->getUsers(), [&](Operation *user) {
+      auto conversion = dyn_cast<LayoutOpInterface>(user);
+      return conversion && conversion.isLayoutConversion() &&
+             user->getResult(0).getType() == type;
+    });
+  };
+  if (weight.getType() != getValue().getType() &&
+      !isRelaidAs(getValue().getType()))
     return emitOpError() << "assigns a value of type " << getValue().getType()
                          << " to \"" << getName() << "\" of type "
                          << weight.getType()

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The two pass pipelines, built here so that memfmt-opt and memfmt-compile
-// run the same passes:
+// The pass pipelines, built here so that memfmt-opt and memfmt-compile run
+// the same passes:
 //
 //  * memfmt-channels-last: propagate channels-last (with the options passed
 //    through), make reshape conversions explicit, fold conversions, then
@@ -20,6 +20,15 @@
 //    check, the reports, and last the precision conversion with a second
 //    check (the report lists layout conversions, so it comes before the
 //    dtype conversions).
+//  * memfmt-training-pipeline: what memfmt-compile --train runs in its
+//    step 3. The training step is built first (memfmt-training-forward,
+//    memfmt-differentiate, memfmt-apply-sgd), so that the layout passes
+//    (the compile pipeline's, hence the same report) run over forward,
+//    backward and update together: L9 then holds by propagation, and the
+//    report counts every conversion of the step. Fusion stays off (its
+//    patterns are inference rewrites: folding a batch norm needs running
+//    statistics, and an epilogue would swallow a value the backward reads)
+//    and the step computes in f32 on the CPU only.
 //
 // memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
 // writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
@@ -97,35 +106,99 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
   }
 }
 
+std::string mlir::memfmt::checkTrainingPipelineOptions(
+    const TrainingPipelineOptions &options) {
+  if (options.target != CompileTarget::Cpu)
+    return "training runs on the cpu target only (training on CUDA is "
+           "another issue)";
+  if (options.precision != ComputePrecision::F32)
+    return ("training computes in f32 only (precision=" +
+            stringifyComputePrecision(options.precision) +
+            " is not available for training yet)")
+        .str();
+  return checkSgdOptions(options.lr, options.momentum, /*dampening=*/0.0,
+                         options.weightDecay, options.nesterov);
+}
+
+void mlir::memfmt::buildMemFmtTrainingPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createTrainingForward());
+  funcPm.addPass(createDifferentiate());
+  ApplySgdOptions sgd;
+  sgd.lr = options.lr;
+  sgd.momentum = options.momentum;
+  sgd.weightDecay = options.weightDecay;
+  sgd.nesterov = options.nesterov;
+  if (!options.gradients)
+    funcPm.addPass(createApplySgd(sgd));
+  CompilePipelineOptions layout;
+  layout.memoryFormat = options.memoryFormat;
+  layout.inputFormat = options.inputFormat;
+  layout.precision = ComputePrecision::F32;
+  layout.fusion = false;
+  layout.target = options.target;
+  layout.reportText = options.reportText;
+  layout.reportJson = options.reportJson;
+  buildMemFmtCompilePipeline(pm, layout);
+}
+
+/// Registers a pipeline whose options `check` may reject when they are
+/// parsed (PassPipelineRegistration's builder cannot fail): `check` returns
+/// why, or "" to build the pipeline with `build`.
+template <typename Options>
+static void registerCheckedPipeline(StringRef name, StringRef description,
+                                    std::string (*check)(const Options &),
+                                    void (*build)(OpPassManager &,
+                                                  const Options &)) {
+  std::string prefix = name.str();
+  registerPassPipeline(
+      name, description,
+      [=](OpPassManager &pm, StringRef text,
+          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string problem = check(options);
+        if (!problem.empty())
+          return errorHandler(prefix + ": " + problem);
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
+        optionsHandler(Options());
+      });
+}
+
+/// What memfmt-compile-pipeline rejects: a precision the target has no
+/// kernels for (as memfmt-compile does before any work).
+static std::string
+checkCompilePipelineOptions(const CompilePipelineOptions &options) {
+  if (isPrecisionAvailable(options.target, options.precision))
+    return "";
+  return ("precision=" + stringifyComputePrecision(options.precision) +
+          " is not available on target=cpu (its reduced-precision kernels "
+          "are bf16)")
+      .str();
+}
+
 void mlir::memfmt::registerMemFmtPipelines() {
   PassPipelineRegistration<ChannelsLastPipelineOptions>(
       "memfmt-channels-last",
       "Run memfmt's layout passes: propagate channels-last, make reshape "
       "conversions explicit, fold conversions, canonicalize, cse",
       buildChannelsLastPipeline);
-  // PassPipelineRegistration's builder cannot fail; this one rejects, when
-  // the options are parsed, a precision the target has no kernels for (as
-  // memfmt-compile does before any work).
-  registerPassPipeline(
+  registerCheckedPipeline<CompilePipelineOptions>(
       "memfmt-compile-pipeline",
       "Run what memfmt-compile runs between loading a model and lowering "
       "it: fusion, the layout passes, the layout check and reports, and the "
       "precision conversion",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        CompilePipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (!isPrecisionAvailable(options.target, options.precision))
-          return errorHandler(
-              "memfmt-compile-pipeline: precision=" +
-              stringifyComputePrecision(options.precision) +
-              " is not available on target=cpu (its reduced-precision "
-              "kernels are bf16)");
-        buildMemFmtCompilePipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
-        optionsHandler(CompilePipelineOptions());
-      });
+      checkCompilePipelineOptions, buildMemFmtCompilePipeline);
+  registerCheckedPipeline<TrainingPipelineOptions>(
+      "memfmt-training-pipeline",
+      "Run what memfmt-compile --train runs between loading a model and "
+      "lowering it: the training forward with its loss, differentiation, "
+      "the SGD update, then the layout passes, check and reports over the "
+      "whole step",
+      checkTrainingPipelineOptions, buildMemFmtTrainingPipeline);
 }

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Declares the layout passes, the enums their choice options take (with
-// the spellings users type), and the two pipelines: `memfmt-channels-last`
-// (the layout passes) and `memfmt-compile-pipeline` (what memfmt-compile
-// runs between loading a model and lowering it).
+// the spellings users type), and the pipelines: `memfmt-channels-last`
+// (the layout passes), `memfmt-compile-pipeline` (what memfmt-compile runs
+// between loading a model and lowering it) and `memfmt-training-pipeline`
+// (the same for memfmt-compile --train).
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,10 +112,13 @@ struct ChannelsLastPipelineOptions
 void buildChannelsLastPipeline(OpPassManager &pm,
                                const ChannelsLastPipelineOptions &options);
 
-/// Options of the `memfmt-compile-pipeline` pipeline: memfmt-compile's
-/// flags of the same names, plus where the layout reports go.
-struct CompilePipelineOptions
-    : public PassPipelineOptions<CompilePipelineOptions> {
+/// The options memfmt-compile's pipelines share: memfmt-compile's flags of
+/// the same names, plus where the layout reports go.
+template <typename Derived>
+struct ModelPipelineOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = ::mlir::detail::PassOptions::Option<T>;
+
   Option<MemoryFormat> memoryFormat{
       *this, "memory-format", llvm::cl::desc("Memory format the model runs in"),
       llvm::cl::init(MemoryFormat::ChannelsLast), modelMemoryFormatValues()};
@@ -126,10 +130,6 @@ struct CompilePipelineOptions
       *this, "precision",
       llvm::cl::desc("Element type of activations and parameters"),
       llvm::cl::init(ComputePrecision::F32), computePrecisionValues()};
-  Option<bool> fusion{*this, "fusion",
-                      llvm::cl::desc("Fold batch norms into convolutions and "
-                                     "fuse residual adds and relus into them"),
-                      llvm::cl::init(true)};
   Option<CompileTarget> target{
       *this, "target", llvm::cl::desc("Device the model runs on"),
       llvm::cl::init(CompileTarget::Cpu), compileTargetValues()};
@@ -145,6 +145,16 @@ struct CompilePipelineOptions
       llvm::cl::init("")};
 };
 
+/// Options of the `memfmt-compile-pipeline` pipeline: the shared ones and
+/// fusion.
+struct CompilePipelineOptions
+    : public ModelPipelineOptions<CompilePipelineOptions> {
+  Option<bool> fusion{*this, "fusion",
+                      llvm::cl::desc("Fold batch norms into convolutions and "
+                                     "fuse residual adds and relus into them"),
+                      llvm::cl::init(true)};
+};
+
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
@@ -153,12 +163,57 @@ struct CompilePipelineOptions
 void buildMemFmtCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options);
 
+/// Options of the `memfmt-training-pipeline` pipeline: the shared ones
+/// (precision and target accept f32 and cpu only) plus memfmt-apply-sgd's.
+/// The SGD defaults are torchvision's ResNet recipe, as memfmt-compile
+/// --train's.
+struct TrainingPipelineOptions
+    : public ModelPipelineOptions<TrainingPipelineOptions> {
+  Option<double> lr{*this, "lr", llvm::cl::desc("SGD learning rate"),
+                    llvm::cl::init(0.1)};
+  Option<double> momentum{*this, "momentum",
+                          llvm::cl::desc("SGD momentum factor"),
+                          llvm::cl::init(0.9)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("SGD weight decay (L2 penalty)"),
+                             llvm::cl::init(1.0e-4)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("SGD with Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<bool> gradients{
+      *this, "gradients",
+      llvm::cl::desc("No SGD update: the step returns the loss and every "
+                     "parameter's gradient (marked memfmt.gradient_of)"),
+      llvm::cl::init(false)};
+};
+
+/// Why `options` cannot build a training step ("" when they can): a
+/// precision other than f32, a target other than the CPU, or SGD options
+/// checkSgdOptions rejects. memfmt-compile --train checks the same.
+std::string
+checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
+
+/// What memfmt-compile --train runs between loading a model and lowering
+/// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd
+/// (unless `gradients`), then the compile pipeline's layout passes, layout
+/// check and reports (no fusion, f32) over the whole training step. Requires
+/// checkTrainingPipelineOptions(options) to be "".
+void buildMemFmtTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options);
+
+/// torch.optim.SGD's checks of its arguments, plus what memfmt-apply-sgd
+/// does not support yet (dampening with momentum): the reason the options
+/// are rejected, spelled with memfmt-apply-sgd's option names, or "" when
+/// they are fine.
+std::string checkSgdOptions(double lr, double momentum, double dampening,
+                            double weightDecay, bool nesterov);
+
 #define GEN_PASS_REGISTRATION
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"
 
-/// Registers the `memfmt-channels-last` and `memfmt-compile-pipeline`
-/// pipelines (the passes themselves are registered by the generated
-/// registerMemFmtPasses()).
+/// Registers the `memfmt-channels-last`, `memfmt-compile-pipeline` and
+/// `memfmt-training-pipeline` pipelines (the passes themselves are registered
+/// by the generated registerMemFmtPasses()).
 void registerMemFmtPipelines();
 
 } // namespace mlir::memfmt

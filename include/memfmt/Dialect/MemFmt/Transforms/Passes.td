@@ -172,6 +172,67 @@ def Report : Pass<"memfmt-report", "::mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Training (issue 15): the forward with its loss, and the SGD update
+//===----------------------------------------------------------------------===//
+
+def TrainingForward : Pass<"memfmt-training-forward", "::mlir::func::FuncOp"> {
+  let summary = "Turn an inference forward into a training forward with its "
+                "loss";
+  let description = [{
+    On each public function with a body (the model's forward, as
+    memfmt-compile picks it), which must return exactly one `[N, C]` tensor
+    (the logits):
+
+      * each `memfmt.batch_norm` becomes `memfmt.native_batch_norm` (batch
+        statistics; same `eps` and `momentum`), and its updated running
+        statistics are stored with `memfmt.assign_weight` (the running
+        statistics must be `memfmt.weight`s);
+      * each `memfmt.max_pool2d` becomes `memfmt.max_pool2d_with_indices`
+        (its backward needs the indices);
+      * a last argument `%target: tensor<Nxi64>` (class indices) is added and
+        the function returns `memfmt.cross_entropy_loss(logits, target)`, a
+        0-d tensor, instead of the logits.
+
+    Located errors: not exactly one result, a result that is not `[N, C]`,
+    a batch norm in training mode or with a running statistic that is not a
+    parameter, a running statistic two batch norms share, a batch norm with
+    one value per channel (training divides by n - 1), a function already
+    turned into a training step, or a model fused for inference.
+  }];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
+def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
+  let summary = "Replace gradient results by in-place SGD updates";
+  let description = [{
+    Consumes what memfmt-differentiate produces: a function returning the
+    loss followed by gradients, each gradient result carrying the result
+    attribute `memfmt.gradient_of = "<weight name>"`. Each such result is
+    replaced by, after every other op of the function (so every read of the
+    parameter comes before its update), `memfmt.weight
+    "<name>.momentum_buffer" {zero_init}` (when `momentum` != 0),
+    `memfmt.sgd_update` and `memfmt.assign_weight` of the new parameter and
+    momentum buffer; the function then returns the other results (the
+    loss). The defaults are torchvision's ResNet recipe (lr 0.1, momentum
+    0.9, weight decay 1e-4). Options are checked as torch.optim.SGD checks
+    them; `dampening` != 0 with momentum is not supported yet (its first
+    step needs a step counter in the model state).
+  }];
+  let options = [
+    Option<"lr", "lr", "double", /*default=*/"0.1", "Learning rate (>= 0)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum factor (>= 0; 0 keeps no momentum buffers)">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "Dampening for momentum (only 0 with momentum, for now)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"1.0e-4",
+           "Weight decay, L2 penalty (>= 0)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum (needs momentum > 0 and dampening 0)">,
+  ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
 def Differentiate : Pass<"memfmt-differentiate", "::mlir::func::FuncOp"> {
   let summary = "Build the reverse sweep: the loss and every trainable "
                 "weight's gradient";

@@ -1,0 +1,213 @@
+//===- ApplySgd.cpp - Gradients to in-place SGD updates -------------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// memfmt-apply-sgd finishes a training step: memfmt-differentiate leaves a
+// function that returns the loss followed by the parameters' gradients, each
+// gradient result marked `memfmt.gradient_of = "<weight name>"`. For each
+// function that has such results:
+//
+//  1. The options are checked as torch.optim.SGD checks its arguments
+//     (lr, momentum and weight_decay >= 0; nesterov needs momentum > 0 and
+//     dampening 0). Dampening != 0 with momentum is refused: torch's first
+//     step sets the buffer to the undamped gradient, which needs a step
+//     counter in the model state (sgd_update's `step` operand) that the
+//     model state cannot hold yet (it has no i64 tensors).
+//  2. Each marked result is matched with the `memfmt.weight` of its name
+//     (same type); a name marked twice, or one no weight of the function
+//     reads, is an error at the function.
+//  3. Before the return, so after every other op and hence after every read
+//     of the parameter, in result order: the momentum buffer
+//     `memfmt.weight "<name>.momentum_buffer" {zero_init}` (momentum != 0
+//     only; with momentum 0 torch keeps no buffer and sgd_update ignores
+//     the operand, so the gradient stands in for it), `memfmt.sgd_update`,
+//     and `memfmt.assign_weight` of the new parameter and the new buffer.
+//  4. The marked results leave the function; the others (the loss) stay.
+//
+// With `dampening` 0 a zero-initialised buffer makes the first step exact
+// without a step counter (`momentum * 0 + g == g`), which is why the buffer
+// is `zero_init` and sgd_update gets no `step`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+namespace mlir::memfmt {
+#define GEN_PASS_DEF_APPLYSGD
+#include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"
+} // namespace mlir::memfmt
+
+using namespace mlir;
+using namespace mlir::memfmt;
+
+std::string mlir::memfmt::checkSgdOptions(double lr, double momentum,
+                                          double dampening, double weightDecay,
+                                          bool nesterov) {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  // Numbers as the user typed them (-1, 0.0001), not in %e form.
+  auto number = [](double value) { return llvm::format("%g", value); };
+  if (!(lr >= 0))
+    os << "lr=" << number(lr) << " must be >= 0 (torch.optim.SGD's check)";
+  else if (!(momentum >= 0))
+    os << "momentum=" << number(momentum)
+       << " must be >= 0 (torch.optim.SGD's check)";
+  else if (!(weightDecay >= 0))
+    os << "weight-decay=" << number(weightDecay)
+       << " must be >= 0 (torch.optim.SGD's check)";
+  else if (nesterov && (momentum <= 0 || dampening != 0))
+    os << "nesterov requires momentum > 0 and dampening = 0 "
+          "(torch.optim.SGD's check), got momentum="
+       << number(momentum) << " dampening=" << number(dampening);
+  else if (momentum != 0 && dampening != 0)
+    os << "dampening=" << number(dampening)
+       << " with momentum is not supported yet: torch's first step sets the "
+          "momentum buffer to the undamped gradient, which needs a step "
+          "counter in the model state";
+  return problem;
+}
+
+namespace {
+
+/// The result attribute memfmt-differentiate puts on gradient results.
+constexpr llvm::StringLiteral kGradientOf = "memfmt.gradient_of";
+
+/// A gradient result and the parameter it updates.
+struct GradientResult {
+  unsigned index;
+  WeightOp parameter;
+};
+
+class ApplySgdPass : public ::mlir::memfmt::impl::ApplySgdBase<ApplySgdPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkOptions(func::FuncOp func);
+  FailureOr<SmallVector<GradientResult>> findGradients(func::FuncOp func);
+  void update(RewriterBase &rewriter, Value gradient, WeightOp parameter);
+};
+
+/// Step 1: torch.optim.SGD's argument checks, plus what is not supported.
+LogicalResult ApplySgdPass::checkOptions(func::FuncOp func) {
+  std::string problem =
+      checkSgdOptions(lr, momentum, dampening, weightDecay, nesterov);
+  if (problem.empty())
+    return success();
+  return func.emitError() << "memfmt-apply-sgd: " << problem;
+}
+
+/// Step 2: the marked results and their parameters, in result order.
+FailureOr<SmallVector<GradientResult>>
+ApplySgdPass::findGradients(func::FuncOp func) {
+  llvm::StringMap<WeightOp> parameters;
+  func.walk([&](WeightOp weight) {
+    parameters.try_emplace(weight.getName(), weight);
+  });
+  SmallVector<GradientResult> gradients;
+  llvm::StringMap<unsigned> seen;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    Attribute mark = func.getResultAttr(i, kGradientOf);
+    if (!mark)
+      continue;
+    auto name = dyn_cast<StringAttr>(mark);
+    if (!name || name.getValue().empty())
+      return func.emitError()
+             << "memfmt-apply-sgd: result " << i << " has " << kGradientOf
+             << " = " << mark << "; expected the name of a parameter";
+    auto [it, inserted] = seen.try_emplace(name.getValue(), i);
+    if (!inserted)
+      return func.emitError()
+             << "memfmt-apply-sgd: results " << it->second << " and " << i
+             << " are both the gradient of '" << name.getValue() << "'";
+    WeightOp parameter = parameters.lookup(name.getValue());
+    if (!parameter)
+      return func.emitError()
+             << "memfmt-apply-sgd: result " << i << " is the gradient of '"
+             << name.getValue() << "', which no memfmt.weight of @"
+             << func.getName() << " reads";
+    if (parameter.getZeroInit())
+      return func.emitError()
+             << "memfmt-apply-sgd: result " << i << " is the gradient of '"
+             << name.getValue()
+             << "', which is optimizer state (zero_init), not a parameter";
+    Type type = func.getResultTypes()[i];
+    if (type != parameter.getType())
+      return func.emitError()
+             << "memfmt-apply-sgd: result " << i << " (the gradient of '"
+             << name.getValue() << "') has type " << type
+             << " but the parameter has type " << parameter.getType();
+    gradients.push_back({i, parameter});
+  }
+  return gradients;
+}
+
+/// Step 3 for one parameter, at the rewriter's insertion point.
+void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
+                          WeightOp parameter) {
+  Location loc = parameter.getLoc();
+  Type type = parameter.getType();
+  Value buffer = gradient;
+  std::string bufferName = (parameter.getName() + ".momentum_buffer").str();
+  if (momentum != 0)
+    buffer = WeightOp::create(rewriter, loc, type, bufferName,
+                              /*zero_init=*/true);
+  auto sgd = SgdUpdateOp::create(
+      rewriter, loc, TypeRange{type, type}, parameter, gradient, buffer,
+      /*step=*/Value(), rewriter.getF64FloatAttr(lr),
+      rewriter.getF64FloatAttr(momentum), rewriter.getF64FloatAttr(dampening),
+      rewriter.getF64FloatAttr(weightDecay), rewriter.getBoolAttr(nesterov));
+  AssignWeightOp::create(rewriter, loc, parameter.getName(), sgd.getParamOut());
+  if (momentum != 0)
+    AssignWeightOp::create(rewriter, loc, bufferName,
+                           sgd.getMomentumBufferOut());
+}
+
+void ApplySgdPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (func.isExternal())
+    return;
+  bool hasGradients = false;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    hasGradients |= bool(func.getResultAttr(i, kGradientOf));
+  if (!hasGradients)
+    return;
+  if (!func.getBody().hasOneBlock()) {
+    func.emitError() << "memfmt-apply-sgd: @" << func.getName()
+                     << " has more than one block; the updates go at the end "
+                        "of a training step of one block";
+    return signalPassFailure();
+  }
+  if (failed(checkOptions(func)))
+    return signalPassFailure();
+  FailureOr<SmallVector<GradientResult>> gradients = findGradients(func);
+  if (failed(gradients))
+    return signalPassFailure();
+
+  IRRewriter rewriter(&getContext());
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  rewriter.setInsertionPoint(ret);
+  llvm::BitVector erased(func.getNumResults());
+  for (const GradientResult &gradient : *gradients) {
+    update(rewriter, ret.getOperand(gradient.index), gradient.parameter);
+    erased.set(gradient.index);
+  }
+  rewriter.modifyOpInPlace(ret, [&] { ret->eraseOperands(erased); });
+  rewriter.modifyOpInPlace(func, [&] {
+    if (failed(func.eraseResults(erased)))
+      llvm_unreachable("func.func results can always be erased");
+  });
+}
+
+} // namespace

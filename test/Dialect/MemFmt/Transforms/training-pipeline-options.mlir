@@ -1,0 +1,41 @@
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="precision=bf16" 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="target=cuda" 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="lr=-0.1" 2>&1 | FileCheck %s --check-prefix=LR
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="momentum=0 nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="memory-format=nhwc" 2>&1 | FileCheck %s --check-prefix=MEMORY-FORMAT
+// RUN: memfmt-opt --help | FileCheck %s --check-prefix=HELP
+
+// memfmt-training-pipeline rejects, when its options are parsed, what a
+// training step cannot be built with (as memfmt-compile --train does), and
+// choice options with LLVM's standard error.
+// BF16: error: memfmt-training-pipeline: training computes in f32 only (precision=bf16 is not available for training yet)
+// CUDA: error: memfmt-training-pipeline: training runs on the cpu target only (training on CUDA is another issue)
+// LR: error: memfmt-training-pipeline: lr=-0.1 must be >= 0 (torch.optim.SGD's check)
+// NESTEROV: error: memfmt-training-pipeline: nesterov requires momentum > 0 and dampening = 0
+// MEMORY-FORMAT: for the --memory-format option: Cannot find option named 'nhwc'!
+
+// memfmt-opt lists the pipeline and its options, with their defaults.
+// HELP: --memfmt-training-pipeline
+// HELP-NEXT: --gradients
+// HELP-NEXT: --input-format=<value>
+// HELP-NEXT: =channels-last
+// HELP-NEXT: =contiguous
+// HELP-NEXT: --lr=<number>
+// HELP-NEXT: --memory-format=<value>
+// HELP-NEXT: =channels-last
+// HELP-NEXT: =contiguous
+// HELP-NEXT: --momentum=<number>
+// HELP-NEXT: --nesterov
+// HELP-NEXT: --precision=<value>
+// HELP-NEXT: =f32
+// HELP-NEXT: =f16
+// HELP-NEXT: =bf16
+// HELP-NEXT: --report-json=<string>
+// HELP-NEXT: --report-text=<string>
+// HELP-NEXT: --target=<value>
+// HELP-NEXT: =cpu
+// HELP-NEXT: =cuda
+// HELP-NEXT: --weight-decay=<number>
+func.func @f(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  return %x : tensor<2x5xf32>
+}
