@@ -19,6 +19,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%memfmt_src", config.memfmt_src_root))
 config.substitutions.append(("%memfmt_bin", config.memfmt_tools_dir))
+config.substitutions.append(("%memfmt_lib",
+                             os.path.join(config.memfmt_obj_root, "lib")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -269,15 +269,14 @@ void planesForward(const args::native_batch_norm &a) {
         squares += squaredDeviations(x + (b * channels + c) * plane, plane, m);
       mean[c] = m;
       var[c] = squares / n;
-      const float scale =
-          static_cast<float>(at(a.weight, c) / std::sqrt(var[c] + a.eps));
-      const float shift = static_cast<float>(at(a.bias, c));
-      const float mc = static_cast<float>(m);
+      const double scale = at(a.weight, c) / std::sqrt(var[c] + a.eps);
+      const double shift = at(a.bias, c);
       for (int64_t b = 0; b < batch; ++b) {
         const float *xp = x + (b * channels + c) * plane;
         float *yp = y + (b * channels + c) * plane;
+        // Centred in double, as in rowsForward.
         for (int64_t i = 0; i < plane; ++i)
-          yp[i] = (xp[i] - mc) * scale + shift;
+          yp[i] = static_cast<float>((double(xp[i]) - m) * scale + shift);
       }
     }
   });
@@ -312,14 +311,15 @@ void planesBackward(const args::native_batch_norm_backward &a) {
       // k = invstd^2 * sum(g * (x - mean)) / n.
       const float scale = static_cast<float>(at(a.weight, c) * invstd);
       const float meanGrad = static_cast<float>(sumGrad / n);
-      const float k = static_cast<float>(invstd * invstd * sumGradCentered / n);
-      const float mc = static_cast<float>(mean);
+      const double k = invstd * invstd * sumGradCentered / n;
       for (int64_t b = 0; b < batch; ++b) {
         int64_t offset = (b * channels + c) * plane;
         const float *xp = x + offset, *gp = g + offset;
         float *out = gi.as<float>() + offset;
         for (int64_t i = 0; i < plane; ++i)
-          out[i] = (gp[i] - meanGrad - (xp[i] - mc) * k) * scale;
+          out[i] = (gp[i] - meanGrad -
+                    static_cast<float>((double(xp[i]) - mean) * k)) *
+                   scale;
       }
     }
   });
@@ -364,9 +364,8 @@ void rowsForward(const args::native_batch_norm &a) {
   const double n = double(rows);
   std::vector<double> &mean = scratchBuffer<double, 0>(channels);
   std::vector<double> &var = scratchBuffer<double, 1>(channels);
-  std::vector<float> &shift = scratchBuffer<float, 0>(channels);
-  std::vector<float> &scale = scratchBuffer<float, 1>(channels);
-  std::vector<float> &center = scratchBuffer<float, 2>(channels);
+  std::vector<double> &shift = scratchBuffer<double, 3>(channels);
+  std::vector<double> &scale = scratchBuffer<double, 4>(channels);
   const float *x = in.as<float>();
   reduceRows(rows, channels, mean,
              [&](int64_t begin, int64_t end, double *acc) {
@@ -384,11 +383,12 @@ void rowsForward(const args::native_batch_norm &a) {
   });
   for (int64_t c = 0; c < channels; ++c) {
     var[c] /= n;
-    scale[c] = static_cast<float>(at(a.weight, c) / std::sqrt(var[c] + a.eps));
-    shift[c] = static_cast<float>(at(a.bias, c));
-    center[c] = static_cast<float>(mean[c]);
+    scale[c] = at(a.weight, c) / std::sqrt(var[c] + a.eps);
+    shift[c] = at(a.bias, c);
   }
-  const float *s = scale.data(), *b = shift.data(), *mc = center.data();
+  // Centred in double: x - mean cancels where a channel barely varies, and
+  // invstd then magnifies the rounding of an f32 difference.
+  const double *s = scale.data(), *b = shift.data(), *mc = mean.data();
   float *y = a.output.as<float>();
   parallelFor(rows, std::max<int64_t>(1, (1 << 14) / channels),
               [&](int64_t begin, int64_t end, int) {
@@ -396,7 +396,8 @@ void rowsForward(const args::native_batch_norm &a) {
                   const float *xr = x + r * channels;
                   float *yr = y + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
-                    yr[c] = (xr[c] - mc[c]) * s[c] + b[c];
+                    yr[c] = static_cast<float>(
+                        (double(xr[c]) - mc[c]) * s[c] + b[c]);
                 }
               });
   cpu::writeBatchNormStatistics(a, mean.data(), var.data());
@@ -407,13 +408,13 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
   const double n = double(rows);
-  std::vector<float> &mean = scratchBuffer<float, 0>(channels);
+  std::vector<double> &mean = scratchBuffer<double, 3>(channels);
   std::vector<double> &sumGrad = scratchBuffer<double, 0>(channels);
   std::vector<double> &sumGradCentered = scratchBuffer<double, 1>(channels);
   for (int64_t c = 0; c < channels; ++c)
-    mean[c] = static_cast<float>(at(a.save_mean, c));
+    mean[c] = at(a.save_mean, c);
   const float *x = in.as<float>(), *g = a.grad_out.as<float>();
-  const float *m = mean.data();
+  const double *m = mean.data();
   reduceRows(rows, channels, sumGrad,
              [&](int64_t begin, int64_t end, double *acc) {
                sumRows(g, channels, begin, end, acc,
@@ -424,12 +425,12 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
                for (int64_t r = begin; r < end; ++r) {
                  const float *xr = x + r * channels, *gr = g + r * channels;
                  for (int64_t c = 0; c < channels; ++c)
-                   acc[c] += double(gr[c]) * (double(xr[c]) - double(m[c]));
+                   acc[c] += double(gr[c]) * (double(xr[c]) - m[c]);
                }
              });
   std::vector<float> &scale = scratchBuffer<float, 1>(channels);
   std::vector<float> &meanGrad = scratchBuffer<float, 2>(channels);
-  std::vector<float> &k = scratchBuffer<float, 3>(channels);
+  std::vector<double> &k = scratchBuffer<double, 4>(channels);
   for (int64_t c = 0; c < channels; ++c) {
     const double invstd = at(a.save_invstd, c);
     if (a.has_grad_weight)
@@ -440,11 +441,12 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
           static_cast<float>(sumGrad[c]);
     scale[c] = static_cast<float>(at(a.weight, c) * invstd);
     meanGrad[c] = static_cast<float>(sumGrad[c] / n);
-    k[c] = static_cast<float>(invstd * invstd * sumGradCentered[c] / n);
+    k[c] = invstd * invstd * sumGradCentered[c] / n;
   }
   if (!a.has_grad_input)
     return;
-  const float *s = scale.data(), *mg = meanGrad.data(), *kc = k.data();
+  const float *s = scale.data(), *mg = meanGrad.data();
+  const double *kc = k.data();
   float *out = a.grad_input.as<float>();
   parallelFor(rows, std::max<int64_t>(1, (1 << 14) / channels),
               [&](int64_t begin, int64_t end, int) {
@@ -452,7 +454,9 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
                   const float *xr = x + r * channels, *gr = g + r * channels;
                   float *o = out + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
-                    o[c] = (gr[c] - mg[c] - (xr[c] - m[c]) * kc[c]) * s[c];
+                    o[c] = (gr[c] - mg[c] -
+                            static_cast<float>((double(xr[c]) - m[c]) * kc[c])) *
+                           s[c];
                 }
               });
 }

@@ -70,8 +70,10 @@ constexpr int64_t ManifestFormatVersion = MEMFMT_MANIFEST_FORMAT_VERSION;
 /// The largest rank of a model tensor (the runtime's kernels take at most 8).
 constexpr size_t MaxTensorRank = 8;
 
-/// The most inputs plus outputs a model entry point may take.
-constexpr size_t MaxModelTensors = 32;
+/// The most inputs plus outputs a model entry point may take (a training
+/// step built with --gradients returns one gradient per parameter: 161 for
+/// ResNet-50).
+constexpr size_t MaxModelTensors = 256;
 
 /// Element types of model tensors.
 enum class ElementType { F32, F16, BF16, I64 };
