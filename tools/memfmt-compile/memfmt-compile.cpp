@@ -136,6 +136,11 @@ cl::opt<int64_t> height("height", cl::init(224), cl::value_desc("H"),
 cl::opt<int64_t> width("width", cl::init(224), cl::value_desc("W"),
                        cl::desc("Input width of a zoo model (default 224)"),
                        cl::cat(toolCategory));
+cl::opt<int64_t>
+    numClasses("num-classes", cl::init(1000), cl::value_desc("N"),
+               cl::desc("Classes of a zoo model's fc layer (torchvision's "
+                        "num_classes; default 1000)"),
+               cl::cat(toolCategory));
 
 cl::opt<CompileTarget>
     target("target", cl::desc("Device the model runs on (default cpu)"),
@@ -405,12 +410,13 @@ Status Compiler::checkOptions() {
     if (!isONNX && extension != ".mlir" && extension != ".mlirbc")
       return userError(inputFile + ": unknown input type '" + extension +
                        "'; expected FILE.mlir or FILE.onnx");
-    for (cl::opt<int64_t> *shapeOption : {&batchSize, &height, &width})
+    for (cl::opt<int64_t> *shapeOption :
+         {&batchSize, &height, &width, &numClasses})
       if (shapeOption->getNumOccurrences())
         return userError("--" + shapeOption->ArgStr + " cannot be used with " +
                          inputFile +
                          ": the shapes come from the file; --batch, --height "
-                         "and --width are for --model");
+                         "and --width (and --num-classes) are for --model");
   }
   if (train) {
     // The training pipeline's own checks (f32, cpu, torch.optim.SGD's).
@@ -457,7 +463,7 @@ Status Compiler::buildZooModel() {
   llvm::raw_string_ostream os(message);
   FailureOr<OwningOpRef<ModuleOp>> built =
       buildResNet(&context, modelName, batchSize, height, width,
-                  Builder(&context).getF32Type(), os);
+                  Builder(&context).getF32Type(), os, numClasses);
   if (failed(built))
     return userError(message);
   module = std::move(*built);
