@@ -113,7 +113,7 @@ class MemfmtStep:
         MemfmtStep.device = result.get("device", MemfmtStep.device)
         # The first step of a fresh process pays for oneDNN's primitive
         # creation; the rest are the steady state a training run sees.
-        return [step["ms"] for step in result["steps"][1:]]
+        return result["step_ms"][1:]
 
 
 def torch_peak_bytes(args, name, batch, channels_last, weights):

@@ -102,8 +102,8 @@ def main():
     result = json.loads(run([os.path.join(args.bin, "memfmt-train"), model_dir,
                              "--data", train_npz, "--epochs", str(EPOCHS),
                              "--no-shuffle", "--eval", eval_npz, "--json"]))
-    ours = [float(step["loss"]) for step in result["steps"]]
-    accuracy = float(result["eval"]["accuracy"])
+    ours = [float(loss) for loss in result["losses"]]
+    accuracy = float(result["eval"]["top1"])
 
     theirs, torch_accuracy = torch_training(model, tx, ty, ex, ey)
     print(f"memfmt: {len(ours)} steps, loss {ours[0]:.4f} -> {ours[-1]:.4f}, "

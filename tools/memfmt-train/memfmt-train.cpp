@@ -178,7 +178,7 @@ int train(const Options &Opts) {
   memfmt_model_info_t Info;
   memfmt_model_get_info(Model.get(), &Info);
 
-  std::vector<double> Losses;
+  std::vector<double> Losses, StepMs;
   double Seconds = 0.0;
   for (int64_t S = 0; S < Steps; ++S) {
     int64_t Global = Start + S;
@@ -194,6 +194,7 @@ int train(const Options &Opts) {
     double Took = std::chrono::duration<double>(Clock::now() - Begin).count();
     Seconds += Took;
     Losses.push_back(Loss);
+    StepMs.push_back(Took * 1e3);
     if (!Opts.Json && ((S + 1) % Opts.LogEvery == 0 || S + 1 == Steps))
       std::printf("step %lld/%lld  loss %.4f  images/s %.1f\n",
                   static_cast<long long>(S + 1), static_cast<long long>(Steps),
@@ -225,7 +226,10 @@ int train(const Options &Opts) {
                         {"start_step", Start},
                         {"steps", Steps},
                         {"losses", Losses},
+                        {"step_ms", StepMs},
                         {"seconds", Seconds},
+                        {"device", memfmt_context_device_description(
+                                       Ctx.get())},
                         {"images_per_second", ImagesPerSecond},
                         {"conversions", Feeder.conversions()},
                         {"saved", Opts.Save ? nlohmann::json(*Opts.Save)
