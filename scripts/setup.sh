@@ -22,6 +22,8 @@ PACKAGES=(
   zlib1g-dev
   # Reference implementation for conformance tests.
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
+  # The training test's data set (scikit-learn's bundled digits, no download).
+  python3-sklearn
 )
 
 missing=()
