@@ -315,13 +315,17 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       Out.push_back(B.get());
     // A run may update model state in the weights blob (a training step's
     // memfmt.assign_weight: parameters, momentum buffers, running
-    // statistics); the warm-up run must not, so the blob is put back.
-    const auto *Blob = static_cast<const uint8_t *>(Model->weightsBase());
-    std::vector<uint8_t> Saved(Blob, Blob + Man.WeightsBytes);
+    // statistics); the warm-up run must not, so such a blob is put back.
+    std::vector<uint8_t> Saved;
+    if (UpdatesState && Man.WeightsBytes > 0) {
+      const auto *Blob = static_cast<const uint8_t *>(Model->weightsBase());
+      Saved.assign(Blob, Blob + Man.WeightsBytes);
+    }
     if (memfmt_status_t S = Model->call(In.data(), Out.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
-    std::memcpy(Model->weightsBase(), Saved.data(), Saved.size());
+    if (!Saved.empty())
+      std::memcpy(Model->weightsBase(), Saved.data(), Saved.size());
   } else {
     std::vector<const void *> In(Model->DeviceInputs.begin(),
                                  Model->DeviceInputs.end());
