@@ -381,15 +381,17 @@ std::string fakeTrainManifest() {
   "weights_source": "synthetic:3",
   "parameters": [
     {"name": "fc.weight", "dtype": "f32", "shape": [3, 8],
-     "strides": [8, 1], "offset": 0, "bytes": 96},
+     "strides": [8, 1], "offset": 0, "bytes": 96, "updated": true},
     {"name": "fc.bias", "dtype": "f32", "shape": [3], "strides": [1],
-     "offset": 128, "bytes": 12},
+     "offset": 128, "bytes": 12, "updated": true},
     {"name": "bn.running_mean", "dtype": "f32", "shape": [2],
-     "strides": [1], "offset": 192, "bytes": 8},
+     "strides": [1], "offset": 192, "bytes": 8, "updated": true},
     {"name": "fc.weight.momentum_buffer", "dtype": "f32", "shape": [3, 8],
-     "strides": [8, 1], "offset": 256, "bytes": 96, "init": "zeros"},
+     "strides": [8, 1], "offset": 256, "bytes": 96, "init": "zeros",
+     "updated": true},
     {"name": "fc.bias.momentum_buffer", "dtype": "f32", "shape": [3],
-     "strides": [1], "offset": 384, "bytes": 12, "init": "zeros"}
+     "strides": [1], "offset": 384, "bytes": 12, "init": "zeros",
+     "updated": true}
   ],
   "inputs": [
     {"name": "x", "dtype": "f32", "shape": [4, 2, 2, 2],

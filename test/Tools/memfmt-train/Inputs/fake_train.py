@@ -45,7 +45,7 @@ STATE = [("fc.weight.momentum_buffer", [K, F], 256),
 MASK = (1 << 64) - 1
 
 
-def tensor(name, shape, offset, zero_init=False):
+def tensor(name, shape, offset, zero_init=False, updated=False):
     strides, s = [], 1
     for d in reversed(shape):
         strides.insert(0, s)
@@ -54,6 +54,8 @@ def tensor(name, shape, offset, zero_init=False):
          "offset": offset, "bytes": 4 * s}
     if zero_init:
         t["init"] = "zeros"
+    if updated:  # State the training step updates (memfmt.assign_weight).
+        t["updated"] = True
     return t
 
 
@@ -74,8 +76,9 @@ def write_dir(args):
         "entry": "fake_train_step_cl" if cl else "_mlir_ciface_memfmt_forward",
         "arena_bytes": 64, "peak_live_bytes": 64, "weights_bytes": 448,
         "weights_source": source,
-        "parameters": [tensor(*p) for p in PARAMS] +
-                      [tensor(*s, zero_init=True) for s in STATE],
+        "parameters": [tensor(*p, updated=True) for p in PARAMS] +
+                      [tensor(*s, zero_init=True, updated=True)
+                       for s in STATE],
         "inputs": [{"name": "x", "dtype": "f32", "shape": [N, C, H, W],
                     "strides": x_strides},
                    {"name": "y", "dtype": "i64", "shape": [N],
