@@ -40,14 +40,16 @@ void productSum(const TensorView &out, const float *lhs,
               [&](int64_t begin, int64_t end, int) {
                 for (int64_t e = begin; e < end; ++e) {
                   int64_t i = e / cols, j = e % cols;
-                  const float *l = lhs + i * lhsStride[0];
                   double sum = 0;
-                  if (rhs) {
+                  // No pointer arithmetic on the data of an empty operand
+                  // (terms == 0: the sum is 0).
+                  const float *l = terms ? lhs + i * lhsStride[0] : lhs;
+                  if (rhs && terms) {
                     const float *r = rhs + j * rhsStride[1];
                     for (int64_t t = 0; t < terms; ++t)
                       sum += static_cast<double>(l[t * lhsStride[1]]) *
                              r[t * rhsStride[0]];
-                  } else {
+                  } else if (!rhs) {
                     for (int64_t t = 0; t < terms; ++t)
                       sum += l[t * lhsStride[1]];
                   }
