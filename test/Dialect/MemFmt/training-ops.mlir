@@ -175,9 +175,9 @@ func.func @assign_weight(%g: tensor<4xf32>) {
 // assignment may already have the new layout.
 // CHECK-LABEL: func.func @assign_relaid
 // CHECK: memfmt.assign_weight "w", %{{.+}} : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
-func.func @assign_relaid(%v: tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>) {
+func.func @assign_relaid(%v: tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>) -> tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>> {
   %w = memfmt.weight "w" : tensor<2x3x1x2xf32>
   %c = memfmt.contiguous %w {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x3x1x2xf32>
   memfmt.assign_weight "w", %v : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
-  return
+  return %c : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
 }
