@@ -24,7 +24,8 @@
 // Winograd's F(4x4, 3x3) (algorithm::convolution_winograd) where oneDNN
 // implements it (AVX-512) and the context allows it (its `winograd` option,
 // on by default): about twice as fast as the direct kernels on ResNet's 3x3
-// layers. Those kernels read and write only oneDNN's blocked layout, so the
+// layers with constant weights (weights packed on every call, a training
+// step's, only where the output is large enough to amortise the packing). Those kernels read and write only oneDNN's blocked layout, so the
 // input is reordered into it and the output out of it, through one scratch
 // buffer shared by all nodes (the reorders cost ~5% of the convolution); a
 // residual (ResNet-18/34's basic blocks) is reordered into the blocked
@@ -77,14 +78,28 @@ bool residualAsPostOp(const args::conv2d &a) {
                                a.dilation_w);
 }
 
-/// A convolution Winograd's F(4x4, 3x3) may compute: f32, 3x3, unit stride
-/// and dilation, one group, and a residual (if any) that the sum post-op
-/// can add.
-bool winogradCandidate(const args::conv2d &a, DType dtype) {
+/// Output positions (N * OH * OW) from which Winograd pays for packing its
+/// weights on every call (weights that change between calls: a training
+/// step's parameters). oneDNN 2.6 transforms weights into its Winograd
+/// format slowly, about as long as the direct convolution takes at 6272
+/// positions (measured on ResNet-50's 3x3 layers at batch 8, AVX-512 EPYC:
+/// Winograd 25% faster at 25088 positions, level at 6272, 2.5x slower at
+/// 1568 and 9x slower at 392), so below this the direct kernels run.
+constexpr int64_t WinogradRepackMinPositions = 16384;
+
+/// A convolution Winograd's F(4x4, 3x3) may compute (and should): f32, 3x3,
+/// unit stride and dilation, one group, a residual (if any) that the sum
+/// post-op can add, and weights that are constant or amortised over enough
+/// output positions (see WinogradRepackMinPositions).
+bool winogradCandidate(const args::conv2d &a, DType dtype,
+                       bool constantWeights) {
+  const TensorView &out = a.output;
   return dtype == DType::f32 && a.weight.sizes[2] == 3 &&
          a.weight.sizes[3] == 3 && a.stride_h == 1 && a.stride_w == 1 &&
          a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1 &&
-         (!a.has_residual || residualAsPostOp(a));
+         (!a.has_residual || residualAsPostOp(a)) &&
+         (constantWeights || out.sizes[0] * out.sizes[2] * out.sizes[3] >=
+                                 WinogradRepackMinPositions);
 }
 
 /// Everything the entry depends on.
@@ -165,7 +180,7 @@ struct OneDnnConv::Entry {
              const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
              bool constantWeights, bool winogradAllowed,
              AlignedScratch &blocked) {
-    if (winogradAllowed && winogradCandidate(a, dtype)) {
+    if (winogradAllowed && winogradCandidate(a, dtype, constantWeights)) {
       try {
         buildWith(dnn, counters, a, dtype, format, reorderInput,
                   constantWeights, /*tryWinograd=*/true, blocked);

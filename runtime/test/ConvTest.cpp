@@ -417,6 +417,19 @@ const WinogradCase kWinogradCases[] = {
      Residual::InPlace},
 };
 
+/// Declares a tensor's buffer constant while in scope, as the model loader
+/// declares a model's weights.
+struct ConstantScope {
+  ConstantScope(memfmt_context_t *ctx, const Tensor &t) : ctx(ctx), t(t) {
+    memfmt_context_declare_constant(
+        ctx, t.buffer.data(),
+        static_cast<int64_t>(t.buffer.size() * sizeof(float)));
+  }
+  ~ConstantScope() { memfmt_context_forget_constant(ctx, t.buffer.data()); }
+  memfmt_context_t *ctx;
+  const Tensor &t;
+};
+
 /// Winograd's F(4x4, 3x3) transforms input tiles, weights and products
 /// with coefficients up to 4 and down to 1/24, so its rounding differs from
 /// direct summation's; on these cases it stays within the same bound
@@ -459,6 +472,8 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
         const memfmt_memref_t *residualRef = cs.residual == Residual::Separate
                                                  ? residual.memref()
                                                  : out.memref();
+        // A model's weights: declared constant, so packed once.
+        ConstantScope constant(ctx, w);
         ASSERT_EQ(_mlir_ciface_memfmt_conv2d_f32(
                       ctx, node, in.memref(), w.memref(),
                       cs.bias ? b.memref() : out.memref(), residualRef,
@@ -488,6 +503,52 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
           << "no residual case ran Winograd on an AVX-512 CPU";
     }
 #endif
+  }
+}
+
+/// Weights that may change between calls (a training step's parameters)
+/// are packed on every call, and oneDNN 2.6's Winograd weight transform is
+/// slow: such convolutions run Winograd only on large outputs (at least
+/// 16384 output positions N*OH*OW), and compute the same values either way.
+TEST(ConvWinogradTest, RepackedWeightsOnlyOnLargeOutputs) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  TestContext ctx(TestContext::optionsFor(MEMFMT_KERNELS_FAST));
+  ConvAttrs a{1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false};
+  int64_t node = 0;
+  // 2*14*14 = 392 positions, then 4*64*64 = 16384.
+  for (int64_t n : {2, 4}) {
+    int64_t hw = n == 2 ? 14 : 64;
+    Tensor in({n, 16, hw, hw}, CL), w({16, 16, 3, 3}, CL);
+    Tensor out({n, 16, hw, hw}, CL);
+    in.fillRandom(21);
+    w.fillRandom(22);
+    Expected want = naiveConv(in, w, nullptr, nullptr, a);
+    for (int call = 0; call < 2; ++call) {
+      // The weights change between calls, as SGD changes them.
+      if (call == 1) {
+        w.fillRandom(23);
+        want = naiveConv(in, w, nullptr, nullptr, a);
+      }
+      ASSERT_EQ(_mlir_ciface_memfmt_conv2d_f32(
+                    ctx, node, in.memref(), w.memref(), out.memref(),
+                    out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+                    0, 0),
+                MEMFMT_STATUS_OK)
+          << ctx.lastError();
+      std::string what = "batch " + std::to_string(n) + " call " +
+                         std::to_string(call) + " (" + ctx.implOf(node) + ")";
+      expectClose(out, want, floatSumFactor(16 * 9), what);
+      if (n == 2)
+        EXPECT_NE(ctx.implOf(node), "onednn_winograd") << what;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n == 4 && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      EXPECT_EQ(ctx.implOf(node), "onednn_winograd");
+#endif
+    ++node;
   }
 }
 

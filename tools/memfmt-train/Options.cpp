@@ -59,6 +59,9 @@ options:
                           exactly (same data, batch and shuffle seed)
   --json                  print one JSON document (every step's loss, the
                           summary and the eval accuracy) instead of text
+  --profile               time each kernel of the steps after the first (the
+                          first creates oneDNN's primitives) and print the
+                          totals per kernel and per node (in the JSON too)
   --threads N             threads for the runtime (default: MEMFMT_NUM_THREADS,
                           OMP_NUM_THREADS or all hardware threads)
   -h, --help              print this help
@@ -89,7 +92,7 @@ Options parseArgs(int Argc, char **Argv) {
   constexpr int64_t Max = int64_t(1) << 40;
   while (Args.next()) {
     const std::string &Name = Args.name();
-    if (Name == "--no-shuffle" || Name == "--json")
+    if (Name == "--no-shuffle" || Name == "--json" || Name == "--profile")
       Args.flag();
     else
       Args.once();
@@ -125,6 +128,8 @@ Options parseArgs(int Argc, char **Argv) {
       Opts.Resume = Args.value();
     } else if (Name == "--json") {
       Opts.Json = true;
+    } else if (Name == "--profile") {
+      Opts.Profile = true;
     } else if (Name == "--threads") {
       Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
     } else {

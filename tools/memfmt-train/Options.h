@@ -38,6 +38,8 @@ struct Options {
   std::optional<std::string> Save;
   std::optional<std::string> Resume;
   bool Json = false;
+  /// Per-kernel times of every step after the first (--profile).
+  bool Profile = false;
   int32_t Threads = 0;
 };
 

@@ -9,7 +9,8 @@
 //   memfmt-train DIR --data FILE.npz [--data-format contiguous|channels-last]
 //                [--steps N | --epochs N] [--shuffle SEED | --no-shuffle]
 //                [--log-every K] [--eval FILE.npz] [--save FILE.safetensors]
-//                [--resume FILE.safetensors] [--json] [--threads N]
+//                [--resume FILE.safetensors] [--json] [--profile]
+//                [--threads N]
 //
 // DIR is a training-step model written by memfmt-compile --train: inputs
 // `x` (f32 [N,C,H,W], at the strides of its input format) and `y` (i64
@@ -19,7 +20,8 @@
 // Everything is checked before the first step (the model's signature, the
 // data against it, the --save path), so a mistake costs no training time.
 // The files: Options (command line), Data (arrays, order, batches),
-// Checkpoint (safetensors state and the eval model's parameters), this one
+// Checkpoint (safetensors state and the eval model's parameters), Profile
+// (--profile's kernel times), this one
 // (the loop, the report, eval).
 //
 //===----------------------------------------------------------------------===//
@@ -28,6 +30,7 @@
 #include "CommandLine.h"
 #include "Data.h"
 #include "Options.h"
+#include "Profile.h"
 
 #include "memfmt/runtime/model.h"
 
@@ -185,6 +188,10 @@ int train(const Options &Opts) {
     const std::vector<int64_t> &Rows = Order.epoch(Global / PerEpoch);
     const int64_t *Batch = Rows.data() + (Global % PerEpoch) * X.N;
     float Loss = 0.0f;
+    if (Opts.Profile && S == std::min<int64_t>(1, Steps - 1)) {
+      memfmt_context_profile_reset(Ctx.get());
+      memfmt_context_set_profiling(Ctx.get(), 1);
+    }
     auto Begin = Clock::now();
     const void *In[] = {Feeder.images(Batch, X.N), Feeder.labels(Batch, X.N)};
     void *Out[] = {&Loss};
@@ -202,6 +209,17 @@ int train(const Options &Opts) {
     std::fflush(stdout);
   }
   double ImagesPerSecond = Seconds > 0 ? double(Steps * X.N) / Seconds : 0.0;
+  nlohmann::json Profile;
+  if (Opts.Profile) {
+    memfmt_context_set_profiling(Ctx.get(), 0);
+    // Steps after the first, or the only one.
+    int64_t First = std::min<int64_t>(1, Steps - 1);
+    double Ms = 0;
+    for (size_t I = static_cast<size_t>(First); I < StepMs.size(); ++I)
+      Ms += StepMs[I];
+    Profile = summariseProfile(Model.get(), Steps - First,
+                               Ms / double(Steps - First));
+  }
 
   if (Opts.Save)
     saveCheckpoint(Model.get(), *Opts.Save, Tracked + Steps);
@@ -234,7 +252,8 @@ int train(const Options &Opts) {
                         {"conversions", Feeder.conversions()},
                         {"saved", Opts.Save ? nlohmann::json(*Opts.Save)
                                             : nlohmann::json(nullptr)},
-                        {"eval", Eval}};
+                        {"eval", Eval},
+                        {"profile", Profile}};
     std::printf("%s\n", J.dump(2).c_str());
     return 0;
   }
@@ -248,6 +267,8 @@ int train(const Options &Opts) {
               Losses.empty() ? 0.0 : Losses.back());
   std::printf("conversions: %lld (%s)\n",
               static_cast<long long>(Feeder.conversions()), Conversion.c_str());
+  if (Opts.Profile)
+    printProfile(Profile);
   if (Opts.Save)
     std::printf("saved %s and %s\n", Opts.Save->c_str(),
                 optimizerPath(*Opts.Save).c_str());
