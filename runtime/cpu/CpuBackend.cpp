@@ -312,13 +312,15 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::adaptive_avg_pool2d_backward &a) {
-  return dispatchTyped(call, a, a.grad_input, none);
+  return dispatchTyped(call, a, a.grad_input,
+                       [&] { return adaptiveAvgPool2dBackwardFast(a); });
 }
 
 memfmt_status_t
 CpuBackend::run(KernelCall &call,
                 const args::max_pool2d_with_indices_backward &a) {
-  return dispatchTyped(call, a, a.grad_input, none);
+  return dispatchTyped(call, a, a.grad_input,
+                       [&] { return maxPool2dWithIndicesBackwardFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

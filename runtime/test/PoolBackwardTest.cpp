@@ -70,6 +70,16 @@ Expected naiveMaxBackward(const Tensor &go, const IndexTensor &indices,
   return e;
 }
 
+/// The fast kernels run dense grad_inputs themselves (a training step's
+/// layouts), whatever grad_output's strides.
+void expectDenseFast(const TestContext &ctx, memfmt_kernels_t kernels,
+                     const Tensor &gi, const std::string &what) {
+  if (kernels == MEMFMT_KERNELS_FAST && gi.layout == CL)
+    EXPECT_EQ(ctx.implOf(1), "channels_last") << what;
+  if (kernels == MEMFMT_KERNELS_FAST && gi.layout == C)
+    EXPECT_NE(ctx.implOf(1), "reference") << what;
+}
+
 struct AdaptiveCase {
   const char *name;
   int64_t n, c, h, w, oh, ow;
@@ -98,6 +108,7 @@ TEST_P(AdaptiveBackwardTest, MatchesNaive) {
                               ctx, 1, go.memref(), gi.memref()));
     expectClose(gi, naiveAdaptiveBackward(go, cs.h, cs.w), 1e-6, what);
     EXPECT_TRUE(gi.gapsIntact()) << what;
+    expectDenseFast(ctx, kernels, gi, what);
   }
 }
 
@@ -152,6 +163,7 @@ TEST_P(MaxBackwardTest, MatchesNaive) {
                  cs.kw, cs.sh, cs.sw, cs.pt, cs.pl, cs.dh, cs.dw));
     expectClose(gi, naiveMaxBackward(go, indices, cs.h, cs.w), 1e-6, what);
     EXPECT_TRUE(gi.gapsIntact()) << what;
+    expectDenseFast(ctx, kernels, gi, what);
   }
 }
 
@@ -164,23 +176,26 @@ INSTANTIATE_TEST_SUITE_P(
 /// An index outside its cell's window contributes nothing; grad_input is
 /// overwritten (old values do not survive).
 TEST(MaxBackwardTest, IgnoresIndicesOutsideTheWindow) {
-  TestContext ctx(MEMFMT_KERNELS_REFERENCE);
-  // 1x1x2x4 input, 2x2 windows with stride 2: cells cover columns 0-1, 2-3.
-  Tensor go({1, 1, 1, 2});
-  go.flat(0) = 1.0f;
-  go.flat(1) = 2.0f;
-  IndexTensor indices({1, 1, 1, 2});
-  indices.flat(0) = 5; // (1, 1): inside cell 0's window.
-  indices.flat(1) = 0; // (0, 0): outside cell 1's window.
-  Tensor gi({1, 1, 2, 4});
-  for (int64_t i = 0; i < 8; ++i)
-    gi.flat(i) = 9.0f;
-  EXPECT_KERNEL_OK(ctx,
-                   _mlir_ciface_memfmt_max_pool2d_with_indices_backward_f32(
-                       ctx, 0, go.memref(), indices.memref(), gi.memref(), 2, 2,
-                       2, 2, 0, 0, 1, 1));
-  for (int64_t i = 0; i < 8; ++i)
-    EXPECT_EQ(gi.flat(i), i == 5 ? 1.0f : 0.0f) << "element " << i;
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    TestContext ctx(kernels);
+    // 1x1x2x4 input, 2x2 windows with stride 2: cells cover columns 0-1, 2-3.
+    Tensor go({1, 1, 1, 2});
+    go.flat(0) = 1.0f;
+    go.flat(1) = 2.0f;
+    IndexTensor indices({1, 1, 1, 2});
+    indices.flat(0) = 5; // (1, 1): inside cell 0's window.
+    indices.flat(1) = 0; // (0, 0): outside cell 1's window.
+    Tensor gi({1, 1, 2, 4});
+    for (int64_t i = 0; i < 8; ++i)
+      gi.flat(i) = 9.0f;
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_max_pool2d_with_indices_backward_f32(
+                         ctx, 0, go.memref(), indices.memref(), gi.memref(), 2,
+                         2, 2, 2, 0, 0, 1, 1));
+    for (int64_t i = 0; i < 8; ++i)
+      EXPECT_EQ(gi.flat(i), i == 5 ? 1.0f : 0.0f) << "element " << i;
+  }
 }
 
 TEST(PoolBackwardErrorTest, BadShapesFailWithAMessage) {

@@ -1,13 +1,13 @@
-//===- CountRunWork.cpp - Counting what one run of a model allocates
-//-------===//
+//===- CountRunWork.cpp - Counting what one run of a model allocates ----===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// memfmt-count-run-work MODEL_DIR [RUNS]: loads a compiled model, runs it
-// RUNS times (default 3) on fixed inputs and prints, for the load and for
-// each run, the heap allocations made in the process and the context's
+// memfmt-count-run-work MODEL_DIR [RUNS]: loads a compiled model (an
+// inference model or a training step), runs it RUNS times (default 3) on
+// fixed inputs (class indices 0 for a training step) and prints, for the load
+// and for each run, the heap allocations made in the process and the context's
 // counters (weights packed, primitives built, library calls):
 //
 //   load: memfmt allocations 1234, oneDNN execute allocations 90, ...
@@ -21,7 +21,8 @@
 // replaced here) are counted apart: oneDNN 2.x builds a map of the
 // arguments on every execution, which no caller can avoid. The lit test
 // test/E2E/no-per-run-work.test checks that a run packs nothing and that
-// memfmt itself allocates nothing.
+// memfmt itself allocates nothing; test/E2E/no-per-step-work.test checks
+// the same of a training step.
 // A sanitizer build replaces the allocator itself, so there the tool says
 // so and exits 77 (the test is then unsupported).
 //
@@ -190,8 +191,11 @@ int main(int argc, char **argv) {
     memfmt_model_tensor_info_t t;
     memfmt_model_input_info(model, i, &t);
     inputs[i].assign(t.buffer_bytes, 0);
-    for (size_t b = 0; b < inputs[i].size(); b += 4)
-      inputs[i][b + 3] = 0x3f; // 0.5f-ish floats: not all zero.
+    // Floats 0.5-ish, not all zero; integers (a training step's class
+    // indices) zero, a valid class.
+    if (std::strcmp(t.dtype, "i64") != 0)
+      for (size_t b = 0; b + 3 < inputs[i].size(); b += 4)
+        inputs[i][b + 3] = 0x3f;
     in.push_back(inputs[i].data());
   }
   for (int64_t i = 0; i < info.num_outputs; ++i) {
