@@ -272,12 +272,16 @@ const char *cpu::maxPool2dFast(const TensorView &input,
                 std::fill(ir, ir + channels, position);
               first = false;
             } else if (ir) {
+              // Selects, not branches, so that the loop vectorises (masked
+              // blends of the values and the indices).
+              const float *__restrict src = xr;
+              float *__restrict dst = yr;
+              int64_t *__restrict dstIndex = ir;
               for (int64_t c = 0; c < channels; ++c) {
-                float v = xr[c];
-                if (v > yr[c] || v != v) {
-                  yr[c] = v;
-                  ir[c] = position;
-                }
+                float v = src[c];
+                bool take = v > dst[c] || v != v;
+                dst[c] = take ? v : dst[c];
+                dstIndex[c] = take ? position : dstIndex[c];
               }
             } else {
               for (int64_t c = 0; c < channels; ++c) {

@@ -775,8 +775,31 @@ def cut(g, op_index):
     return h
 
 
+def bypass(g, op_index):
+    """The graphs `g` with op `op_index` bypassed: its one result replaced
+    by an operand of the same type (an add by either addend, a relu by its
+    input); none where no operand has that type."""
+    import copy
+    op = g.ops[op_index]
+    if op.kind == "weight" or len(op.results) != 1:
+        return []
+    name, t = op.results[0]
+    types = g.types()
+    graphs = []
+    for keep in dict.fromkeys(v for v in op.operands if types[v] == t):
+        h = copy.deepcopy(g)
+        h.ops.pop(op_index)
+        for o in h.ops:
+            o.operands = [keep if v == name else v for v in o.operands]
+        h.outputs = [keep if v == name else v for v in h.outputs]
+        remove_dead(h)
+        graphs.append(h)
+    return graphs
+
+
 def reduce_graph(g, fails):
-    """Greedy 1-minimal reduction: cut ops and drop outputs while `fails`."""
+    """Greedy 1-minimal reduction: cut or bypass ops and drop outputs while
+    `fails`."""
     changed = True
     while changed:
         changed = False
@@ -792,11 +815,435 @@ def reduce_graph(g, fails):
             if changed:
                 continue
         for i in reversed(range(len(g.ops))):
-            h = cut(g, i)
-            if h is not None and h.ops and fails(h):
-                g, changed = h, True
+            for h in bypass(g, i) + [cut(g, i)]:
+                if h is not None and h.ops and fails(h):
+                    g, changed = h, True
+                    break
+            if changed:
                 break
     return g
+
+
+# ===---------------------------------------------------------------------=== #
+# Gradients (grad mode): training steps compiled NCHW and channels-last
+# ===---------------------------------------------------------------------=== #
+
+# Tolerance of a gradient comparison, per tensor: max|a - b| <= GRAD_TOLERANCE
+# * max(max|b|, GRAD_FLOOR). The two builds (and the fast and reference
+# kernels) sum in different orders: a weight's gradient is a sum over
+# N*H*W (up to 2048 here) products, and a chain of backward ops repeats
+# such sums, so the f32 rounding (6e-8 a step) grows to ~1e-6..1e-5 of the
+# largest term -- 1e-5 (the forward's L8 bound) would be too tight, 1e-4
+# still catches a wrong index, a lost term or a dropped broadcast (errors of
+# the order of the values themselves). GRAD_FLOOR: a tensor whose true value
+# is zero (the bias of a conv that a batch norm follows, whose gradient
+# cancels exactly in real arithmetic; a channel no relu lets through) comes
+# out as rounding noise whose size follows the terms summed, not the
+# result, so max|b| is replaced by a floor of the order of those terms: the
+# mean cross-entropy loss sends gradients of at most 1 into the logits, the
+# inputs are N(0, 1) and the synthetic weights are O(1)-scaled, so terms are
+# O(1e-2..1) and a floor of 1e-3 (an absolute bound of 1e-7) admits noise
+# only where everything is that small.
+GRAD_TOLERANCE = 1e-4
+GRAD_FLOOR = 1e-3
+# Class counts K of the logits; K = 1 (loss 0, all gradients 0) is the edge.
+CLASSES = [1, 2, 2, 3, 4, 5, 7, 10]
+NON_TRAINABLE = ("running_mean", "running_var")
+
+
+class GradGenerator(Generator):
+    """Random graphs over the ops with a VJP only (conv2d, batch_norm, relu,
+    add of same-shape tensors, max_pool2d (+with_indices), avg_pool2d,
+    adaptive_avg_pool2d, flatten, reshape, linear, clone, contiguous),
+    every input with the same batch N, ending in one logits tensor [N, K]:
+    each value nothing consumes goes through a head (pool / flatten /
+    reshape, then linear to K) and the heads are summed, so every branch,
+    and so every weight, reaches the loss."""
+
+    def __init__(self, rng, prefix):
+        super().__init__(rng, prefix)
+        self.n = rng.choice(BATCH)
+        self.k = rng.choice(CLASSES)
+
+    def input(self):
+        shape = [self.n, self.r.choice(CHANNELS), self.r.choice(SIZES),
+                 self.r.choice(SIZES)]
+        name = self.g.fresh("x")
+        self.g.args.append((name, self.random_format(shape)))
+        self.live.append(name)
+        return name
+
+    def add(self):
+        # An add with broadcasting has no VJP yet: both operands have the
+        # result's shape (another value, the same value twice, a branch
+        # through relu, or a weight of the activation's shape).
+        a = self.pick()
+        ta = self.ty(a)
+        choice = self.r.random()
+        b = None
+        if choice < 0.45:
+            b = self.pick(pred=lambda t: t.shape == ta.shape)
+        elif choice < 0.65:
+            b = self.param(self.layer("add"), "weight", ta.shape,
+                           formatted=ta.rank() == 4)
+        if b is None:
+            b = self.relu_of(a)
+        ops = [a, b] if self.r.random() < 0.5 else [b, a]
+        t = joined(ta.shape, [self.ty(v) for v in ops])
+        return self.add_op("add", ops, [t])[0]
+
+    def conversion(self):
+        x = self.pick()
+        t = self.ty(x)
+        kind = self.r.choice(["clone", "contiguous"])
+        fmt = self.r.choice(["contiguous", "channels_last", "preserve"])
+        if kind == "contiguous" and fmt == "preserve":
+            fmt = "contiguous"
+        if t.rank() != 4 and fmt == "channels_last":
+            fmt = "contiguous"
+        attrs = ""
+        if fmt != ("contiguous" if kind == "contiguous" else "preserve"):
+            attrs = f"memory_format = #memfmt.memory_format<{fmt}>"
+        result = TType(t.shape, t.strides) if fmt == "preserve" \
+            else in_format(t, fmt)
+        return self.add_op(kind, [x], [result], attrs)[0]
+
+    def head(self, v):
+        """`v` to logits [N, K]."""
+        t = self.ty(v)
+        if t.rank() == 4:
+            r = self.r.random()
+            if r < 0.4:
+                n, c, h, w = t.shape
+                size = [1, 1] if self.r.random() < 0.6 else \
+                    [self.r.randint(1, h + 1), self.r.randint(1, w + 1)]
+                v = self.add_op("adaptive_avg_pool2d", [v],
+                                [joined([n, c] + size, [t])],
+                                f"output_size = {self.arr(size)}")[0]
+            if r < 0.8:
+                n, c, h, w = self.ty(v).shape
+                v = self.add_op("flatten", [v], [TType([n, c * h * w])],
+                                "start_dim = 1 : i64")[0]
+            else:
+                v = self.add_op("reshape", [v],
+                                [TType([t.shape[0], t.numel() // t.shape[0]])])[0]
+        n, f = self.ty(v).shape
+        layer = self.layer("fc")
+        operands = [v, self.param(layer, "weight", [self.k, f], False)]
+        if self.r.random() < 0.6:
+            operands.append(self.param(layer, "bias", [self.k], False))
+        return self.add_op("linear", operands, [TType([n, self.k])])[0]
+
+    def build(self, num_ops):
+        self.input()
+        if self.r.random() < 0.3:
+            self.input()
+        weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
+                   (self.add, 3), (lambda: self.pool("max_pool2d"), 2),
+                   (lambda: self.pool("max_pool2d_with_indices"), 1),
+                   (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
+                   (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
+                   (self.conversion, 2)]
+        fns = [f for f, w in weights for _ in range(w)]
+        made = attempts = 0
+        while made < num_ops and attempts < num_ops * 10:
+            attempts += 1
+            try:
+                v = self.r.choice(fns)()
+            except (IndexError, ValueError, TypeError):
+                v = None
+            if v is None:
+                continue
+            if self.ty(v).numel() > 2048:
+                self.drop_last()
+                continue
+            self.live.append(v)
+            made += 1
+        produced = [v for v in self.live if v not in dict(self.g.args)]
+        used = used_names(self.g)
+        leaves = [v for v in produced if v not in used][-3:] or \
+            [self.live[0]]
+        heads = [self.head(v) for v in leaves]
+        out = heads[0]
+        for h in heads[1:]:
+            out = self.add_op("add", [out, h], [TType(self.ty(out).shape)])[0]
+        self.g.outputs = [out]
+        remove_dead(self.g)
+        return self.g
+
+
+def generate_grad(seed, index):
+    rng = random.Random(f"grad:{seed}:{index}")
+    gen = GradGenerator(rng, f"g{index}_")
+    return gen.build(rng.randint(2, 8))
+
+
+def trainable_weights(text):
+    """The memfmt.weight names of `text` that get a gradient."""
+    names = re.findall(r'memfmt\.weight "([^"]+)"', text)
+    return [n for n in dict.fromkeys(names)
+            if not n.endswith(NON_TRAINABLE)]
+
+
+def logits_classes(text):
+    m = re.search(r"^func\.func @\w+\(.*\) -> \(?tensor<(\d+)x(\d+)xf32",
+                  text, re.M)
+    return int(m.group(2)) if m else 1
+
+
+def compare(a, b):
+    """(ok, max|a - b|, max|b|) with GRAD_TOLERANCE; a and b finite."""
+    if a.shape != b.shape:
+        return False, float("inf"), 0.0
+    scale = float(np.max(np.abs(b))) if b.size else 0.0
+    diff = float(np.max(np.abs(a.astype(np.float64) - b))) if b.size \
+        else 0.0
+    return diff <= GRAD_TOLERANCE * max(scale, GRAD_FLOOR), diff, scale
+
+
+class GradChecker(Checker):
+    def __init__(self, bindir, libdir, workdir, seed):
+        super().__init__(bindir, workdir, seed)
+        self.lib = os.path.abspath(libdir)
+        self.worst = (0.0, "")   # largest diff / allowed seen in a pass
+
+    def execute(self, dirs, inputs, out, kernels):
+        """Runs each model of `dirs` on `inputs` (an .npz) in a subprocess
+        with MEMFMT_KERNELS=`kernels` (read when the runtime's context is
+        created), one thread; the outputs go to `out` (an .npz)."""
+        env = dict(os.environ, MEMFMT_KERNELS=kernels, MEMFMT_NUM_THREADS="1",
+                   OMP_NUM_THREADS="1")
+        args = [sys.executable, os.path.abspath(__file__), "grad-exec",
+                "--lib", self.lib, "--inputs", inputs, "--out", out] + dirs
+        try:
+            return subprocess.run(args, capture_output=True, text=True,
+                                  timeout=300, env=env)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(args, -9, "", "timed out")
+
+    def check_grad(self, text, tag, input_format="contiguous", data_seed=0):
+        """Compiles `text` as a training step with gradients, NCHW and
+        channels-last, runs both (and the channels-last one with the
+        reference kernels) on the same x and y; returns the problems."""
+        d = os.path.join(self.work, tag)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        src = os.path.join(d, "graph.mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        problems = []
+        dirs = {}
+        for fmt in ("contiguous", "channels-last"):
+            out = os.path.join(d, fmt)
+            # --gradients: no SGD update (lr 0 too, so nothing moves).
+            r = self.sh([self.tool("memfmt-compile"), src, "--train",
+                         "--gradients", "--lr", "0", "--momentum", "0",
+                         "--weight-decay", "0", "--memory-format", fmt,
+                         "--input-format", input_format,
+                         "--weights", f"synthetic:{self.seed}", "-o", out])
+            if r.returncode != 0:
+                kind = "invalid" if "error:" in r.stderr and \
+                    "internal error" not in r.stderr and \
+                    "graph.mlir:" in r.stderr else "compile"
+                problems.append((kind, f"memfmt-compile --train --gradients "
+                                 f"--memory-format {fmt} exited "
+                                 f"{r.returncode}:\n{r.stderr[-3000:]}"))
+                return problems
+            dirs[fmt] = out
+        # The same x (N(0, 1)) and y (classes) for every run.
+        with open(os.path.join(dirs["contiguous"], "manifest.json")) as f:
+            manifest = json.load(f)
+        rng = np.random.default_rng([self.seed, data_seed])
+        k = logits_classes(text)
+        arrays = {}
+        for i, t in enumerate(manifest["inputs"]):
+            if t["dtype"] == "i64":
+                arrays[f"in{i}"] = rng.integers(0, k, size=t["shape"])
+            else:
+                arrays[f"in{i}"] = rng.standard_normal(
+                    t["shape"]).astype(np.float32)
+        inputs = os.path.join(d, "inputs.npz")
+        np.savez(inputs, **arrays)
+        results = {}
+        runs = [("fast", [dirs["contiguous"], dirs["channels-last"]]),
+                ("reference", [dirs["channels-last"]])]
+        for kernels, ds in runs:
+            out = os.path.join(d, f"{kernels}.npz")
+            r = self.execute(ds, inputs, out, kernels)
+            if r.returncode != 0:
+                problems.append(("run", f"running {', '.join(ds)} "
+                                 f"(MEMFMT_KERNELS={kernels}) exited "
+                                 f"{r.returncode}:\n"
+                                 f"{(r.stdout + r.stderr)[-3000:]}"))
+                return problems
+            with np.load(out) as z:
+                for key in z.files:
+                    i, name = key.split(":", 1)
+                    fmt = os.path.basename(ds[int(i)])
+                    results.setdefault((fmt, kernels), {})[name] = z[key]
+        nchw = results[("contiguous", "fast")]
+        cl = results[("channels-last", "fast")]
+        ref = results[("channels-last", "reference")]
+        # Every trainable weight has its gradient, and nothing else is out.
+        expected = ["loss"] + [f"grad.{n}" for n in trainable_weights(text)]
+        for what, res in (("NCHW", nchw), ("channels-last", cl)):
+            if sorted(res) != sorted(expected):
+                problems.append(("outputs", f"{what} build outputs "
+                                 f"{sorted(res)}, expected {sorted(expected)}"))
+            for name, v in res.items():
+                if not np.all(np.isfinite(v)):
+                    problems.append(("finite", f"{what} {name} has "
+                                     f"{int(np.sum(~np.isfinite(v)))} "
+                                     "non-finite values"))
+        if problems:
+            return problems
+        for what, a, b in (("L8 channels-last vs NCHW", cl, nchw),
+                           ("channels-last fast vs reference kernels", cl,
+                            ref)):
+            for name in expected:
+                ok, diff, scale = compare(a[name], b[name])
+                ratio = diff / (GRAD_TOLERANCE * max(scale, GRAD_FLOOR))
+                if ratio > self.worst[0] and ok:
+                    self.worst = (ratio, f"{tag} {name} ({what})")
+                if not ok:
+                    problems.append((
+                        "L8" if what.startswith("L8") else "kernels",
+                        f"{what}: {name} {list(a[name].shape)}: max|a - b| "
+                        f"= {diff:.3e}, max|b| = {scale:.3e} (allowed "
+                        f"{GRAD_TOLERANCE * max(scale, GRAD_FLOOR):.3e})"))
+        problems += self.check_rules(dirs["channels-last"])
+        return problems
+
+
+def failure_signatures(problems):
+    """What a reduced graph must still fail with: the kind, and for a
+    compiler error its first message with the numbers dropped (so that the
+    reducer does not trade one error for another)."""
+    sigs = set()
+    for kind, msg in problems:
+        m = re.search(r"error: (.*)", msg)
+        text = re.sub(r"[0-9]+", "#", m.group(1))[:120] if m and \
+            kind in ("invalid", "compile") else ""
+        sigs.add((kind, text))
+    return sigs
+
+
+def grad_regression_text(g, problems, seed, input_format, data_seed):
+    lines = [
+        "// A random gradient graph (randgraph.py grad) on which the",
+        "// channels-last and NCHW training steps disagreed, reduced; it must",
+        "// now pass every check:",
+    ]
+    for kind, msg in problems[:3]:
+        lines.append(f"//   was: [{kind}] {msg.splitlines()[0][:100]}")
+    lines += [
+        "// REQUIRES: memfmt-compile",
+        "// UNSUPPORTED: sanitizer",
+        f"// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin "
+        f"--lib %memfmt_lib --workdir %t --seed {seed} --data-seed "
+        f"{data_seed} --input-format {input_format}",
+    ]
+    return "\n".join(lines) + "\n" + function_text([g])
+
+
+def grad_one(checker, seed, index, input_format):
+    g = generate_grad(seed, index)
+    problems = checker.check_grad(function_text([g]), f"grad{index}",
+                                  input_format, index)
+    return g, problems
+
+
+def cmd_grad(a):
+    work = a.workdir or tempfile.mkdtemp(prefix="randgraph-grad-")
+    os.makedirs(work, exist_ok=True)
+    checker = GradChecker(a.bin, a.lib, work, a.seed)
+    start = time.time()
+    fmt_rng = random.Random(f"grad:{a.seed}")
+    formats = [fmt_rng.choice(["contiguous", "contiguous", "channels-last"])
+               for _ in range(a.count)]
+    checked, failing = 0, []
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futures = {}
+        for i in range(a.count):
+            futures[pool.submit(grad_one, checker, a.seed, i,
+                                formats[i])] = i
+        for fut in concurrent.futures.as_completed(futures):
+            i = futures[fut]
+            g, problems = fut.result()
+            checked += 1
+            if problems:
+                failing.append((i, g, problems))
+            else:
+                shutil.rmtree(os.path.join(work, f"grad{i}"),
+                              ignore_errors=True)
+    for i, g, problems in sorted(failing, key=lambda f: f[0]):
+        fmt = formats[i]
+        path = os.path.join(work, f"grad{i}", "graph.mlir")
+        print(f"FAIL gradient graph {g.prefix} (seed {a.seed}, input format "
+              f"{fmt}): {path}")
+        for kind, msg in problems:
+            print(f"  [{kind}] {msg}")
+        if a.reduce_to:
+            wanted = failure_signatures(problems)
+
+            def fails(h, wanted=wanted, fmt=fmt, i=i):
+                text = function_text([h])
+                if not trainable_weights(text):
+                    return False   # refused: nothing to differentiate
+                q = checker.check_grad(text, f"reduce{i}", fmt, i)
+                return bool(wanted & failure_signatures(q))
+            small = reduce_graph(g, fails)
+            os.makedirs(a.reduce_to, exist_ok=True)
+            out = os.path.join(a.reduce_to,
+                               f"grad-seed{a.seed}-{g.prefix.strip('_')}.mlir")
+            with open(out, "w") as f:
+                f.write(grad_regression_text(small, problems, a.seed, fmt, i))
+            print(f"  reduced to {len(small.ops)} ops: {out}")
+    elapsed = time.time() - start
+    print(f"random gradient graphs: {checked} checked, {len(failing)} "
+          f"mismatches (seed {a.seed}, {elapsed:.0f} s)")
+    if a.verbose and checker.worst[1]:
+        print(f"closest to the tolerance: {checker.worst[0]:.2f} of it, "
+              f"{checker.worst[1]}")
+    if not a.workdir and not failing:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failing else 0
+
+
+def cmd_grad_check(a):
+    with open(a.file) as f:
+        text = f.read()
+    work = a.workdir or tempfile.mkdtemp(prefix="randgraph-grad-")
+    os.makedirs(work, exist_ok=True)
+    checker = GradChecker(a.bin, a.lib, work, a.seed)
+    problems = checker.check_grad(text, "check", a.input_format, a.data_seed)
+    for kind, msg in problems:
+        print(f"[{kind}] {msg}")
+    print(f"{os.path.basename(a.file)}: {'FAIL' if problems else 'PASS'}")
+    return 1 if problems else 0
+
+
+def cmd_grad_exec(a):
+    """(internal) Runs model directories on saved inputs, in this process:
+    the parent sets MEMFMT_KERNELS for it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "scripts"))
+    from memfmt_ctypes import Model
+    with np.load(a.inputs) as z:
+        arrays = [z[f"in{i}"] for i in range(len(z.files))]
+    outs = {}
+    for i, d in enumerate(a.dirs):
+        model = Model(d, a.lib)
+        for name, v in model.run(*arrays).items():
+            outs[f"{i}:{name}"] = v
+        del model
+    np.savez(a.out, **outs)
+    return 0
+
+
+def cmd_grad_gen(a):
+    sys.stdout.write(function_text([generate_grad(a.seed, a.index)]))
+    return 0
 
 
 # ===---------------------------------------------------------------------=== #
@@ -952,8 +1399,36 @@ def main():
     g = sub.add_parser("gen")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--count", type=int, default=1)
+    default_lib = os.path.join(here, "..", "..", "build", "lib")
+    gr = sub.add_parser("grad")
+    gr.add_argument("--seed", type=int, default=0)
+    gr.add_argument("--count", type=int, default=40)
+    gr.add_argument("--jobs", type=int, default=2)
+    gr.add_argument("--workdir")
+    gr.add_argument("--reduce-to")
+    gr.add_argument("--verbose", action="store_true")
+    gr.add_argument("--bin", default=default_bin)
+    gr.add_argument("--lib", default=default_lib)
+    gc = sub.add_parser("grad-check")
+    gc.add_argument("file")
+    gc.add_argument("--seed", type=int, default=0)
+    gc.add_argument("--data-seed", type=int, default=0)
+    gc.add_argument("--input-format", default="contiguous")
+    gc.add_argument("--workdir")
+    gc.add_argument("--bin", default=default_bin)
+    gc.add_argument("--lib", default=default_lib)
+    gg = sub.add_parser("grad-gen")
+    gg.add_argument("--seed", type=int, default=0)
+    gg.add_argument("--index", type=int, default=0)
+    ge = sub.add_parser("grad-exec")
+    ge.add_argument("--lib", required=True)
+    ge.add_argument("--inputs", required=True)
+    ge.add_argument("--out", required=True)
+    ge.add_argument("dirs", nargs="+")
     a = p.parse_args()
-    return {"run": cmd_run, "check": cmd_check, "gen": cmd_gen}[a.cmd](a)
+    return {"run": cmd_run, "check": cmd_check, "gen": cmd_gen,
+            "grad": cmd_grad, "grad-check": cmd_grad_check,
+            "grad-gen": cmd_grad_gen, "grad-exec": cmd_grad_exec}[a.cmd](a)
 
 
 if __name__ == "__main__":
