@@ -1,0 +1,444 @@
+//===- ValidateTraining.cpp - Argument checks of the training kernels -----===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checks every call of a training kernel passes before a backend sees
+// it (Validate.h), on ValidateChecks.h's building blocks:
+//  * pooling gradients: grad_output and grad_input share N and C, indices
+//    have grad_output's shape, and the forward window attributes obey the
+//    max pool's rules;
+//  * convolution_backward and linear_backward: the forward's shape rules
+//    (shared with conv2d and linear), each gradient present (its has_*
+//    flag) shaped like its primal, all of them apart from the inputs and
+//    from each other;
+//  * fill, batch norm in training mode and its gradient, threshold and
+//    average-pool gradients, cross-entropy and its gradient, the SGD
+//    update: shapes, finite hyper-parameters in range, and outputs apart
+//    from inputs by the bytes they span (exact aliases only where a kernel
+//    updates in place: the running statistics, the parameter and momentum).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Validate.h"
+
+#include "ValidateChecks.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+using namespace memfmt::runtime;
+using namespace memfmt::runtime::validation;
+
+namespace {
+
+/// The 4-D shapes of a pooling backward: grad_output [N, C, OH, OW] and
+/// grad_input [N, C, H, W].
+memfmt_status_t checkPoolBackwardShapes(KernelCall &call,
+                                        const TensorView &gradOutput,
+                                        const TensorView &gradInput) {
+  MEMFMT_CHECK(checkRank(call, gradOutput, "grad_output", 4));
+  MEMFMT_CHECK(checkRank(call, gradInput, "grad_input", 4));
+  if (gradOutput.sizes[0] != gradInput.sizes[0] ||
+      gradOutput.sizes[1] != gradInput.sizes[1])
+    return invalid(call, "grad_output has shape " + formatShape(gradOutput) +
+                             ", but its batch and channel dims must be "
+                             "grad_input's " +
+                             formatShape(gradInput));
+  for (int64_t d = 2; d < 4; ++d)
+    if (gradOutput.sizes[d] > kMaxAttribute ||
+        gradInput.sizes[d] > kMaxAttribute)
+      return invalid(call, "spatial sizes above " +
+                               std::to_string(kMaxAttribute) +
+                               " are not supported");
+  MEMFMT_CHECK(checkDistinct(call, gradInput, "grad_input"));
+  return checkNotAliased(call, gradOutput, "grad_output", gradInput,
+                         "grad_input");
+}
+
+} // namespace
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::adaptive_avg_pool2d_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  if (a.grad_output.numElements() > 0 &&
+      (a.grad_input.sizes[2] < 1 || a.grad_input.sizes[3] < 1))
+    return invalid(call, "grad_input " + formatShape(a.grad_input) +
+                             " has an empty plane; every output window "
+                             "needs an element");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::max_pool2d_with_indices_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  MEMFMT_CHECK(checkShape(call, a.indices, "indices", a.grad_output,
+                          " (grad_output's shape)"));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_h, "kernel_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.kernel_w, "kernel_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_h, "dilation_h", 1));
+  MEMFMT_CHECK(checkAttribute(call, a.dilation_w, "dilation_w", 1));
+  MEMFMT_CHECK(
+      checkNotAliased(call, a.indices, "indices", a.grad_input, "grad_input"));
+  return checkPoolWindows(call, a.grad_input, a.grad_output, a.kernel_h,
+                          a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+                          a.pad_left, a.dilation_h, a.dilation_w, 0, 0,
+                          /*paddingCounts=*/false);
+}
+
+namespace {
+
+/// A tensor of a gradient kernel: its name and, for an output, whether it is
+/// computed (its has_* flag; an absent output is another output passed in
+/// its place, and is neither read nor written).
+struct Gradient {
+  const TensorView &view;
+  const char *name;
+  int64_t present = 1;
+};
+
+/// The gradients a backward kernel computes must have distinct elements and
+/// share no buffer with its inputs or with each other.
+memfmt_status_t checkGradientsApart(KernelCall &call,
+                                    std::initializer_list<Gradient> inputs,
+                                    std::initializer_list<Gradient> outputs) {
+  for (const Gradient *out = outputs.begin(); out != outputs.end(); ++out) {
+    if (!out->present)
+      continue;
+    MEMFMT_CHECK(checkDistinct(call, out->view, out->name));
+    for (const Gradient &in : inputs)
+      MEMFMT_CHECK(
+          checkNotAliased(call, in.view, in.name, out->view, out->name));
+    for (const Gradient *other = outputs.begin(); other != out; ++other)
+      if (other->present)
+        MEMFMT_CHECK(checkNotAliased(call, other->view, other->name, out->view,
+                                     out->name));
+  }
+  return MEMFMT_STATUS_OK;
+}
+
+/// The shapes of grad_input, grad_weight and grad_bias (those present):
+/// the input's, the weight's and one per output channel (or feature).
+template <typename Args>
+memfmt_status_t checkGradientShapes(KernelCall &call, const Args &a,
+                                    const char *perOutput) {
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  if (a.has_grad_input)
+    MEMFMT_CHECK(checkShape(call, a.grad_input, "grad_input", a.input,
+                            " (the input's shape)"));
+  if (a.has_grad_weight)
+    MEMFMT_CHECK(checkShape(call, a.grad_weight, "grad_weight", a.weight,
+                            " (the weight's shape)"));
+  if (a.has_grad_bias)
+    MEMFMT_CHECK(checkShape(call, a.grad_bias, "grad_bias",
+                            shapeOf({a.weight.sizes[0]}), perOutput));
+  return checkGradientsApart(call,
+                             {{a.grad_output, "grad_output"},
+                              {a.input, "input"},
+                              {a.weight, "weight"}},
+                             {{a.grad_input, "grad_input", a.has_grad_input},
+                              {a.grad_weight, "grad_weight", a.has_grad_weight},
+                              {a.grad_bias, "grad_bias", a.has_grad_bias}});
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::convolution_backward &a) {
+  MEMFMT_CHECK(checkConvShapes(call, a, a.grad_output, "grad_output"));
+  return checkGradientShapes(call, a, " (one per output channel)");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::linear_backward &a) {
+  MEMFMT_CHECK(
+      checkLinearShapes(call, a.input, a.weight, a.grad_output, "grad_output"));
+  return checkGradientShapes(call, a, " (one per output feature)");
+}
+
+//===----------------------------------------------------------------------===//
+// Training kernels: fill, batch norm, threshold and average-pool gradients,
+// cross-entropy, SGD
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A tensor argument with its name and element size, for overlap checks;
+/// a null view is an argument the call does not use.
+struct Operand {
+  const TensorView *view = nullptr;
+  const char *name = "";
+  size_t elementSize = sizeof(float);
+};
+
+/// The byte range [first, last) that `t`'s elements span (empty for no
+/// elements).
+std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t) {
+  const TensorView &v = *t.view;
+  if (v.numElements() == 0)
+    return {0, 0};
+  int64_t low = 0, high = 0;
+  for (int64_t d = 0; d < v.rank; ++d) {
+    int64_t reach = (v.sizes[d] - 1) * v.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  auto base = reinterpret_cast<uintptr_t>(v.data);
+  auto size = static_cast<int64_t>(t.elementSize);
+  return {base + low * size, base + (high + 1) * size};
+}
+
+/// Output `out` must not overlap tensor `other` (an input or another
+/// output); when `inPlace`, it may be `other` exactly (same address, shape
+/// and strides). Overlap is judged by the byte ranges the two span, so
+/// interleaved views of one buffer count as overlapping.
+memfmt_status_t checkApart(KernelCall &call, const Operand &out,
+                           const Operand &other, bool inPlace = false) {
+  auto [outLow, outHigh] = byteRange(out);
+  auto [low, high] = byteRange(other);
+  if (outLow == outHigh || low == high || outHigh <= low || high <= outLow)
+    return MEMFMT_STATUS_OK;
+  if (inPlace && out.view->sameViewAs(*other.view))
+    return MEMFMT_STATUS_OK;
+  return invalid(
+      call,
+      std::string(out.name) + " " + describe(*out.view) + " overlaps " +
+          other.name + " " + describe(*other.view) +
+          (inPlace ? "; in place it must be exactly " + std::string(other.name)
+                   : std::string("; outputs must not overlap "
+                                 "other tensors")));
+}
+
+/// Every output of `outs` apart from every input of `ins` and from the
+/// outputs before it; `inPlace(out, in)` says where an exact alias is
+/// allowed.
+template <typename InPlace>
+memfmt_status_t
+checkAllApart(KernelCall &call, std::initializer_list<Operand> ins,
+              std::initializer_list<Operand> outs, InPlace inPlace) {
+  for (auto out = outs.begin(); out != outs.end(); ++out) {
+    if (!out->view)
+      continue;
+    MEMFMT_CHECK(checkDistinct(call, *out->view, out->name));
+    for (const Operand &in : ins)
+      if (in.view)
+        MEMFMT_CHECK(checkApart(call, *out, in, inPlace(*out, in)));
+    for (auto earlier = outs.begin(); earlier != out; ++earlier)
+      if (earlier->view)
+        MEMFMT_CHECK(checkApart(call, *out, *earlier));
+  }
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t checkAllApart(KernelCall &call,
+                              std::initializer_list<Operand> ins,
+                              std::initializer_list<Operand> outs) {
+  return checkAllApart(call, ins, outs,
+                       [](const Operand &, const Operand &) { return false; });
+}
+
+/// `value` must be finite and at least `minimum` (strictly above it when
+/// `strict`).
+memfmt_status_t checkReal(KernelCall &call, double value, const char *name,
+                          double minimum, bool strict = false) {
+  if (std::isfinite(value) && (strict ? value > minimum : value >= minimum))
+    return MEMFMT_STATUS_OK;
+  return invalid(call, std::string(name) + " is " + std::to_string(value) +
+                           ", expected a finite value " +
+                           (strict ? "> " : ">= ") + std::to_string(minimum));
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::fill &a) {
+  return checkDistinct(call, a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::native_batch_norm &a) {
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.bias, "bias"},
+                                {&a.running_mean, "running_mean"},
+                                {&a.running_var, "running_var"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"},
+                                {&a.running_mean_out, "running_mean_out"},
+                                {&a.running_var_out, "running_var_out"}}));
+  MEMFMT_CHECK(checkReal(call, a.eps, "eps", 0, /*strict=*/true));
+  MEMFMT_CHECK(checkReal(call, a.momentum, "momentum", 0));
+  // ATen: the running variance is unbiased by n / (n - 1).
+  if (a.input.sizes[1] > 0 && a.input.numElements() / a.input.sizes[1] < 2)
+    return invalid(call, "input " + formatShape(a.input) +
+                             " has fewer than 2 values per channel; the "
+                             "unbiased running variance divides by n - 1");
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.running_mean_out && in.view == &a.running_mean) ||
+           (out.view == &a.running_var_out && in.view == &a.running_var);
+  };
+  return checkAllApart(call,
+                       {{&a.input, "input"},
+                        {&a.weight, "weight"},
+                        {&a.bias, "bias"},
+                        {&a.running_mean, "running_mean"},
+                        {&a.running_var, "running_var"}},
+                       {{&a.output, "output"},
+                        {&a.save_mean, "save_mean"},
+                        {&a.save_invstd, "save_invstd"},
+                        {&a.running_mean_out, "running_mean_out"},
+                        {&a.running_var_out, "running_var_out"}},
+                       inPlace);
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::native_batch_norm_backward &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
+  MEMFMT_CHECK(checkShape(call, a.grad_out, "grad_out", a.input,
+                          " (the input's shape)"));
+  MEMFMT_CHECK(checkPerChannel(call, a.input,
+                               {{&a.weight, "weight"},
+                                {&a.save_mean, "save_mean"},
+                                {&a.save_invstd, "save_invstd"}}));
+  if (a.has_grad_input)
+    MEMFMT_CHECK(checkShape(call, a.grad_input, "grad_input", a.input,
+                            " (the input's shape)"));
+  if (a.has_grad_weight)
+    MEMFMT_CHECK(
+        checkPerChannel(call, a.input, {{&a.grad_weight, "grad_weight"}}));
+  if (a.has_grad_bias)
+    MEMFMT_CHECK(checkPerChannel(call, a.input, {{&a.grad_bias, "grad_bias"}}));
+  // Absent outputs are other tensors passed again: not checked.
+  const Operand absent{};
+  return checkAllApart(
+      call,
+      {{&a.grad_out, "grad_out"},
+       {&a.input, "input"},
+       {&a.weight, "weight"},
+       {&a.save_mean, "save_mean"},
+       {&a.save_invstd, "save_invstd"}},
+      {a.has_grad_input ? Operand{&a.grad_input, "grad_input"} : absent,
+       a.has_grad_weight ? Operand{&a.grad_weight, "grad_weight"} : absent,
+       a.has_grad_bias ? Operand{&a.grad_bias, "grad_bias"} : absent});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::threshold_backward &a) {
+  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", a.self,
+                          " (self's shape)"));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"}, {&a.self, "self"}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::avg_pool2d_backward &a) {
+  MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
+  MEMFMT_CHECK(checkAvgPool(call, a.grad_input, a.grad_output, a.kernel_h,
+                            a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+                            a.pad_left, a.pad_bottom, a.pad_right,
+                            a.count_include_pad));
+  return checkAllApart(call, {{&a.grad_output, "grad_output"}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+namespace {
+
+/// Logits [N, C], targets [N] (i64).
+memfmt_status_t checkLogits(KernelCall &call, const TensorView &self,
+                            const TensorView &target) {
+  MEMFMT_CHECK(checkRank(call, self, "self", 2));
+  MEMFMT_CHECK(checkRank(call, target, "target", 1));
+  return checkShape(call, target, "target", shapeOf({self.sizes[0]}), [&] {
+    return " (one class index per row of self " + formatShape(self) + ")";
+  });
+}
+
+} // namespace
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::cross_entropy_loss &a) {
+  MEMFMT_CHECK(checkLogits(call, a.self, a.target));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 0));
+  return checkAllApart(
+      call, {{&a.self, "self"}, {&a.target, "target", sizeof(int64_t)}},
+      {{&a.output, "output"}});
+}
+
+memfmt_status_t
+memfmt::runtime::validate(KernelCall &call,
+                          const args::cross_entropy_loss_backward &a) {
+  MEMFMT_CHECK(checkLogits(call, a.self, a.target));
+  MEMFMT_CHECK(checkRank(call, a.grad_output, "grad_output", 0));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"},
+                        {&a.self, "self"},
+                        {&a.target, "target", sizeof(int64_t)}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::sgd_update &a) {
+  MEMFMT_CHECK(checkFlag(call, a.nesterov, "nesterov"));
+  MEMFMT_CHECK(checkFlag(call, a.has_step, "has_step"));
+  MEMFMT_CHECK(checkReal(call, a.lr, "lr", 0));
+  MEMFMT_CHECK(checkReal(call, a.momentum, "momentum", 0));
+  MEMFMT_CHECK(checkReal(call, a.weight_decay, "weight_decay", 0));
+  if (!std::isfinite(a.dampening))
+    return invalid(call, "dampening is " + std::to_string(a.dampening) +
+                             ", expected a finite value");
+  if (a.nesterov && (a.momentum <= 0 || a.dampening != 0))
+    return invalid(call, "nesterov needs momentum > 0 and dampening 0, got "
+                         "momentum " +
+                             std::to_string(a.momentum) + " and dampening " +
+                             std::to_string(a.dampening));
+  const char *why = " (the parameter's shape)";
+  MEMFMT_CHECK(checkShape(call, a.grad, "grad", a.param, why));
+  MEMFMT_CHECK(
+      checkShape(call, a.momentum_buffer, "momentum_buffer", a.param, why));
+  MEMFMT_CHECK(checkShape(call, a.param_out, "param_out", a.param, why));
+  MEMFMT_CHECK(checkShape(call, a.momentum_buffer_out, "momentum_buffer_out",
+                          a.param, why));
+  if (a.has_step)
+    MEMFMT_CHECK(checkRank(call, a.step, "step", 0));
+  // Without momentum the buffers are neither read nor written, and without
+  // has_step the step is not read: those are not checked for overlap.
+  const Operand absent{};
+  bool buffered = a.momentum != 0;
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.param_out && in.view == &a.param) ||
+           (out.view == &a.momentum_buffer_out &&
+            in.view == &a.momentum_buffer);
+  };
+  return checkAllApart(
+      call,
+      {{&a.param, "param"},
+       {&a.grad, "grad"},
+       buffered ? Operand{&a.momentum_buffer, "momentum_buffer"} : absent,
+       a.has_step ? Operand{&a.step, "step", sizeof(int64_t)} : absent},
+      {{&a.param_out, "param_out"},
+       buffered ? Operand{&a.momentum_buffer_out, "momentum_buffer_out"}
+                : absent},
+      inPlace);
+}
