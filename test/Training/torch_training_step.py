@@ -10,6 +10,10 @@
 #      running statistics, num_batches_tracked and momentum buffers (and it
 #      loads into the torchvision model with load_state_dict(strict=True));
 #   3. L8: memfmt's channels-last and NCHW gradients agree.
+# A model named onnx:NAME goes through ONNX instead of the zoo: torch.onnx
+# exports it (batch norm kept) and memfmt-compile FILE.onnx --train
+# compiles the file, whose initializers carry the weights and the names of
+# the checkpoint.
 #
 # The truth is PyTorch in float64. Every tensor must be within the issue's
 # limit of it (gradients 1e-4, SGD state 1e-3, relative to max |truth|) or,
@@ -28,7 +32,7 @@
 # whole training run there would take too long (and ctypes cannot load an
 # ASan library into Python).
 # UNSUPPORTED: sanitizer
-# RUN: %python %s --bin %memfmt_bin --lib %memfmt_lib --work %t resnet18 resnet50 resnext50_32x4d | FileCheck %s
+# RUN: %python %s --bin %memfmt_bin --lib %memfmt_lib --work %t resnet18 resnet50 resnext50_32x4d onnx:resnet18 | FileCheck %s
 # CHECK: resnet18 channels-last gradients vs torch.autograd: PASS
 # CHECK: resnet18 channels-last 3 SGD steps vs torch.optim.SGD: PASS
 # CHECK: resnet18 contiguous gradients vs torch.autograd: PASS
@@ -38,6 +42,11 @@
 # CHECK: resnet50 contiguous 3 SGD steps vs torch.optim.SGD: PASS
 # CHECK: resnext50_32x4d channels-last gradients vs torch.autograd: PASS
 # CHECK: resnext50_32x4d contiguous 3 SGD steps vs torch.optim.SGD: PASS
+# CHECK: onnx:resnet18 channels-last gradients vs torch.autograd: PASS
+# CHECK: onnx:resnet18 channels-last 3 SGD steps vs torch.optim.SGD: PASS
+# CHECK: onnx:resnet18 contiguous gradients vs torch.autograd: PASS
+# CHECK: onnx:resnet18 contiguous 3 SGD steps vs torch.optim.SGD: PASS
+# CHECK: onnx:resnet18 channels-last vs contiguous (L8): PASS
 # CHECK: all {{[0-9]+}} comparisons passed
 import argparse
 import copy
@@ -87,16 +96,38 @@ def manifest_outputs(model_dir):
 
 
 def compile_step(args, name, fmt, weights, out_dir, extra):
-    run([os.path.join(args.bin, "memfmt-compile"), "--model", name, "--train",
-         "--memory-format", fmt, "--batch", str(args.batch),
-         "--height", str(args.size), "--width", str(args.size),
-         "--weights", weights, "-o", out_dir] + extra)
+    """memfmt-compile --train of the zoo's `name` with `weights`, or, for
+    "onnx:NAME", of the ONNX file that main() exported (its initializers are
+    the weights)."""
+    if name.startswith("onnx:"):
+        source = [onnx_path(args, name)]
+    else:
+        source = ["--model", name, "--batch", str(args.batch),
+                  "--height", str(args.size), "--width", str(args.size),
+                  "--weights", weights]
+    run([os.path.join(args.bin, "memfmt-compile")] + source +
+        ["--train", "--memory-format", fmt, "-o", out_dir] + extra)
+
+
+def onnx_path(args, name):
+    return os.path.join(args.work, name.replace(":", "-") + ".onnx")
+
+
+def export_onnx(args, name, model):
+    """The model as torch.onnx exports it for training: batch norm kept
+    (PRESERVE, no constant folding), the initializers named as the
+    state_dict, at the test's batch and size."""
+    x = torch.zeros(args.batch, 3, args.size, args.size)
+    torch.onnx.export(copy.deepcopy(model).eval(), x, onnx_path(args, name),
+                      opset_version=13,
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      do_constant_folding=False)
 
 
 def memfmt_gradients(args, name, fmt, weights, x, y):
     """Loss and {param name: gradient} of one memfmt step (run through the
     runtime's C API: memfmt-run takes no i64 inputs)."""
-    out_dir = os.path.join(args.work, f"{name}.{fmt}.gradients")
+    out_dir = os.path.join(args.work, f"{name}.{fmt}.gradients".replace(":", "-"))
     compile_step(args, name, fmt, weights, out_dir, ["--gradients"])
     model = Model(out_dir, args.lib)
     result = model.run(x, y)
@@ -142,11 +173,12 @@ def state_errors(state, truth):
 
 
 def memfmt_sgd(args, name, fmt, weights, data_path, steps):
-    out_dir = os.path.join(args.work, f"{name}.{fmt}.train")
+    out_dir = os.path.join(args.work, f"{name}.{fmt}.train".replace(":", "-"))
     compile_step(args, name, fmt, weights, out_dir,
                  ["--lr", str(LR), "--momentum", str(MOMENTUM),
                   "--weight-decay", str(WEIGHT_DECAY)])
-    ckpt = os.path.join(args.work, f"{name}.{fmt}.ckpt.safetensors")
+    ckpt = os.path.join(args.work,
+                        f"{name}.{fmt}.ckpt.safetensors".replace(":", "-"))
     run([os.path.join(args.bin, "memfmt-train"), out_dir, "--data", data_path,
          "--steps", str(steps), "--no-shuffle", "--save", ckpt])
     state, _ = read_safetensors(ckpt)
@@ -169,15 +201,19 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     checks = Checks()
     for index, name in enumerate(args.models):
-        model = seeded_model(name, seed=index + 1)
-        weights = os.path.join(args.work, f"{name}.safetensors")
+        model = seeded_model(name.split(":")[-1], seed=index + 1)
+        if name.startswith("onnx:"):
+            export_onnx(args, name, model)
+        weights = os.path.join(args.work,
+                               f"{name}.safetensors".replace(":", "-"))
         write_safetensors(weights, model.state_dict())
         rng = np.random.default_rng(index + 11)
         rows = args.batch * args.steps
         xs = rng.standard_normal((rows, 3, args.size, args.size),
                                  dtype=np.float32)
         ys = rng.integers(0, 1000, size=rows, dtype=np.int64)
-        data_path = os.path.join(args.work, f"{name}.data.npz")
+        data_path = os.path.join(args.work,
+                                 f"{name}.data.npz".replace(":", "-"))
         np.savez(data_path, x=xs, y=ys)
         x0, y0 = xs[:args.batch], ys[:args.batch]
 
