@@ -20,7 +20,10 @@
 // The fast kernels take input, output and gradients dense in one layout:
 //  * rows (channels-last, or rank 2): every reduction keeps C double
 //    accumulators per thread, filled row by row in a loop over the channels
-//    the compiler vectorises, and added up at the end;
+//    the compiler vectorises, and added up at the end; the forward reads
+//    the input once for its statistics (two passes over each cache-sized
+//    block of rows, the blocks merged by Chan et al.'s update), the
+//    backward once for both of its sums;
 //  * planes (NCHW): each (n, c) plane is a run of H * W floats, reduced in
 //    double over eight independent lanes (vectorisable without
 //    reassociation).
@@ -356,33 +359,90 @@ void reduceRows(int64_t rows, int64_t channels, std::vector<double> &total,
       total[c] += partial[t * channels + c];
 }
 
+/// The per-channel mean and biased variance of `rows` rows of C channels
+/// read once: each thread takes blocks of rows small enough to stay in
+/// cache (64 KiB), sums a block for its mean and then its squared
+/// deviations from that mean (two passes over cached data, as accurate as
+/// the reference's two passes over all of it), and merges the blocks, then
+/// the threads, with Chan et al.'s pairwise update (count n, mean m, sum of
+/// squared deviations M2): for parts a and b, delta = m_b - m_a,
+/// m = m_a + delta * n_b / n, M2 = M2_a + M2_b + delta^2 * n_a * n_b / n.
+void rowsMoments(const float *x, int64_t rows, int64_t channels,
+                 std::vector<double> &mean, std::vector<double> &var) {
+  const int64_t threads = maxThreads();
+  const size_t perThread = static_cast<size_t>(threads * channels);
+  std::vector<double> &means = scratchBuffer<double, 5>(perThread);
+  std::vector<double> &squares = scratchBuffer<double, 6>(perThread);
+  std::vector<double> &block = scratchBuffer<double, 7>(2 * perThread);
+  std::vector<int64_t> &counts =
+      scratchBuffer<int64_t, 0>(static_cast<size_t>(threads));
+  std::fill(counts.begin(), counts.end(), 0);
+  const int64_t blockRows = std::max<int64_t>(1, (1 << 14) / channels);
+  parallelFor(rows, blockRows, [&](int64_t begin, int64_t end, int thread) {
+    double *m = means.data() + thread * channels;
+    double *m2 = squares.data() + thread * channels;
+    double *bm = block.data() + 2 * thread * channels, *bm2 = bm + channels;
+    int64_t count = 0;
+    for (int64_t first = begin; first < end; first += blockRows) {
+      const int64_t last = std::min(end, first + blockRows);
+      const double nb = double(last - first);
+      std::fill(bm, bm + 2 * channels, 0.0);
+      sumRows(x, channels, first, last, bm,
+              [](float v, int64_t) { return double(v); });
+      for (int64_t c = 0; c < channels; ++c)
+        bm[c] /= nb;
+      sumRows(x, channels, first, last, bm2, [bm](float v, int64_t c) {
+        double d = v - bm[c];
+        return d * d;
+      });
+      if (count == 0) {
+        std::copy(bm, bm + channels, m);
+        std::copy(bm2, bm2 + channels, m2);
+      } else {
+        const double na = double(count), n = na + nb;
+        for (int64_t c = 0; c < channels; ++c) {
+          const double delta = bm[c] - m[c];
+          m[c] += delta * nb / n;
+          m2[c] += bm2[c] + delta * delta * na * nb / n;
+        }
+      }
+      count += last - first;
+    }
+    counts[static_cast<size_t>(thread)] = count;
+  });
+  std::fill(mean.begin(), mean.end(), 0.0);
+  std::fill(var.begin(), var.end(), 0.0);
+  int64_t count = 0;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t nt = counts[static_cast<size_t>(t)];
+    if (nt == 0)
+      continue;
+    const double na = double(count), nb = double(nt), n = na + nb;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double tm = means[t * channels + c];
+      const double delta = tm - mean[c];
+      mean[c] = count == 0 ? tm : mean[c] + delta * nb / n;
+      var[c] += squares[t * channels + c] + delta * delta * na * nb / n;
+    }
+    count += nt;
+  }
+  for (double &v : var)
+    v /= double(rows);
+}
+
 /// The training batch norm of tensors whose rows of C channels are
-/// contiguous (channels-last).
+/// contiguous (channels-last): the statistics in one read of the input
+/// (rowsMoments), then the output.
 void rowsForward(const args::native_batch_norm &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
-  const double n = double(rows);
   std::vector<double> &mean = scratchBuffer<double, 0>(channels);
   std::vector<double> &var = scratchBuffer<double, 1>(channels);
   std::vector<double> &shift = scratchBuffer<double, 3>(channels);
   std::vector<double> &scale = scratchBuffer<double, 4>(channels);
   const float *x = in.as<float>();
-  reduceRows(rows, channels, mean,
-             [&](int64_t begin, int64_t end, double *acc) {
-               sumRows(x, channels, begin, end, acc,
-                       [](float v, int64_t) { return double(v); });
-             });
-  for (double &m : mean)
-    m /= n;
-  const double *m = mean.data();
-  reduceRows(rows, channels, var, [&](int64_t begin, int64_t end, double *acc) {
-    sumRows(x, channels, begin, end, acc, [m](float v, int64_t c) {
-      double d = v - m[c];
-      return d * d;
-    });
-  });
+  rowsMoments(x, rows, channels, mean, var);
   for (int64_t c = 0; c < channels; ++c) {
-    var[c] /= n;
     scale[c] = at(a.weight, c) / std::sqrt(var[c] + a.eps);
     shift[c] = at(a.bias, c);
   }
@@ -396,8 +456,8 @@ void rowsForward(const args::native_batch_norm &a) {
                   const float *xr = x + r * channels;
                   float *yr = y + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
-                    yr[c] = static_cast<float>(
-                        (double(xr[c]) - mc[c]) * s[c] + b[c]);
+                    yr[c] = static_cast<float>((double(xr[c]) - mc[c]) * s[c] +
+                                               b[c]);
                 }
               });
   cpu::writeBatchNormStatistics(a, mean.data(), var.data());
@@ -415,19 +475,22 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
     mean[c] = at(a.save_mean, c);
   const float *x = in.as<float>(), *g = a.grad_out.as<float>();
   const double *m = mean.data();
-  reduceRows(rows, channels, sumGrad,
+  // Both sums in one pass over grad_out and the input: 2C accumulators
+  // per thread, sum(g) in the first C and sum(g * (x - mean)) in the rest.
+  std::vector<double> &sums = scratchBuffer<double, 5>(2 * channels);
+  reduceRows(rows, 2 * channels, sums,
              [&](int64_t begin, int64_t end, double *acc) {
-               sumRows(g, channels, begin, end, acc,
-                       [](float v, int64_t) { return double(v); });
-             });
-  reduceRows(rows, channels, sumGradCentered,
-             [&](int64_t begin, int64_t end, double *acc) {
+               double *centered = acc + channels;
                for (int64_t r = begin; r < end; ++r) {
                  const float *xr = x + r * channels, *gr = g + r * channels;
-                 for (int64_t c = 0; c < channels; ++c)
-                   acc[c] += double(gr[c]) * (double(xr[c]) - m[c]);
+                 for (int64_t c = 0; c < channels; ++c) {
+                   acc[c] += double(gr[c]);
+                   centered[c] += double(gr[c]) * (double(xr[c]) - m[c]);
+                 }
                }
              });
+  std::copy(sums.begin(), sums.begin() + channels, sumGrad.begin());
+  std::copy(sums.begin() + channels, sums.end(), sumGradCentered.begin());
   std::vector<float> &scale = scratchBuffer<float, 1>(channels);
   std::vector<float> &meanGrad = scratchBuffer<float, 2>(channels);
   std::vector<double> &k = scratchBuffer<double, 4>(channels);
@@ -454,9 +517,10 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
                   const float *xr = x + r * channels, *gr = g + r * channels;
                   float *o = out + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
-                    o[c] = (gr[c] - mg[c] -
-                            static_cast<float>((double(xr[c]) - m[c]) * kc[c])) *
-                           s[c];
+                    o[c] =
+                        (gr[c] - mg[c] -
+                         static_cast<float>((double(xr[c]) - m[c]) * kc[c])) *
+                        s[c];
                 }
               });
 }

@@ -229,6 +229,41 @@ TEST_P(BatchNormTrainingTest, ForwardMatchesNaive) {
   }
 }
 
+/// The channels-last statistics read the input once, in cache-sized blocks
+/// merged across blocks and threads (rowsMoments): on many rows (several
+/// blocks per thread) of values whose mean is 10^5 times their spread they
+/// stay as accurate as the naive two-pass double computation, to f32's
+/// rounding of save_mean and save_invstd (a one-pass sum of squares, even
+/// in double, is off by ~1e-6 here).
+TEST(BatchNormTrainingStatisticsTest, ManyRowsLargeOffset) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const std::vector<int64_t> sizes = {8, 4, 48, 48};
+  const int64_t channels = sizes[1];
+  Tensor x(sizes, CL), y(sizes, CL);
+  x.fillRandom(9, 1e5 - 1.0, 1e5 + 1.0);
+  Params p(channels);
+  Tensor saveMean({channels}), saveInvstd({channels}),
+      runningMeanOut({channels}), runningVarOut({channels});
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
+                            ctx, 1, x.memref(), p.weight.memref(),
+                            p.bias.memref(), p.runningMean.memref(),
+                            p.runningVar.memref(), y.memref(),
+                            saveMean.memref(), saveInvstd.memref(),
+                            runningMeanOut.memref(), runningVarOut.memref(),
+                            kEps, kMomentum));
+  EXPECT_EQ(ctx.implOf(1), "channels_last");
+  NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                   p.runningVar, kEps, kMomentum);
+  for (int64_t c = 0; c < channels; ++c) {
+    EXPECT_NEAR(saveMean.at({c}), want.saveMean.value[c],
+                2.5e-7 * want.saveMean.value[c])
+        << "channel " << c;
+    EXPECT_NEAR(saveInvstd.at({c}), want.saveInvstd.value[c],
+                2.5e-7 * want.saveInvstd.value[c])
+        << "channel " << c;
+  }
+}
+
 TEST_P(BatchNormTrainingTest, BackwardMatchesNaive) {
   auto [kernels, shape] = GetParam();
   TestContext ctx(kernels);
