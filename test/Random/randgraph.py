@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# ===- randgraph.py - Differential testing on random graphs (L8) ----------=== #
+# ===- randgraph.py - Differential testing on random graphs (L8, L9) ------=== #
 #
 # Part of the memfmt project.
 #
@@ -29,10 +29,32 @@ model.mlir, every runtime conversion in report.json has a rule's reason
 declared format, or an explicit conversion op of the graph), and none is of
 a tensor that is both contiguous and channels-last (L3: free).
 
+The grad mode does the same for training steps (gradients, L8 and L9):
+random graphs over the ops with a VJP only (conv2d incl. grouped, strided,
+dilated, padded and with bias; training-mode batch_norm, relu, add of
+same-shape tensors (a broadcasting add has no VJP yet), max_pool2d
+(+with_indices) and avg_pool2d incl. ceil_mode, adaptive_avg_pool2d,
+flatten, reshape, linear, clone, contiguous), every input with the same
+batch N, the same edge shapes and declared formats, each graph ending in
+logits [N, K] (every value nothing consumes goes through a head --
+adaptive pool / flatten / reshape, then linear to K -- and the heads are
+added, so every weight reaches the loss). One graph per compile (one loss):
+memfmt-compile --train --gradients --lr 0 (no update: the step returns the
+mean cross-entropy loss and every trainable weight's gradient), NCHW and
+channels-last, both run through the runtime's C API
+(scripts/memfmt_ctypes.py; memfmt-run cannot feed the i64 classes) on the
+same x and y, and the channels-last build again with MEMFMT_KERNELS=
+reference (in a subprocess: the runtime reads it when its context is
+made). Checked: the outputs are the loss and one finite gradient for each
+trainable weight (not the running statistics); loss and gradients agree
+between the builds and between fast and reference kernels within
+GRAD_TOLERANCE (see there); the conversion rules as above.
+
 A failing graph is reduced (delta debugging over ops: an op is dropped by
 turning its result into a new function argument of the same type, which
-keeps the graph well-typed; dead ops are removed) and written as a
-self-checking lit test.
+keeps the graph well-typed, or bypassed by an operand of its result's type;
+dead ops are removed; in grad mode a graph must keep a trainable weight and
+fail with the same error) and written as a self-checking lit test.
 
 Commands:
   run    --seed S --count N [--time-budget SEC] [--batch K] [--jobs J]
@@ -42,6 +64,17 @@ Commands:
   check  FILE.mlir [--workdir DIR] [--bin DIR]
          check one .mlir file (a regression test); exit 1 on a mismatch
   gen    --seed S [--count N]    print a batch of N graphs as one function
+  grad   --seed S --count N [--jobs J] [--workdir DIR] [--reduce-to DIR]
+         [--bin DIR] [--lib DIR] [--verbose]
+         check N gradient graphs; prints "random gradient graphs: G
+         checked, M mismatches" (exit 1 if M > 0), each failing graph's
+         .mlir path (kept in the workdir), and with --verbose the check
+         that came closest to the tolerance
+  grad-check FILE.mlir [--seed S] [--data-seed D] [--input-format F]
+         [--workdir DIR] [--bin DIR] [--lib DIR]
+         check one gradient graph (a regression test); exit 1 on a mismatch
+  grad-gen --seed S [--index I]   print gradient graph I of seed S
+  grad-exec (internal: runs model directories for grad, in a subprocess)
 """
 import argparse
 import concurrent.futures
@@ -63,6 +96,8 @@ CONVERSION_REASONS = [
     "L7",              # contiguous before a reshape/flatten
     "outputs=keep",    # a result goes back to its declared format
     "explicit",        # a conversion op of the graph itself
+    "L9",              # a gradient back to its primal's format (the
+                       # inverse of a forward conversion)
 ]
 
 # ===---------------------------------------------------------------------=== #
@@ -828,26 +863,26 @@ def reduce_graph(g, fails):
 # Gradients (grad mode): training steps compiled NCHW and channels-last
 # ===---------------------------------------------------------------------=== #
 
-# Tolerance of a gradient comparison, per tensor: max|a - b| <= GRAD_TOLERANCE
-# * max(max|b|, GRAD_FLOOR). The two builds (and the fast and reference
-# kernels) sum in different orders: a weight's gradient is a sum over
-# N*H*W (up to 2048 here) products, and a chain of backward ops repeats
-# such sums, so the f32 rounding (6e-8 a step) grows to ~1e-6..1e-5 of the
-# largest term -- 1e-5 (the forward's L8 bound) would be too tight, 1e-4
-# still catches a wrong index, a lost term or a dropped broadcast (errors of
-# the order of the values themselves). GRAD_FLOOR: a tensor whose true value
-# is zero (the bias of a conv that a batch norm follows, whose gradient
-# cancels exactly in real arithmetic; a channel no relu lets through) comes
-# out as rounding noise whose size follows the terms summed, not the
-# result, so max|b| is replaced by a floor of the order of those terms: the
-# mean cross-entropy loss sends gradients of at most 1 into the logits, the
-# inputs are N(0, 1) and the synthetic weights are O(1)-scaled, so terms are
-# O(1e-2..1) and a floor of 1e-3 (an absolute bound of 1e-7) admits noise
-# only where everything is that small.
+# Tolerance of a gradient comparison, per tensor:
+#   max|a - b| <= GRAD_TOLERANCE * max(max|b|, tiny),
+#   tiny = the largest max|b| over the graph's gradients (for the loss, 0).
+# The two builds (and the fast and reference kernels) sum in different
+# orders: a weight's gradient is a sum over N*H*W (up to 2048 here) products
+# and a chain of backward ops repeats such sums, so f32 rounding (6e-8 a
+# step) grows to ~1e-6..1e-5 of the values -- the forward's L8 bound of
+# 1e-5 would be too tight; 1e-4 still catches a wrong index, a lost term or
+# a stale layout (errors of the order of the values themselves).
+# tiny: a tensor whose true value is zero comes out as rounding noise whose
+# size follows the gradients summed, not the result -- the bias of a conv
+# that a training-mode batch norm follows (its gradient cancels exactly in
+# real arithmetic), a batch norm over a channel that is constant (noise
+# amplified by 1/sqrt(var + eps), up to 316 for eps 1e-5). Measured: such
+# tensors reach ~1e-5 of the graph's largest gradient, so they are compared
+# against that (an absolute bound of 1e-4 of it); all-zero gradients (K = 1:
+# the loss is 0) must be zero in both.
 GRAD_TOLERANCE = 1e-4
-GRAD_FLOOR = 1e-3
 # Class counts K of the logits; K = 1 (loss 0, all gradients 0) is the edge.
-CLASSES = [1, 2, 2, 3, 4, 5, 7, 10]
+CLASSES = [1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8, 10]
 NON_TRAINABLE = ("running_mean", "running_var")
 
 
@@ -872,6 +907,21 @@ class GradGenerator(Generator):
         self.g.args.append((name, self.random_format(shape)))
         self.live.append(name)
         return name
+
+    def batch_norm(self):
+        # Training-mode batch norm needs more than one value per channel
+        # (the running variance divides by N*H*W - 1; PyTorch refuses too).
+        x = self.pick(4, lambda t: t.shape[0] * t.shape[2] * t.shape[3] > 1)
+        if x is None:
+            return None
+        c = self.ty(x).shape[1]
+        layer = self.layer("bn")
+        ps = [self.param(layer, s, [c], False)
+              for s in ("weight", "bias", "running_mean", "running_var")]
+        eps = self.r.choice(["1.0e-05", "1.0e-03", "1.000000e-01"])
+        t = joined(self.ty(x).shape, [self.ty(x)])
+        return self.add_op("batch_norm", [x] + ps, [t],
+                           f"eps = {eps} : f64")[0]
 
     def add(self):
         # An add with broadcasting has no VJP yet: both operands have the
@@ -975,7 +1025,7 @@ class GradGenerator(Generator):
 def generate_grad(seed, index):
     rng = random.Random(f"grad:{seed}:{index}")
     gen = GradGenerator(rng, f"g{index}_")
-    return gen.build(rng.randint(2, 8))
+    return gen.build(rng.randint(3, 10))
 
 
 def trainable_weights(text):
@@ -991,14 +1041,15 @@ def logits_classes(text):
     return int(m.group(2)) if m else 1
 
 
-def compare(a, b):
-    """(ok, max|a - b|, max|b|) with GRAD_TOLERANCE; a and b finite."""
+def compare(a, b, tiny):
+    """(ok, max|a - b|, allowed) with GRAD_TOLERANCE; a and b finite."""
     if a.shape != b.shape:
         return False, float("inf"), 0.0
     scale = float(np.max(np.abs(b))) if b.size else 0.0
     diff = float(np.max(np.abs(a.astype(np.float64) - b))) if b.size \
         else 0.0
-    return diff <= GRAD_TOLERANCE * max(scale, GRAD_FLOOR), diff, scale
+    allowed = GRAD_TOLERANCE * max(scale, tiny)
+    return diff <= allowed, diff, allowed
 
 
 class GradChecker(Checker):
@@ -1042,9 +1093,15 @@ class GradChecker(Checker):
                          "--input-format", input_format,
                          "--weights", f"synthetic:{self.seed}", "-o", out])
             if r.returncode != 0:
+                # "invalid": the compiler refused the graph with a located
+                # error about an op of the graph (a generator bug); an error
+                # about an op the compiler made (a *_backward op, a
+                # conversion it inserted) is the compiler's: "compile".
+                ops = set(re.findall(r"'memfmt\.(\w+)' op", r.stderr))
                 kind = "invalid" if "error:" in r.stderr and \
                     "internal error" not in r.stderr and \
-                    "graph.mlir:" in r.stderr else "compile"
+                    "graph.mlir:" in r.stderr and \
+                    all(f"memfmt.{o} " in text for o in ops) else "compile"
                 problems.append((kind, f"memfmt-compile --train --gradients "
                                  f"--memory-format {fmt} exited "
                                  f"{r.returncode}:\n{r.stderr[-3000:]}"))
@@ -1100,17 +1157,21 @@ class GradChecker(Checker):
         for what, a, b in (("L8 channels-last vs NCHW", cl, nchw),
                            ("channels-last fast vs reference kernels", cl,
                             ref)):
+            grad_scale = max([float(np.max(np.abs(b[n]))) for n in expected
+                              if n != "loss" and b[n].size] + [0.0])
             for name in expected:
-                ok, diff, scale = compare(a[name], b[name])
-                ratio = diff / (GRAD_TOLERANCE * max(scale, GRAD_FLOOR))
-                if ratio > self.worst[0] and ok:
+                tiny = 0.0 if name == "loss" else grad_scale
+                ok, diff, allowed = compare(a[name], b[name], tiny)
+                ratio = diff / allowed if allowed else (0.0 if ok else 1e9)
+                if ok and ratio > self.worst[0]:
                     self.worst = (ratio, f"{tag} {name} ({what})")
                 if not ok:
                     problems.append((
                         "L8" if what.startswith("L8") else "kernels",
                         f"{what}: {name} {list(a[name].shape)}: max|a - b| "
-                        f"= {diff:.3e}, max|b| = {scale:.3e} (allowed "
-                        f"{GRAD_TOLERANCE * max(scale, GRAD_FLOOR):.3e})"))
+                        f"= {diff:.3e}, max|b| = "
+                        f"{float(np.max(np.abs(b[name]), initial=0)):.3e}, "
+                        f"allowed {allowed:.3e}"))
         problems += self.check_rules(dirs["channels-last"])
         return problems
 
@@ -1202,6 +1263,10 @@ def cmd_grad(a):
     elapsed = time.time() - start
     print(f"random gradient graphs: {checked} checked, {len(failing)} "
           f"mismatches (seed {a.seed}, {elapsed:.0f} s)")
+    invalid = sum(all(k == "invalid" for k, _ in f[2]) for f in failing)
+    if invalid:
+        print(f"note: {invalid} graphs the compiler rejected as invalid "
+              "input (a generator bug)")
     if a.verbose and checker.worst[1]:
         print(f"closest to the tolerance: {checker.worst[0]:.2f} of it, "
               f"{checker.worst[1]}")

@@ -37,20 +37,61 @@ verifyChannelVectors(Operation *op, int64_t size,
   return success();
 }
 
+/// True if `type` is dense in both formats (L3: one channel, or a 1x1
+/// plane), so propagation may have treated it as either.
+static bool inBothFormats(RankedTensorType type) {
+  return isContiguous(type) &&
+         layout::isChannelsLastContiguous(type.getShape(), getStrides(type));
+}
+
+/// L9: the format of a gradient whose primal is `primal` (the primal's),
+/// or none when the primal is in both formats: the forward result it
+/// stands for may then be in either.
+static std::optional<MemoryFormat> gradientFormatOf(Value primal) {
+  RankedTensorType type = tensorType(primal);
+  if (inBothFormats(type))
+    return std::nullopt;
+  return getMemoryFormat(type);
+}
+
+/// Verifies that gradient operand `index` of `op` has the format
+/// getGradientOperandFormat requires of it.
+static LogicalResult verifyGradientOperand(LayoutOpInterface op, unsigned index,
+                                           StringRef name,
+                                           StringRef primalName) {
+  std::optional<MemoryFormat> format = op.getGradientOperandFormat(index);
+  if (!format)
+    return success();
+  return verifyGradientFormat(op, op->getOperand(index), name, *format,
+                              primalName);
+}
+
 /// The checks of an op whose gradient `grad` is laid out like its primal
-/// `self` (same shape, L9), as are `gradOutput` (the gradient of the
-/// forward result, whose format is `self`'s by L5) and `grad`.
+/// `self` (same shape, L9), as is its incoming gradient `gradOutput` (the
+/// gradient of the forward result, whose format is `self`'s by L5/L6;
+/// either format when `self` is in both).
 static LogicalResult verifyGradientsOf(Operation *op, Value self,
-                                       StringRef selfName, Value gradOutput,
+                                       StringRef selfName,
+                                       OpOperand &gradOutput,
                                        StringRef gradOutputName, Value grad,
                                        StringRef gradName) {
   if (failed(verifyShape(op, tensorType(grad), tensorType(self).getShape(),
                          gradName)) ||
-      failed(verifyGradientFormat(op, gradOutput, gradOutputName, self,
-                                  selfName)) ||
+      failed(verifyGradientOperand(
+          cast<LayoutOpInterface>(op), gradOutput.getOperandNumber(),
+          gradOutputName, ("'" + selfName + "'").str())) ||
       failed(verifyGradientFormat(op, grad, gradName, self, selfName)))
     return failure();
   return verifyResultFormats(op);
+}
+
+/// getGradientOperandFormat of an op whose incoming gradient `gradOutput`
+/// takes `self`'s format.
+static std::optional<MemoryFormat>
+gradientOperandFormat(unsigned index, OpOperand &gradOutput, Value self) {
+  if (index != gradOutput.getOperandNumber())
+    return std::nullopt;
+  return gradientFormatOf(self);
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,8 +173,13 @@ LogicalResult NativeBatchNormBackwardOp::verify() {
     return failure();
   if (getEps().convertToDouble() < 0)
     return emitOpError() << "expects 'eps' >= 0";
-  return verifyGradientsOf(*this, getInput(), "input", getGradOut(), "grad_out",
-                           getGradInput(), "grad_input");
+  return verifyGradientsOf(*this, getInput(), "input", getGradOutMutable(),
+                           "grad_out", getGradInput(), "grad_input");
+}
+
+std::optional<MemoryFormat>
+NativeBatchNormBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutMutable(), getInput());
 }
 
 /// L9: grad_input takes input's format (grad_weight and grad_bias are 1-D).
@@ -166,21 +212,9 @@ LogicalResult ConvolutionBackwardOp::verify() {
       failed(verifyShape(*this, getGradBias().getType(), {weight.getShape()[0]},
                          "grad_bias")))
     return failure();
-  // L5: the forward result is channels-last if the input or the weight is.
-  // An operand in both formats (L3: one input channel, a 1x1 kernel) may
-  // have made it either, as propagation may have treated it as either.
-  auto inBothFormats = [](RankedTensorType type) {
-    return isContiguous(type) &&
-           layout::isChannelsLastContiguous(type.getShape(), getStrides(type));
-  };
-  bool eitherFormat = inBothFormats(input) || inBothFormats(weight);
-  bool channelsLast = isChannelsLast(input) || isChannelsLast(weight);
-  if ((channelsLast || !eitherFormat) &&
-      failed(verifyGradientFormat(*this, getGradOutput(), "grad_output",
-                                  channelsLast ? MemoryFormat::ChannelsLast
-                                               : MemoryFormat::Contiguous,
-                                  "the forward result (L5 of input and "
-                                  "weight)")))
+  if (failed(verifyGradientOperand(
+          *this, getGradOutputMutable().getOperandNumber(), "grad_output",
+          "the forward result (L5 of input and weight)")))
     return failure();
   if (failed(verifyGradientFormat(*this, getGradInput(), "grad_input",
                                   getInput(), "input")) ||
@@ -188,6 +222,23 @@ LogicalResult ConvolutionBackwardOp::verify() {
                                   getWeight(), "weight")))
     return failure();
   return verifyResultFormats(*this);
+}
+
+/// L9: grad_output has the forward result's format, channels-last if the
+/// input or the weight is (L5); an operand in both formats (L3: one input
+/// channel, a 1x1 kernel) may have made it either, as propagation may have
+/// treated it as either.
+std::optional<MemoryFormat>
+ConvolutionBackwardOp::getGradientOperandFormat(unsigned index) {
+  if (index != getGradOutputMutable().getOperandNumber())
+    return std::nullopt;
+  RankedTensorType input = getInput().getType();
+  RankedTensorType weight = getWeight().getType();
+  if (isChannelsLast(input) || isChannelsLast(weight))
+    return MemoryFormat::ChannelsLast;
+  if (inBothFormats(input) || inBothFormats(weight))
+    return std::nullopt;
+  return MemoryFormat::Contiguous;
 }
 
 /// L9: grad_input takes input's format, grad_weight the weight's.
@@ -218,8 +269,14 @@ LogicalResult LinearBackwardOp::verify() {
       failed(verifyGradientFormat(*this, getGradWeight(), "grad_weight",
                                   getWeight(), "weight")))
     return failure();
-  return verifyGradientsOf(*this, getInput(), "input", getGradOutput(),
+  return verifyGradientsOf(*this, getInput(), "input", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
+}
+
+/// 2-D tensors have one format.
+std::optional<MemoryFormat>
+LinearBackwardOp::getGradientOperandFormat(unsigned) {
+  return std::nullopt;
 }
 
 /// L9: grad_input takes input's format, grad_weight the weight's.
@@ -241,12 +298,17 @@ LogicalResult ThresholdBackwardOp::verify() {
       failed(verifyShape(*this, getGradOutput().getType(),
                          getSelf().getType().getShape(), "grad_output")))
     return failure();
-  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }
 
 std::optional<unsigned> ThresholdBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
+}
+
+std::optional<MemoryFormat>
+ThresholdBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 
 LogicalResult MaxPool2dWithIndicesBackwardOp::verify() {
@@ -260,13 +322,18 @@ LogicalResult MaxPool2dWithIndicesBackwardOp::verify() {
                          "grad_output")) ||
       failed(verifyShape(*this, getIndices().getType(), *shape, "indices")))
     return failure();
-  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }
 
 std::optional<unsigned>
 MaxPool2dWithIndicesBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
+}
+
+std::optional<MemoryFormat>
+MaxPool2dWithIndicesBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 
 LogicalResult AvgPool2dBackwardOp::verify() {
@@ -278,12 +345,17 @@ LogicalResult AvgPool2dBackwardOp::verify() {
   if (failed(shape) || failed(verifyShape(*this, getGradOutput().getType(),
                                           *shape, "grad_output")))
     return failure();
-  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }
 
 std::optional<unsigned> AvgPool2dBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
+}
+
+std::optional<MemoryFormat>
+AvgPool2dBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 
 LogicalResult AdaptiveAvgPool2dBackwardOp::verify() {
@@ -295,13 +367,18 @@ LogicalResult AdaptiveAvgPool2dBackwardOp::verify() {
     return emitOpError() << "expects grad_output shape [" << in[0] << ", "
                          << in[1] << ", OH >= 1, OW >= 1], got "
                          << formatList(out);
-  return verifyGradientsOf(*this, getSelf(), "self", getGradOutput(),
+  return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }
 
 std::optional<unsigned>
 AdaptiveAvgPool2dBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
+}
+
+std::optional<MemoryFormat>
+AdaptiveAvgPool2dBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 
 //===----------------------------------------------------------------------===//
@@ -334,6 +411,12 @@ LogicalResult CrossEntropyLossBackwardOp::verify() {
                                   getSelf(), "self")))
     return failure();
   return verifyResultFormats(*this);
+}
+
+/// 2-D tensors have one format.
+std::optional<MemoryFormat>
+CrossEntropyLossBackwardOp::getGradientOperandFormat(unsigned) {
+  return std::nullopt;
 }
 
 std::optional<unsigned>
@@ -374,6 +457,15 @@ LogicalResult SgdUpdateOp::verify() {
         failed(verifyGradientFormat(*this, value, name, getParam(), "param")))
       return failure();
   return verifyResultFormats(*this);
+}
+
+/// L9: the gradient and the momentum buffer take the parameter's format.
+std::optional<MemoryFormat>
+SgdUpdateOp::getGradientOperandFormat(unsigned index) {
+  if (index != getGradMutable().getOperandNumber() &&
+      index != getMomentumBufferMutable().getOperandNumber())
+    return std::nullopt;
+  return gradientFormatOf(getParam());
 }
 
 /// L9: the new parameter keeps the parameter's layout, the new buffer the

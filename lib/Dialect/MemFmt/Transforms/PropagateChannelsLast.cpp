@@ -28,6 +28,12 @@
 //     `outputs=keep`, or the signature takes the channels-last type with
 //     `outputs=channels-last`.
 //
+//     In a training step, an incoming gradient operand takes its primal's
+//     new format (L9, getGradientOperandFormat): where the forward
+//     converted a value (contiguous before a flatten, L7), the gradient
+//     arrives in the other format and is converted back, the inverse
+//     conversion.
+//
 // Conversions are inserted only in steps 3 and 4, i.e. only where an op
 // needs a format its operand does not have. Each carries `memfmt.reason`.
 //
@@ -53,7 +59,6 @@ using namespace mlir::memfmt;
 namespace layout = ::memfmt::layout;
 
 namespace {
-
 
 /// Element types a memfmt conversion takes (those of memfmt's tensors): an
 /// argument of another type (an f64 input, say) stays as declared, as no
@@ -85,7 +90,29 @@ private:
   /// Step 3 for one op: retype its results.
   void retypeResults(RewriterBase &rewriter, Operation *op,
                      const llvm::DenseSet<Value> &channelsLast);
+  /// Step 3 for one op: convert its incoming gradients to the formats
+  /// their primals now have (L9).
+  void convertGradients(RewriterBase &rewriter, LayoutOpInterface op);
 };
+
+void PropagateChannelsLastPass::convertGradients(RewriterBase &rewriter,
+                                                 LayoutOpInterface op) {
+  for (OpOperand &use : op->getOpOperands()) {
+    std::optional<MemoryFormat> format =
+        op.getGradientOperandFormat(use.getOperandNumber());
+    RankedTensorType type = getFormattedType(use.get());
+    if (!format || !type ||
+        layout::isContiguousInFormat(toLayoutFormat(*format), type.getShape(),
+                                     getStrides(type)))
+      continue;
+    rewriter.setInsertionPoint(op);
+    ContiguousOp conv = createConversion(
+        rewriter, op->getLoc(), use.get(), *format,
+        "L9: the gradient takes its primal's format (the inverse of a "
+        "conversion of the forward)");
+    rewriter.modifyOpInPlace(op, [&] { use.set(conv.getResult()); });
+  }
+}
 
 llvm::DenseSet<Value>
 PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
@@ -148,8 +175,8 @@ void PropagateChannelsLastPass::retypeResults(
       // L6: re-infer from the (possibly retyped) operand.
       auto source = cast<RankedTensorType>(op->getOperand(*from).getType());
       newType = getTypeWithStrides(
-          type, layout::preserveFormatStrides(source.getShape(),
-                                              getStrides(source)));
+          type,
+          layout::preserveFormatStrides(source.getShape(), getStrides(source)));
     } else if (channelsLast.contains(result) && !declaredChannelsLast(result)) {
       newType = getTypeInFormat(type, MemoryFormat::ChannelsLast);
     }
@@ -225,6 +252,8 @@ void PropagateChannelsLastPass::runOnOperation() {
       continue;
     }
     retypeResults(rewriter, &op, channelsLast);
+    if (iface)
+      convertGradients(rewriter, iface);
   }
 
   // Step 4: boundaries. Users that do not declare how they treat layouts,
@@ -239,8 +268,8 @@ void PropagateChannelsLastPass::runOnOperation() {
       Value value = use.get();
       auto oldType = dyn_cast_or_null<RankedTensorType>(oldTypes.lookup(value));
       if (isReturn)
-        oldType = dyn_cast<RankedTensorType>(
-            resultTypes[use.getOperandNumber()]);
+        oldType =
+            dyn_cast<RankedTensorType>(resultTypes[use.getOperandNumber()]);
       auto newType = dyn_cast<RankedTensorType>(value.getType());
       if (!oldType || !newType || oldType == newType)
         continue;
@@ -267,8 +296,7 @@ void PropagateChannelsLastPass::runOnOperation() {
   }
 
   SmallVector<Type> argTypes(entry.getArgumentTypes());
-  func.setFunctionType(
-      FunctionType::get(&getContext(), argTypes, resultTypes));
+  func.setFunctionType(FunctionType::get(&getContext(), argTypes, resultTypes));
 }
 
 } // namespace

@@ -42,6 +42,11 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
         (a gradient takes its primal's format, a weight's gradient the
         weight's), per result: `convolution_backward`'s grad_input follows
         `input` and its grad_weight follows `weight`.
+      * `getGradientOperandFormat` (L9): the format an incoming gradient
+        operand must have, its primal's (`threshold_backward`'s grad_output
+        takes `self`'s); memfmt-propagate-channels-last converts a gradient
+        that arrives in another format (the inverse of a conversion the
+        forward made), and the op's verifier requires it.
       * `isLayoutConversion`: the op is an explicit conversion; its result
         format is fixed by the op itself.
       * `isParameter`: the result is a parameter whose layout is chosen at
@@ -67,6 +72,14 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
       "if any.",
       "std::optional<unsigned>", "getPreservedOperand",
       (ins "unsigned":$resultIndex), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<
+      "L9: the memory format operand `index` (an incoming gradient) must "
+      "have, given the op's other operands (its primal's format); none "
+      "where any format will do (not a gradient operand, or a primal in "
+      "both formats, L3).",
+      "std::optional<::mlir::memfmt::MemoryFormat>",
+      "getGradientOperandFormat", (ins "unsigned":$index), "",
       [{ return std::nullopt; }]>,
     InterfaceMethod<
       "True for the explicit layout conversion op.",

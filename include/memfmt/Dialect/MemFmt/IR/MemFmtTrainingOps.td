@@ -36,9 +36,10 @@ def MemFmt_StepTensor0D : TensorRankOf<[I64], [0]>;
 def MemFmt_OutputMask : ConfinedAttr<DenseBoolArrayAttr,
     [DenseArrayCount<3>]>;
 
-/// Ops with this trait say which operand's format each result takes (L9).
+/// Ops with this trait say which operand's format each result takes and
+/// which format each incoming gradient operand must have (L9).
 defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
-                                                  ["getPreservedOperand"]>;
+    ["getPreservedOperand", "getGradientOperandFormat"]>;
 
 //===----------------------------------------------------------------------===//
 // Batch normalisation

@@ -1,0 +1,16 @@
+// Found by randgraph.py grad, reduced: as grad-maxpool-l3-input.mlir, for
+// avg_pool2d_backward.
+// REQUIRES: memfmt-compile
+// UNSUPPORTED: sanitizer
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// CHECK: grad-avgpool-l3-input.mlir: PASS
+func.func @graphs(%x: tensor<2x8x1x1xf32>) -> (tensor<2x3xf32>) {
+  %w = memfmt.weight "conv.weight" : tensor<8x8x1x1xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<2x8x1x1xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x1x1xf32>
+  %m = memfmt.avg_pool2d %c {ceil_mode = true, stride = array<i64: 1, 1>, padding = array<i64: 1, 0>, kernel_size = array<i64: 2, 1>} : tensor<2x8x1x1xf32> -> tensor<2x8x2x1xf32>
+  %p = memfmt.adaptive_avg_pool2d %m {output_size = array<i64: 1, 1>} : tensor<2x8x2x1xf32> -> tensor<2x8x1x1xf32>
+  %f = memfmt.flatten %p {start_dim = 1 : i64} : tensor<2x8x1x1xf32> -> tensor<2x8xf32>
+  %fw = memfmt.weight "fc.weight" : tensor<3x8xf32>
+  %y = memfmt.linear %f, %fw : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
