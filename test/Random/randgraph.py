@@ -369,8 +369,12 @@ class Generator:
         t = joined([n, out, oh, ow], [self.ty(v) for v in operands])
         return self.add_op("conv2d", operands, [t], ", ".join(attrs))[0]
 
-    def batch_norm(self):
-        x = self.pick(4)
+    def batch_norm(self, accepts=None):
+        """A batch_norm of a 4-D value (one that `accepts` its type, when
+        given), or None when there is none."""
+        x = self.pick(4, accepts)
+        if x is None:
+            return None
         c = self.ty(x).shape[1]
         layer = self.layer("bn")
         ps = [self.param(layer, s, [c], False)
@@ -908,20 +912,11 @@ class GradGenerator(Generator):
         self.live.append(name)
         return name
 
-    def batch_norm(self):
+    def batch_norm(self, accepts=None):
         # Training-mode batch norm needs more than one value per channel
         # (the running variance divides by N*H*W - 1; PyTorch refuses too).
-        x = self.pick(4, lambda t: t.shape[0] * t.shape[2] * t.shape[3] > 1)
-        if x is None:
-            return None
-        c = self.ty(x).shape[1]
-        layer = self.layer("bn")
-        ps = [self.param(layer, s, [c], False)
-              for s in ("weight", "bias", "running_mean", "running_var")]
-        eps = self.r.choice(["1.0e-05", "1.0e-03", "1.000000e-01"])
-        t = joined(self.ty(x).shape, [self.ty(x)])
-        return self.add_op("batch_norm", [x] + ps, [t],
-                           f"eps = {eps} : f64")[0]
+        return super().batch_norm(
+            lambda t: t.shape[0] * t.shape[2] * t.shape[3] > 1)
 
     def add(self):
         # An add with broadcasting has no VJP yet: both operands have the
