@@ -259,17 +259,52 @@ const char *cpu::maxPool2dFast(const TensorView &input,
         int64_t at = (row * outW + ow) * channels;
         float *yr = y + at;
         int64_t *ir = idx ? idx + at : nullptr;
+        // With indices, blocks of 16 channels stay in registers over the
+        // whole window (values and positions) and are stored once; the
+        // channels past the last full block go through the loop below.
+        int64_t done = 0;
+        if (ir) {
+          for (; done + 16 <= channels; done += 16) {
+            // -inf and the first tap's position: the first tap is taken
+            // unless it is -inf, whose position is then already there.
+            float best[16];
+            int64_t where[16];
+            const int64_t firstPosition =
+                (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
+                cols[ow].begin * w.dilationW;
+            std::fill(best, best + 16, -std::numeric_limits<float>::infinity());
+            std::fill(where, where + 16, firstPosition);
+            for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+              int64_t ih = ih0 + kh * w.dilationH;
+              for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+                int64_t iw = iw0 + kw * w.dilationW;
+                const float *xr =
+                    x + ((n * height + ih) * width + iw) * channels + done;
+                const int64_t position = ih * width + iw;
+                for (int j = 0; j < 16; ++j) {
+                  float v = xr[j];
+                  bool take = v > best[j] || v != v;
+                  best[j] = take ? v : best[j];
+                  where[j] = take ? position : where[j];
+                }
+              }
+            }
+            std::copy(best, best + 16, yr + done);
+            std::copy(where, where + 16, ir + done);
+          }
+        }
         bool first = true;
-        for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+        for (int64_t kh = rows[oh].begin; kh < rows[oh].end && done < channels;
+             ++kh) {
           int64_t ih = ih0 + kh * w.dilationH;
           for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
             int64_t iw = iw0 + kw * w.dilationW;
             const float *xr = x + ((n * height + ih) * width + iw) * channels;
             int64_t position = ih * width + iw;
             if (first) {
-              std::copy(xr, xr + channels, yr);
+              std::copy(xr + done, xr + channels, yr + done);
               if (ir)
-                std::fill(ir, ir + channels, position);
+                std::fill(ir + done, ir + channels, position);
               first = false;
             } else if (ir) {
               // Selects, not branches, so that the loop vectorises (masked
@@ -277,7 +312,7 @@ const char *cpu::maxPool2dFast(const TensorView &input,
               const float *__restrict src = xr;
               float *__restrict dst = yr;
               int64_t *__restrict dstIndex = ir;
-              for (int64_t c = 0; c < channels; ++c) {
+              for (int64_t c = done; c < channels; ++c) {
                 float v = src[c];
                 bool take = v > dst[c] || v != v;
                 dst[c] = take ? v : dst[c];

@@ -226,30 +226,40 @@ TEST(MaxPoolSpecialValuesTest, HugeWindowsVisitOnlyTheInput) {
   }
 }
 
-/// Many ties (three distinct values) and scattered NaNs in planes large
-/// enough for the fast kernels' interior loops, checked against the naive
-/// rules in every layout.
+/// Many ties (three distinct values), scattered NaNs and -infs, and one
+/// channel of -inf only, in planes large enough for the fast kernels'
+/// interior loops and with 19 channels (a channels-last block of 16 kept in
+/// registers, and 3 more), checked against the naive rules in every
+/// layout.
 TEST(MaxPoolSpecialValuesTest, TiesAndNanInLargerPlanes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t channels = 19;
   for (memfmt_kernels_t kernels :
        {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
     TestContext ctx(kernels);
     int64_t node = 0;
     for (auto [inLayout, outLayout] : kPoolLayouts) {
-      Tensor in({2, 3, 9, 11}, inLayout);
+      Tensor in({2, channels, 9, 11}, inLayout);
       in.fillRandom(14);
       for (int64_t i = 0; i < in.numElements(); ++i)
         in.flat(i) = std::round(in.flat(i)); // -1, 0 or 1.
       for (int64_t i = 5; i < in.numElements(); i += 37)
         in.flat(i) = nan;
+      for (int64_t i = 11; i < in.numElements(); i += 29)
+        in.flat(i) = -inf;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t h = 0; h < 9; ++h)
+          for (int64_t w = 0; w < 11; ++w)
+            in.at({n, 7, h, w}) = -inf;
       for (PoolAttrs p : {PoolAttrs{3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
                           PoolAttrs{3, 2, 2, 2, 0, 1, 0, 1, 2, 1}}) {
         int64_t oh = poolOutSize(9, p.kernelH, p.strideH, p.padTop, p.padTop,
                                  p.dilationH, false);
         int64_t ow = poolOutSize(11, p.kernelW, p.strideW, p.padLeft, p.padLeft,
                                  p.dilationW, false);
-        Tensor out({2, 3, oh, ow}, outLayout);
-        IndexTensor indices({2, 3, oh, ow}, outLayout);
+        Tensor out({2, channels, oh, ow}, outLayout);
+        IndexTensor indices({2, channels, oh, ow}, outLayout);
         Expected want = naiveMaxPool(in, oh, ow, p);
         std::string what = in.describe() + " -> " + out.describe();
         ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_with_indices_f32(
@@ -261,7 +271,7 @@ TEST(MaxPoolSpecialValuesTest, TiesAndNanInLargerPlanes) {
         expectClose(out, want, 0, what);
         for (int64_t i = 0; i < indices.numElements(); ++i)
           ASSERT_EQ(indices.flat(i), want.index[i]) << what << " index " << i;
-        Tensor plain({2, 3, oh, ow}, outLayout);
+        Tensor plain({2, channels, oh, ow}, outLayout);
         ASSERT_EQ(_mlir_ciface_memfmt_max_pool2d_f32(
                       ctx, node++, in.memref(), plain.memref(), p.kernelH,
                       p.kernelW, p.strideH, p.strideW, p.padTop, p.padLeft,
