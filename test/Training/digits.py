@@ -1,7 +1,7 @@
 # memfmt learns: ResNet-18 (10 classes) trained from a seeded initialisation
 # on scikit-learn's bundled digits (1797 8x8 images, no download), each image
-# upsampled to 32x32 and repeated over three channels, with memfmt-compile
-# --train and memfmt-train, and with PyTorch from the same initialisation,
+# upsampled (bilinear) to 32x32 and repeated over three channels, with
+# memfmt-compile --train and memfmt-train, and with PyTorch from the same initialisation,
 # the same batches in the same order and the same SGD settings.
 #
 # Checks: memfmt's held-out top-1 accuracy is >= 95%; its loss curve tracks
@@ -42,13 +42,20 @@ LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
 
 
 def digits():
-    """Images [1797, 3, 32, 32] (standardised, nearest-neighbour upsampling)
+    """Images [1797, 3, 32, 32] (standardised, bilinear upsampling)
     and labels, in a seeded random order."""
     data = load_digits()
     x = data.images.astype(np.float32) / 16.0
     x = (x - x.mean()) / x.std()
-    x = np.kron(x, np.ones((SIZE // 8, SIZE // 8), np.float32))
-    x = np.repeat(x[:, None], 3, axis=1)
+    # Bilinear, not nearest-neighbour, upsampling: blocks of equal pixels
+    # make exact ties in max pooling and relu, where each implementation's
+    # rounding picks a different subgradient (torch NCHW and channels-last
+    # gradients then differ by ~8% in the first step) and trajectories part
+    # by chance.
+    x = torch.nn.functional.interpolate(
+        torch.from_numpy(x[:, None]), size=(SIZE, SIZE), mode="bilinear",
+        align_corners=False).numpy()
+    x = np.repeat(x, 3, axis=1)
     y = data.target.astype(np.int64)
     order = np.random.default_rng(0).permutation(len(x))
     return np.ascontiguousarray(x[order]), y[order]
