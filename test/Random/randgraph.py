@@ -688,15 +688,21 @@ class Checker:
             return subprocess.CompletedProcess(
                 args, -9, "", f"{args[0]}: timed out after {timeout} s")
 
-    def check_text(self, text, tag, num_outputs, input_format="contiguous"):
-        """Compiles and runs `text` both ways; returns a list of problems
-        (empty when everything agrees) and per-output errors."""
+    def fresh_source(self, tag, text):
+        """An empty work directory for `tag` holding `text` as graph.mlir:
+        (the directory, the file)."""
         d = os.path.join(self.work, tag)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         src = os.path.join(d, "graph.mlir")
         with open(src, "w") as f:
             f.write(text)
+        return d, src
+
+    def check_text(self, text, tag, num_outputs, input_format="contiguous"):
+        """Compiles and runs `text` both ways; returns a list of problems
+        (empty when everything agrees) and per-output errors."""
+        d, src = self.fresh_source(tag, text)
         problems = []
         outputs = {}
         for fmt in ("contiguous", "channels-last"):
@@ -1071,12 +1077,7 @@ class GradChecker(Checker):
         """Compiles `text` as a training step with gradients, NCHW and
         channels-last, runs both (and the channels-last one with the
         reference kernels) on the same x and y; returns the problems."""
-        d = os.path.join(self.work, tag)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        src = os.path.join(d, "graph.mlir")
-        with open(src, "w") as f:
-            f.write(text)
+        d, src = self.fresh_source(tag, text)
         problems = []
         dirs = {}
         for fmt in ("contiguous", "channels-last"):
