@@ -137,12 +137,11 @@ memfmt_status_t checkPoolShapes(KernelCall &call, const TensorView &input,
   return checkDistinct(call, output, "output");
 }
 
-memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
-                             const TensorView &output, int64_t kernelH,
-                             int64_t kernelW, int64_t strideH, int64_t strideW,
-                             int64_t padTop, int64_t padLeft, int64_t dilationH,
-                             int64_t dilationW) {
-  MEMFMT_CHECK(checkPoolShapes(call, input, output));
+memfmt_status_t checkMaxPoolAttributes(KernelCall &call, int64_t kernelH,
+                                       int64_t kernelW, int64_t strideH,
+                                       int64_t strideW, int64_t padTop,
+                                       int64_t padLeft, int64_t dilationH,
+                                       int64_t dilationW) {
   MEMFMT_CHECK(checkAttribute(call, kernelH, "kernel_h", 1));
   MEMFMT_CHECK(checkAttribute(call, kernelW, "kernel_w", 1));
   MEMFMT_CHECK(checkAttribute(call, strideH, "stride_h", 1));
@@ -150,7 +149,17 @@ memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
   MEMFMT_CHECK(checkAttribute(call, padTop, "pad_top", 0));
   MEMFMT_CHECK(checkAttribute(call, padLeft, "pad_left", 0));
   MEMFMT_CHECK(checkAttribute(call, dilationH, "dilation_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, dilationW, "dilation_w", 1));
+  return checkAttribute(call, dilationW, "dilation_w", 1);
+}
+
+memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
+                             const TensorView &output, int64_t kernelH,
+                             int64_t kernelW, int64_t strideH, int64_t strideW,
+                             int64_t padTop, int64_t padLeft, int64_t dilationH,
+                             int64_t dilationW) {
+  MEMFMT_CHECK(checkPoolShapes(call, input, output));
+  MEMFMT_CHECK(checkMaxPoolAttributes(call, kernelH, kernelW, strideH, strideW,
+                                      padTop, padLeft, dilationH, dilationW));
   MEMFMT_CHECK(checkNotAliased(call, input, "input", output, "output"));
   return checkPoolWindows(call, input, output, kernelH, kernelW, strideH,
                           strideW, padTop, padLeft, dilationH, dilationW, 0, 0,

@@ -85,6 +85,16 @@ memfmt_status_t checkPoolWindows(KernelCall &call, const TensorView &input,
 memfmt_status_t checkPoolShapes(KernelCall &call, const TensorView &input,
                                 const TensorView &output);
 
+/// The window attributes of a max pool (and of its gradient) in range:
+/// kernel, stride and dilation >= 1, padding >= 0.
+memfmt_status_t checkMaxPoolAttributes(KernelCall &call, int64_t kernelH,
+                                       int64_t kernelW, int64_t strideH,
+                                       int64_t strideW, int64_t padTop,
+                                       int64_t padLeft, int64_t dilationH,
+                                       int64_t dilationW);
+
+/// A max pool from `input` to `output`: shapes, attributes, no aliasing and
+/// every window covering an input element.
 memfmt_status_t checkMaxPool(KernelCall &call, const TensorView &input,
                              const TensorView &output, int64_t kernelH,
                              int64_t kernelW, int64_t strideH, int64_t strideW,

@@ -79,14 +79,9 @@ memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkPoolBackwardShapes(call, a.grad_output, a.grad_input));
   MEMFMT_CHECK(checkShape(call, a.indices, "indices", a.grad_output,
                           " (grad_output's shape)"));
-  MEMFMT_CHECK(checkAttribute(call, a.kernel_h, "kernel_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.kernel_w, "kernel_w", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.stride_h, "stride_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.stride_w, "stride_w", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_top, "pad_top", 0));
-  MEMFMT_CHECK(checkAttribute(call, a.pad_left, "pad_left", 0));
-  MEMFMT_CHECK(checkAttribute(call, a.dilation_h, "dilation_h", 1));
-  MEMFMT_CHECK(checkAttribute(call, a.dilation_w, "dilation_w", 1));
+  MEMFMT_CHECK(checkMaxPoolAttributes(call, a.kernel_h, a.kernel_w, a.stride_h,
+                                      a.stride_w, a.pad_top, a.pad_left,
+                                      a.dilation_h, a.dilation_w));
   MEMFMT_CHECK(
       checkNotAliased(call, a.indices, "indices", a.grad_input, "grad_input"));
   return checkPoolWindows(call, a.grad_input, a.grad_output, a.kernel_h,

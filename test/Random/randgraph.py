@@ -572,16 +572,10 @@ class Generator:
         return self.add_op(kind, [x], [result], attrs)[0]
 
     # -- the graph ------------------------------------------------------ #
-    def build(self, num_ops):
-        self.input()
-        if self.r.random() < 0.3:
-            self.input()
-        weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
-                   (self.add, 4), (lambda: self.pool("max_pool2d"), 2),
-                   (lambda: self.pool("max_pool2d_with_indices"), 1),
-                   (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
-                   (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
-                   (self.cat, 1), (self.chunk, 1), (self.conversion, 2)]
+    def grow(self, weights, num_ops):
+        """Adds up to `num_ops` ops, each drawn from `weights` ((maker,
+        weight) pairs; a maker returns the new value, or None when it cannot
+        apply), giving up after 10 tries per op."""
         fns = [f for f, w in weights for _ in range(w)]
         made = 0
         attempts = 0
@@ -600,6 +594,18 @@ class Generator:
                 continue
             self.live.append(v)
             made += 1
+
+    def build(self, num_ops):
+        self.input()
+        if self.r.random() < 0.3:
+            self.input()
+        weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
+                   (self.add, 4), (lambda: self.pool("max_pool2d"), 2),
+                   (lambda: self.pool("max_pool2d_with_indices"), 1),
+                   (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
+                   (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
+                   (self.cat, 1), (self.chunk, 1), (self.conversion, 2)]
+        self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
         if not produced:
             produced = [self.relu_of(self.live[0])]
@@ -995,21 +1001,7 @@ class GradGenerator(Generator):
                    (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
                    (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
                    (self.conversion, 2)]
-        fns = [f for f, w in weights for _ in range(w)]
-        made = attempts = 0
-        while made < num_ops and attempts < num_ops * 10:
-            attempts += 1
-            try:
-                v = self.r.choice(fns)()
-            except (IndexError, ValueError, TypeError):
-                v = None
-            if v is None:
-                continue
-            if self.ty(v).numel() > 2048:
-                self.drop_last()
-                continue
-            self.live.append(v)
-            made += 1
+        self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
         used = used_names(self.g)
         leaves = [v for v in produced if v not in used][-3:] or \

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ nlohmann::json summariseProfile(memfmt_model_t *Model, int64_t Steps,
   struct Kernel {
     double Seconds = 0;
     int64_t Calls = 0;
-    std::string Impl;
+    std::set<std::string> Impls;
   };
   std::map<std::string, Kernel> Kernels;
   std::vector<memfmt_profile_entry_t> Entries;
@@ -39,31 +40,34 @@ nlohmann::json summariseProfile(memfmt_model_t *Model, int64_t Steps,
     Kernel &K = Kernels[E.kernel];
     K.Seconds += E.total_seconds;
     K.Calls += E.calls;
-    if (K.Impl.find(E.impl) == std::string::npos)
-      K.Impl += (K.Impl.empty() ? "" : ",") + std::string(E.impl);
+    K.Impls.insert(E.impl);
     Total += E.total_seconds;
     Entries.push_back(E);
   }
   const double PerStep = Steps > 0 ? 1000.0 / double(Steps) : 0.0;
   nlohmann::json ByKernel = nlohmann::json::array();
-  for (const auto &[Name, K] : Kernels)
+  for (const auto &[Name, K] : Kernels) {
+    std::string Impl;
+    for (const std::string &I : K.Impls)
+      Impl += (Impl.empty() ? "" : ",") + I;
     ByKernel.push_back({{"kernel", Name},
-                        {"impl", K.Impl},
+                        {"impl", Impl},
                         {"ms_per_step", K.Seconds * PerStep},
                         {"calls_per_step", Steps ? double(K.Calls) / Steps : 0},
                         {"percent", Total > 0 ? 100 * K.Seconds / Total : 0}});
+  }
   std::sort(ByKernel.begin(), ByKernel.end(),
             [](const nlohmann::json &A, const nlohmann::json &B) {
               return A["ms_per_step"].get<double>() >
                      B["ms_per_step"].get<double>();
             });
-  std::sort(Entries.begin(), Entries.end(),
-            [](const memfmt_profile_entry_t &A,
-               const memfmt_profile_entry_t &B) {
-              if (A.total_seconds != B.total_seconds)
-                return A.total_seconds > B.total_seconds;
-              return A.node < B.node;
-            });
+  std::sort(
+      Entries.begin(), Entries.end(),
+      [](const memfmt_profile_entry_t &A, const memfmt_profile_entry_t &B) {
+        if (A.total_seconds != B.total_seconds)
+          return A.total_seconds > B.total_seconds;
+        return A.node < B.node;
+      });
   nlohmann::json Nodes = nlohmann::json::array();
   for (size_t I = 0; I < Entries.size(); ++I) {
     const char *Name = nullptr;
@@ -97,8 +101,8 @@ void printProfile(const nlohmann::json &P, size_t TopNodes) {
                 K["calls_per_step"].get<double>(),
                 K["kernel"].get<std::string>().c_str(),
                 K["impl"].get<std::string>().c_str());
-  std::printf("slowest nodes:\n  %10s %5s  %-36s %-14s %s\n", "ms/step",
-              "node", "kernel", "impl", "node name");
+  std::printf("slowest nodes:\n  %10s %5s  %-36s %-14s %s\n", "ms/step", "node",
+              "kernel", "impl", "node name");
   for (size_t I = 0; I < P["nodes"].size() && I < TopNodes; ++I) {
     const nlohmann::json &N = P["nodes"][I];
     std::printf("  %10.2f %5lld  %-36s %-14s %s\n",
