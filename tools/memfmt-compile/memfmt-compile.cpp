@@ -128,8 +128,14 @@ cl::opt<MemoryFormat> inputFormat(
     cl::cat(toolCategory));
 
 cl::opt<int64_t> batchSize("batch", cl::init(1), cl::value_desc("N"),
-                           cl::desc("Batch size of a zoo model (default 1)"),
+                           cl::desc("Batch size of a zoo model (default 1), "
+                                    "or of an ONNX model's dynamic batch"),
                            cl::cat(toolCategory));
+cl::list<std::string>
+    inputShapes("input-shape", cl::value_desc("NAME=DIMS"),
+                cl::desc("Shape of an ONNX model's input NAME (its dynamic "
+                         "dimensions), as 1x3x224x224"),
+                cl::cat(toolCategory));
 cl::opt<int64_t> height("height", cl::init(224), cl::value_desc("H"),
                         cl::desc("Input height of a zoo model (default 224)"),
                         cl::cat(toolCategory));
@@ -411,13 +417,24 @@ Status Compiler::checkOptions() {
       return userError(inputFile + ": unknown input type '" + extension +
                        "'; expected FILE.mlir or FILE.onnx");
     for (cl::opt<int64_t> *shapeOption :
-         {&batchSize, &height, &width, &numClasses})
-      if (shapeOption->getNumOccurrences())
-        return userError("--" + shapeOption->ArgStr + " cannot be used with " +
-                         inputFile +
-                         ": the shapes come from the file; --batch, --height "
-                         "and --width (and --num-classes) are for --model");
+         {&batchSize, &height, &width, &numClasses}) {
+      if (!shapeOption->getNumOccurrences() ||
+          (isONNX && shapeOption == &batchSize))
+        continue;
+      return userError("--" + shapeOption->ArgStr + " cannot be used with " +
+                       inputFile +
+                       ": the shapes come from the file; --height and "
+                       "--width (and --num-classes) are for --model, "
+                       "--batch for --model and an ONNX model's dynamic "
+                       "batch");
+    }
   }
+  if (!inputShapes.empty() && !isONNX)
+    return userError("--input-shape is for ONNX models (their dynamic "
+                     "dimensions)");
+  if (isONNX && batchSize < 1)
+    return userError("--batch " + Twine(batchSize) +
+                     ": expected a positive size");
   if (train) {
     // The training pipeline's own checks (f32, cpu, torch.optim.SGD's).
     TrainingPipelineOptions options;
@@ -588,6 +605,14 @@ Status Compiler::importONNXModel() {
   mlir::memfmt::ONNXImportOptions options;
   // Imported in f32; --precision converts after the layout passes.
   options.elementType = Builder(&context).getF32Type();
+  if (batchSize.getNumOccurrences())
+    options.batch = batchSize;
+  for (const std::string &spec : inputShapes) {
+    std::string problem;
+    llvm::raw_string_ostream os(problem);
+    if (failed(mlir::memfmt::addInputShape(options, spec, os)))
+      return userError(problem);
+  }
   std::string message;
   llvm::raw_string_ostream os(message);
   FailureOr<mlir::memfmt::ONNXModel> model =
@@ -898,6 +923,7 @@ int main(int argc, char **argv) {
       "      [--memory-format channels-last|contiguous]\n"
       "      [--input-format contiguous|channels-last]\n"
       "      [--batch N] [--height H] [--width W] [--target cpu|cuda]\n"
+      "      [--input-shape NAME=DIMS]...   (ONNX: dynamic dimensions)\n"
       "      [--precision f32|f16|bf16]\n"
       "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
       "      [--train [--lr F] [--momentum F] [--weight-decay F] "

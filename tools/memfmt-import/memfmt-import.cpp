@@ -7,14 +7,16 @@
 // memfmt-import translates an ONNX model to the memfmt dialect:
 //
 //   memfmt-import FILE.onnx [-o FILE.mlir] [--weights-out FILE.safetensors]
-//                 [--precision model|f32|f16|bf16]
+//                 [--precision model|f32|f16|bf16] [--batch N]
+//                 [--input-shape NAME=DIMS]...
 //   memfmt-import --list-onnx-ops
 //
 // The IR is the NCHW function memfmt-compile starts from (as in its
 // DIR/input.mlir), printed with its locations (the ONNX node and value
 // names). --weights-out writes the parameters the IR names, as stored in
 // the model (plus the ones the importer computed), so that memfmt-compile
-// FILE.mlir --weights FILE.safetensors builds the same model. Errors (an
+// FILE.mlir --weights FILE.safetensors builds the same model. --batch and
+// --input-shape give the inputs' dynamic dimensions their sizes. Errors (an
 // unreadable or malformed file, unsupported or inconsistent nodes, all
 // listed) exit with 1 and write nothing. --list-onnx-ops prints the
 // operator section of docs/onnx.md (the opsets and the table of operators)
@@ -59,6 +61,15 @@ cl::opt<std::string>
     weightsOut("weights-out", cl::value_desc("FILE.safetensors"),
                cl::desc("Also write the parameters the IR names"),
                cl::cat(toolCategory));
+
+cl::opt<int64_t> batch("batch", cl::value_desc("N"),
+                       cl::desc("Size of the inputs' dynamic dimension 0"),
+                       cl::cat(toolCategory));
+
+cl::list<std::string>
+    inputShapes("input-shape", cl::value_desc("NAME=DIMS"),
+                cl::desc("Shape of the input NAME, as 1x3x224x224"),
+                cl::cat(toolCategory));
 
 cl::opt<std::string>
     precision("precision", cl::init("model"),
@@ -112,6 +123,18 @@ int main(int argc, char **argv) {
   else if (precision != "model")
     return fail("--precision " + precision +
                 ": expected model, f32, f16 or bf16");
+  if (batch.getNumOccurrences()) {
+    if (batch < 1)
+      return fail("--batch " + std::to_string(batch) +
+                  ": expected a positive size");
+    options.batch = batch;
+  }
+  for (const std::string &spec : inputShapes) {
+    std::string problem;
+    llvm::raw_string_ostream os(problem);
+    if (failed(memfmt::addInputShape(options, spec, os)))
+      return fail(problem);
+  }
 
   std::string message;
   llvm::raw_string_ostream os(message);

@@ -17,6 +17,7 @@
 #include "memfmt/runtime/io/Npy.h"
 #include "memfmt/runtime/loader/Random.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace memfmt::run {
@@ -94,8 +95,10 @@ std::vector<int64_t> stridesOf(const memfmt_model_tensor_info_t &Info) {
 }
 
 std::vector<float> readInput(const InputSource &Source,
-                             const memfmt_model_tensor_info_t &Info) {
+                             const memfmt_model_tensor_info_t &Info,
+                             int64_t &Rows) {
   std::vector<int64_t> Shape = shapeOf(Info);
+  Rows = Shape.empty() ? 1 : Shape[0];
   if (Source.Random) {
     loader::NormalGenerator Gen(loader::streamKey(Source.Seed, Info.name));
     std::vector<float> Values(static_cast<size_t>(Info.num_elements));
@@ -112,13 +115,19 @@ std::vector<float> readInput(const InputSource &Source,
          (Descr ? Descr : "?") + "'); the model's " + Info.name +
          " is f32 ('<f4'): save it with x.astype(numpy.float32)");
   }
-  if (T->Shape != Shape)
+  // A smaller batch (the remainder of a data set) is padded with zero rows.
+  bool FewerRows = !Shape.empty() && T->Shape.size() == Shape.size() &&
+                   T->Shape[0] >= 1 && T->Shape[0] < Shape[0] &&
+                   std::equal(T->Shape.begin() + 1, T->Shape.end(),
+                              Shape.begin() + 1);
+  if (T->Shape != Shape && !FewerRows)
     fail(Source.Path + " has shape " + io::formatShape(T->Shape) +
          ", the model expects " + io::formatShape(Shape) + " (" + Info.name +
-         ")");
-  std::vector<float> Values(static_cast<size_t>(Info.num_elements));
-  if (!Values.empty())
-    std::memcpy(Values.data(), T->Data.data(), Values.size() * sizeof(float));
+         (Shape.empty() ? ")" : "; or fewer rows, padded to the batch)"));
+  Rows = T->Shape.empty() ? 1 : T->Shape[0];
+  std::vector<float> Values(static_cast<size_t>(Info.num_elements), 0.0f);
+  if (!T->Data.empty())
+    std::memcpy(Values.data(), T->Data.data(), T->Data.size());
   return Values;
 }
 
@@ -138,6 +147,9 @@ void writeOutput(const std::string &Path,
   io::Tensor T;
   T.Type = io::DType::F32;
   T.Shape = shapeOf(Info);
+  if (!T.Shape.empty() && T.Shape[0] > 0)
+    T.Shape[0] = static_cast<int64_t>(Values.size()) /
+                 std::max<int64_t>(1, Info.num_elements / T.Shape[0]);
   T.Data.resize(Values.size() * sizeof(float));
   if (!Values.empty())
     std::memcpy(T.Data.data(), Values.data(), T.Data.size());

@@ -66,15 +66,19 @@ std::vector<int64_t> stridesOf(const memfmt_model_tensor_info_t &Info);
 /// A tensor's description as the loader's C++ helpers take it.
 loader::TensorSpec specOf(const memfmt_model_tensor_info_t &Info);
 
-/// The logical f32 values of input \p Info from \p Source.
+/// The logical f32 values of input \p Info from \p Source. A .npy file
+/// may have fewer rows (dimension 0) than the model's batch: the rest are
+/// zeros. \p Rows is how many rows the source gave.
 std::vector<float> readInput(const InputSource &Source,
-                             const memfmt_model_tensor_info_t &Info);
+                             const memfmt_model_tensor_info_t &Info,
+                             int64_t &Rows);
 
 /// Where output \p Name of \p Count goes for --output \p Path: the path
 /// itself for one output, PATH-without-.npy.NAME.npy for several.
 std::string outputPath(const std::string &Path, const char *Name, size_t Count);
 
-/// Writes the logical f32 \p Values of output \p Info to \p Path (.npy).
+/// Writes the logical f32 \p Values of output \p Info to \p Path (.npy);
+/// fewer values than the output has are its first rows.
 void writeOutput(const std::string &Path,
                  const memfmt_model_tensor_info_t &Info,
                  const std::vector<float> &Values);

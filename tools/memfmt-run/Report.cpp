@@ -140,6 +140,16 @@ void printText(const Report &R) {
                 dims(shapeOf(In)).c_str(), In.dtype,
                 dims(stridesOf(In)).c_str(), R.InputSources[K].c_str());
   }
+  if (R.Rows) {
+    int64_t Padding = R.Rows->second - R.Rows->first;
+    std::printf("rows       %lld of a batch of %lld: padded with %lld zero "
+                "row%s (the run costs a whole batch); outputs are the first "
+                "%lld rows\n",
+                static_cast<long long>(R.Rows->first),
+                static_cast<long long>(R.Rows->second),
+                static_cast<long long>(Padding), Padding == 1 ? "" : "s",
+                static_cast<long long>(R.Rows->first));
+  }
   for (size_t K = 0; K < R.T.Outputs.size(); ++K) {
     const memfmt_model_tensor_info_t &Out = R.T.Outputs[K];
     const OutputSummary &S = R.Outputs[K];
@@ -227,6 +237,8 @@ void printJson(const Report &R) {
                       {"strides", stridesOf(In)},
                       {"source", R.InputSources[K]}});
   }
+  if (R.Rows)
+    J["rows"] = {{"given", R.Rows->first}, {"batch", R.Rows->second}};
   Json &Outputs = J["outputs"] = Json::array();
   for (size_t K = 0; K < R.T.Outputs.size(); ++K) {
     const memfmt_model_tensor_info_t &Out = R.T.Outputs[K];

@@ -51,6 +51,9 @@ struct Report {
   Tensors T;
   memfmt_context_options_t Context{};
   std::vector<std::string> InputSources;
+  /// (rows given, batch) where the inputs gave fewer rows than the batch
+  /// (padded with zeros; outputs cut to those rows).
+  std::optional<std::pair<int64_t, int64_t>> Rows;
   std::vector<OutputSummary> Outputs;
   std::optional<CheckReport> Check;
   std::optional<BenchResult> Bench;

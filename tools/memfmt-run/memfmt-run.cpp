@@ -60,6 +60,7 @@
 #include "Report.h"
 #include "StagedRun.h"
 
+#include "memfmt/runtime/io/Tensor.h"
 #include "memfmt/runtime/loader/Manifest.h"
 
 #include <cstdio>
@@ -121,20 +122,46 @@ int run(const Options &Opts) {
          2);
   }
   std::vector<std::vector<float>> Inputs;
+  std::vector<int64_t> RowsGiven;
   for (size_t I = 0; I < NumInputs; ++I) {
-    Inputs.push_back(readInput(Sources[I], R.T.Inputs[I]));
+    int64_t Rows;
+    Inputs.push_back(readInput(Sources[I], R.T.Inputs[I], Rows));
     R.InputSources.push_back(Sources[I].describe());
+    RowsGiven.push_back(Rows);
+    int64_t Batch = R.T.Inputs[I].rank ? R.T.Inputs[I].shape[0] : 1;
+    if (Rows != Batch)
+      R.Rows = {Rows, Batch};
   }
+  if (R.Rows)
+    for (size_t I = 0; I < NumInputs; ++I)
+      if (RowsGiven[I] != R.Rows->first)
+        fail("input " + std::string(R.T.Inputs[I].name) + " has " +
+             std::to_string(RowsGiven[I]) + " rows and another " +
+             std::to_string(R.Rows->first) +
+             "; a smaller batch must be the same for every input");
+  // A smaller batch: every output's dimension 0 must be the batch, so that
+  // its first rows are the answer.
+  if (R.Rows)
+    for (const memfmt_model_tensor_info_t &Out : R.T.Outputs)
+      if (Out.rank == 0 || Out.shape[0] != R.Rows->second)
+        fail("the inputs give " + std::to_string(R.Rows->first) +
+             " rows of a batch of " + std::to_string(R.Rows->second) +
+             ", but output " + Out.name + " is " + memfmt::io::formatShape(shapeOf(Out)) +
+             ": its dimension 0 is not the batch, so it cannot be cut to "
+             "the rows given");
 
   // The run.
   std::vector<std::vector<float>> Outputs;
   runLogical(Model.get(), R.T, Inputs, Outputs);
   for (size_t I = 0; I < Outputs.size(); ++I) {
-    R.Outputs.push_back(summarize(R.T.Outputs[I], Outputs[I]));
+    std::vector<float> Given = Outputs[I];
+    if (R.Rows)
+      Given.resize(Given.size() / R.Rows->second * R.Rows->first);
+    R.Outputs.push_back(summarize(R.T.Outputs[I], Given));
     if (Opts.Output) {
       std::string Path =
           outputPath(*Opts.Output, R.T.Outputs[I].name, Outputs.size());
-      writeOutput(Path, R.T.Outputs[I], Outputs[I]);
+      writeOutput(Path, R.T.Outputs[I], Given);
       R.Outputs.back().File = Path;
     }
   }

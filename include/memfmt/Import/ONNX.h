@@ -66,7 +66,20 @@ struct ONNXImportOptions {
   /// The element type of the function's floating-point tensors (f32, f16 or
   /// bf16). Null keeps the model's. Parameters keep their stored dtype.
   Type elementType;
+  /// Sizes for the graph inputs' dynamic dimensions, as trtexec's --shapes:
+  /// `batch` is every input's dimension 0 where the model leaves it dynamic
+  /// (where the model fixes it, the two must agree); `inputShapes` give
+  /// named inputs their whole shape (the model's static dimensions must
+  /// agree). Every other dynamic dimension is an error.
+  std::optional<int64_t> batch;
+  llvm::StringMap<SmallVector<int64_t, 4>> inputShapes;
 };
+
+/// Adds one `--input-shape` to `options`: `spec` is NAME=DIMS with DIMS
+/// sizes separated by `x` or `,` (`x=8x3x224x224`). On failure writes why
+/// to `errors`.
+LogicalResult addInputShape(ONNXImportOptions &options, StringRef spec,
+                            llvm::raw_ostream &errors);
 
 /// The result of an import.
 struct ONNXModel {

@@ -239,6 +239,15 @@ static LogicalResult convertPool(GraphImporter &importer, Node &node,
                                   "positive and pads non-negative");
   if (*storageOrder != 0 && *storageOrder != 1)
     return importer.invalid(node, "storage_order must be 0 or 1");
+  if (!isMax && importer.attribute(node, "dilations")) {
+    if (importer.getOpset() < 19)
+      return importer.invalid(node, "AveragePool's attribute 'dilations' "
+                                    "exists from opset 19");
+    if (llvm::any_of(*dilations, [](int64_t d) { return d != 1; }))
+      return importer.unsupported(node, "average pooling with dilations " +
+                                            formatShape(*dilations) +
+                                            " is not supported");
+  }
   SmallVector<int64_t, 2> in(ArrayRef<int64_t>(x.shape).drop_front(2));
   SmallVector<int64_t, 4> pad(pads->begin(), pads->end());
   SmallVector<int64_t, 2> out(spatial);
@@ -434,19 +443,23 @@ static LogicalResult convertGlobalAveragePool(GraphImporter &importer,
 }
 
 /// The mean over the spatial dims of a 4-D tensor: adaptive average pooling
-/// to 1x1 (and a reshape without keepdims).
-static LogicalResult convertReduceMean(GraphImporter &importer, Node &node) {
+/// to 1x1 (and a reshape without keepdims). `axes` are the ones the node
+/// names (empty: every axis).
+static LogicalResult reduceMeanOver(GraphImporter &importer, Node &node,
+                                    ArrayRef<int64_t> axes) {
   OpBuilder &builder = importer.getBuilder();
-  if (failed(importer.checkArity(node, 1, 1, 1)))
-    return failure();
   OnnxValue &x = *node.inputs[0];
   int64_t rank = x.shape.size();
-  FailureOr<SmallVector<int64_t>> axes = importer.intsAttr(node, "axes", {});
   FailureOr<int64_t> keepDims = importer.intAttr(node, "keepdims", 1);
-  if (failed(axes) || failed(keepDims))
+  if (failed(keepDims))
     return failure();
+  SmallVector<int64_t> all;
+  if (axes.empty()) {
+    all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    axes = all;
+  }
   SmallVector<int64_t> normalized;
-  for (int64_t axis : *axes) {
+  for (int64_t axis : axes) {
     if (axis < -rank || axis >= rank)
       return importer.invalid(node, "axis " + Twine(axis) +
                                         " is out of range for the "
@@ -459,7 +472,7 @@ static LogicalResult convertReduceMean(GraphImporter &importer, Node &node) {
     return importer.unsupported(
         node, "only the mean over the spatial axes (2, 3) of "
               "a 4-D tensor is supported, got axes " +
-                  formatShape(*axes) + " for " + formatShape(x.shape));
+                  formatShape(axes) + " for " + formatShape(x.shape));
   FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
   if (failed(input))
     return failure();
@@ -478,6 +491,51 @@ static LogicalResult convertReduceMean(GraphImporter &importer, Node &node) {
   }
   importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
   return success();
+}
+
+/// ReduceMean-1 to -17: the axes are an attribute.
+static LogicalResult convertReduceMean1(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  if (importer.attribute(node, "noop_with_empty_axes"))
+    return importer.invalid(node, "attribute 'noop_with_empty_axes' exists "
+                                  "from opset 18");
+  FailureOr<SmallVector<int64_t>> axes = importer.intsAttr(node, "axes", {});
+  if (failed(axes))
+    return failure();
+  return reduceMeanOver(importer, node, *axes);
+}
+
+/// ReduceMean-18 and later: the axes are the optional input #1, a constant;
+/// without it (or with no axes) `noop_with_empty_axes` decides between the
+/// mean over every axis and the identity.
+static LogicalResult convertReduceMean18(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 2, 1)))
+    return failure();
+  if (importer.attribute(node, "axes"))
+    return importer.invalid(node, "attribute 'axes' exists only up to opset "
+                                  "17; the axes are input #1");
+  FailureOr<int64_t> noop = importer.intAttr(node, "noop_with_empty_axes", 0);
+  if (failed(noop))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (node.hasInput(1)) {
+    FailureOr<HostTensor> a = importer.constantOperand(node, 1, "axes");
+    if (failed(a))
+      return failure();
+    if (a->kind != ElementKind::Int64 || a->shape.size() != 1)
+      return importer.invalid(node, "the axes input must be a 1-D int64 "
+                                    "tensor");
+    FailureOr<SmallVector<int64_t>> v = importer.intValues(node, *a, "axes");
+    if (failed(v))
+      return failure();
+    axes = *v;
+  }
+  if (axes.empty() && *noop) {
+    importer.setOutput(node, 0, *node.inputs[0]);
+    return success();
+  }
+  return reduceMeanOver(importer, node, axes);
 }
 
 void mlir::memfmt::onnx_import::registerConvPoolOps(ONNXOpRegistry &registry) {
@@ -506,13 +564,14 @@ void mlir::memfmt::onnx_import::registerConvPoolOps(ONNXOpRegistry &registry) {
         "entirely in the end padding (ONNX keeps it, ATen and memfmt drop "
         "it); pads not smaller than the window"}});
   registry.add({"AveragePool",
-                {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape",
-                 "pads", "strides"},
+                {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                 "kernel_shape", "pads", "strides"},
                 {{1, convertAveragePool}},
                 {"`avg_pool2d`",
                  "1-D and 2-D; `count_include_pad` (ONNX default 0), "
-                 "`ceil_mode`, `pads`, `auto_pad`",
-                 "as MaxPool"}});
+                 "`ceil_mode`, `pads`, `auto_pad`, `dilations` of 1 "
+                 "(opset 19)",
+                 "as MaxPool; other dilations"}});
   registry.add({"GlobalAveragePool",
                 {},
                 {{1, convertGlobalAveragePool}},
@@ -521,8 +580,11 @@ void mlir::memfmt::onnx_import::registerConvPoolOps(ONNXOpRegistry &registry) {
   // average pooling.
   registry.add(
       {"ReduceMean",
-       {"axes", "keepdims"},
-       {{1, convertReduceMean}},
+       {"axes", "keepdims", "noop_with_empty_axes"},
+       {{1, convertReduceMean1}, {18, convertReduceMean18}},
        {"`adaptive_avg_pool2d` to 1x1",
-        "over the spatial axes of a 4-D tensor, `keepdims`", "other axes"}});
+        "over the spatial axes of a 4-D tensor, `keepdims`; the axes as an "
+        "attribute (opset < 18) or a constant input, "
+        "`noop_with_empty_axes`",
+        "other axes"}});
 }

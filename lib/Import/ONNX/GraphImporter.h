@@ -230,6 +230,8 @@ private:
   LogicalResult decodeInitializers();
   void chooseElementType();
   void createFunction();
+  std::string inputShape(StringRef name, const onnx::TensorShapeProto &declared,
+                         SmallVectorImpl<int64_t> &shape);
   void convertNode(const onnx::NodeProto &proto, int64_t index);
   void finish();
   LogicalResult report();

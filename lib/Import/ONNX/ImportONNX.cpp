@@ -318,6 +318,57 @@ void GraphImporter::chooseElementType() {
 /// Creates the module and the function with one argument per graph input
 /// that has no initializer. Inputs memfmt cannot take (not a tensor, not
 /// floating point, dynamic or empty shapes) are recorded as problems.
+/// The static shape of the graph input `name` whose declared shape is
+/// `declared`, its dynamic dimensions pinned by the options; or why there
+/// is none.
+std::string GraphImporter::inputShape(StringRef name,
+                                      const onnx::TensorShapeProto &declared,
+                                      SmallVectorImpl<int64_t> &shape) {
+  auto pinned = options.inputShapes.find(name);
+  bool hasPinned = pinned != options.inputShapes.end();
+  int64_t rank = declared.dim_size();
+  if (hasPinned && static_cast<int64_t>(pinned->second.size()) != rank)
+    return "--input-shape gives it " + std::to_string(pinned->second.size()) +
+           " dimensions " + formatShape(pinned->second) + ", but it has " +
+           std::to_string(rank);
+  for (auto [d, dim] : llvm::enumerate(declared.dim())) {
+    std::string which = "dimension " + std::to_string(d);
+    if (dim.has_dim_value()) {
+      int64_t size = dim.dim_value();
+      if (size < 1)
+        return which + " is " + std::to_string(size) +
+               "; empty tensors are not supported";
+      if (hasPinned && pinned->second[d] != size)
+        return which + " is " + std::to_string(size) +
+               " in the model, but --input-shape gives " +
+               std::to_string(pinned->second[d]);
+      if (d == 0 && options.batch && !hasPinned && *options.batch != size)
+        return "its batch (dimension 0) is fixed at " + std::to_string(size) +
+               " by the model, but --batch gives " +
+               std::to_string(*options.batch) +
+               " (--batch pins a dynamic batch: export with a dynamic first "
+               "dimension)";
+      shape.push_back(size);
+      continue;
+    }
+    if (hasPinned) {
+      shape.push_back(pinned->second[d]);
+      continue;
+    }
+    if (d == 0 && options.batch) {
+      shape.push_back(*options.batch);
+      continue;
+    }
+    return which + " is dynamic" +
+           (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
+                                : std::string()) +
+           "; give its size at compile time with " +
+           (d == 0 ? "--batch N or " : "") + "--input-shape " + name.str() +
+           "=DIMS";
+  }
+  return "";
+}
+
 void GraphImporter::createFunction() {
   Location moduleLoc = NameLoc::get(
       builder.getStringAttr(llvm::sys::path::filename(displayName)));
@@ -348,25 +399,7 @@ void GraphImporter::createFunction() {
       continue;
     }
     SmallVector<int64_t, 4> shape;
-    std::string dynamic;
-    for (auto [d, dim] : llvm::enumerate(tensor.shape().dim())) {
-      if (dim.has_dim_value() && dim.dim_value() > 0) {
-        shape.push_back(dim.dim_value());
-        continue;
-      }
-      if (dim.has_dim_value()) {
-        dynamic = "dimension " + std::to_string(d) + " is " +
-                  std::to_string(dim.dim_value()) +
-                  "; empty tensors are not supported";
-      } else {
-        dynamic = "dimension " + std::to_string(d) + " is dynamic" +
-                  (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
-                                       : std::string()) +
-                  "; memfmt compiles static shapes (export the model with "
-                  "fixed input sizes, without dynamic_axes)";
-      }
-      break;
-    }
+    std::string dynamic = inputShape(inputName, tensor.shape(), shape);
     int64_t count = 0;
     if (dynamic.empty() && !countElements(shape, count))
       dynamic = "shape " + formatShape(shape) + " is too large";
@@ -396,6 +429,12 @@ void GraphImporter::createFunction() {
     value.value = arg;
     values[inputName] = value;
   }
+  for (const auto &entry : options.inputShapes)
+    if (!values.count(entry.getKey()) || initializers.count(entry.getKey()))
+      problem(ProblemKind::Invalid, "--input-shape " + entry.getKey().str(),
+              "the model has no graph input called " +
+                  quote(entry.getKey()),
+              -1);
   function.setFunctionType(builder.getFunctionType(argumentTypes, {}));
   builder.setInsertionPointToEnd(body);
   for (auto &entry : initializers)
@@ -672,4 +711,32 @@ mlir::memfmt::importONNXFile(MLIRContext *context, StringRef path,
   StringRef directory = llvm::sys::path::parent_path(path);
   return importONNXBuffer(context, (*file)->getBuffer(), path,
                           directory.empty() ? "." : directory, options, errors);
+}
+
+LogicalResult mlir::memfmt::addInputShape(ONNXImportOptions &options,
+                                          StringRef spec,
+                                          llvm::raw_ostream &errors) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    errors << "--input-shape " << spec << ": expected NAME=DIMS (x=1x3x224x224)";
+    return failure();
+  }
+  SmallVector<StringRef> parts;
+  dims.split(parts, dims.contains(',') ? ',' : 'x');
+  SmallVector<int64_t, 4> shape;
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part.trim().getAsInteger(10, size) || size < 1) {
+      errors << "--input-shape " << spec << ": '" << part
+             << "' is not a positive size";
+      return failure();
+    }
+    shape.push_back(size);
+  }
+  if (!options.inputShapes.try_emplace(name, shape).second) {
+    errors << "--input-shape " << spec << ": input '" << name
+           << "' is given twice";
+    return failure();
+  }
+  return success();
 }

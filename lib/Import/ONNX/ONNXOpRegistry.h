@@ -78,7 +78,7 @@ public:
   /// The oldest and newest ai.onnx opsets whose operators the importer
   /// knows; others are rejected when the model is loaded.
   static constexpr int64_t kMinOpset = 1;
-  static constexpr int64_t kMaxOpset = 17;
+  static constexpr int64_t kMaxOpset = 21;
 
   /// The registry with every operator family registered.
   static const ONNXOpRegistry &get();

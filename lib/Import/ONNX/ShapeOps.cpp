@@ -21,6 +21,7 @@
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace mlir;
@@ -300,6 +301,9 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
     return importer.invalid(node,
                             "attribute 'split' exists only up to opset 12; the "
                             "sizes are input #1");
+  if (node.hasInput(1) && importer.attribute(node, "num_outputs"))
+    return importer.invalid(node, "has both the split input and the "
+                                  "attribute 'num_outputs'");
   if (node.hasInput(1)) {
     FailureOr<HostTensor> split = importer.constantOperand(node, 1, "split");
     if (failed(split))
@@ -317,6 +321,21 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
     if (failed(v))
       return failure();
     sizes = *v;
+  } else if (importer.attribute(node, "num_outputs")) {
+    // Split-18: parts of ceil(size / num_outputs), the last one smaller.
+    if (importer.getOpset() < 18)
+      return importer.invalid(node, "attribute 'num_outputs' exists from "
+                                    "opset 18");
+    FailureOr<int64_t> n = importer.intAttr(node, "num_outputs", 0);
+    if (failed(n))
+      return failure();
+    if (*n != static_cast<int64_t>(pieces))
+      return importer.invalid(node, "num_outputs is " + Twine(*n) +
+                                        " but the node has " + Twine(pieces) +
+                                        " outputs");
+    int64_t part = (size + *n - 1) / *n;
+    for (int64_t i = 0; i < *n; ++i)
+      sizes.push_back(std::clamp<int64_t>(size - i * part, 0, part));
   } else {
     if (size % pieces != 0)
       return importer.invalid(node, "cannot split dimension " + Twine(dim) +
@@ -468,7 +487,8 @@ static LogicalResult convertPad11(GraphImporter &importer, Node &node) {
   FailureOr<std::string> mode = importer.stringAttr(node, "mode", "constant");
   if (failed(mode))
     return failure();
-  if (failed(importer.checkArity(node, 2, 3, 1)))
+  if (failed(importer.checkArity(node, 2, importer.getOpset() >= 18 ? 4 : 3,
+                                 1)))
     return failure();
   if (importer.attribute(node, "pads") || importer.attribute(node, "value"))
     return importer.invalid(node, "attributes 'pads' and 'value' exist only "
@@ -491,6 +511,35 @@ static LogicalResult convertPad11(GraphImporter &importer, Node &node) {
       return importer.invalid(node, "constant_value must be one "
                                     "floating-point value");
     value = c->toFloats()[0];
+  }
+  if (node.hasInput(3)) {
+    // Pad-18: the pads are for these axes only ([begins..., ends...]).
+    FailureOr<HostTensor> a = importer.constantOperand(node, 3, "axes");
+    if (failed(a))
+      return failure();
+    if (a->kind != ElementKind::Int64 || a->shape.size() != 1)
+      return importer.invalid(node, "the axes input must be a 1-D int64 "
+                                    "tensor");
+    FailureOr<SmallVector<int64_t>> axes = importer.intValues(node, *a, "axes");
+    if (failed(axes))
+      return failure();
+    int64_t rank = node.inputs[0]->shape.size();
+    int64_t count = axes->size();
+    if (static_cast<int64_t>(pads->size()) != 2 * count)
+      return importer.invalid(node, "pads " + formatShape(*pads) + " has " +
+                                        Twine(pads->size()) + " values for " +
+                                        Twine(count) + " axes");
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, axis] : llvm::enumerate(*axes)) {
+      if (axis < -rank || axis >= rank)
+        return importer.invalid(node, "axis " + Twine(axis) +
+                                          " is out of range for the input " +
+                                          formatShape(node.inputs[0]->shape));
+      int64_t d = axis < 0 ? axis + rank : axis;
+      full[d] = (*pads)[i];
+      full[d + rank] = (*pads)[i + count];
+    }
+    *pads = full;
   }
   return padWith(importer, node, *pads, value, *mode);
 }
@@ -525,12 +574,12 @@ void mlir::memfmt::onnx_import::registerShapeOps(ONNXOpRegistry &registry) {
                 {"`cat`", "along the batch and any other axis", ""}});
   registry.add(
       {"Split",
-       {"axis", "split"},
+       {"axis", "num_outputs", "split"},
        {{1, convertSplit}},
        {"`chunk` (+ `cat`)",
         "along the batch and any axis; equal parts, sizes from the attribute "
-        "(opset < 13) or a constant input: unequal sizes are a chunk into "
-        "pieces of their gcd and a cat of neighbours",
+        "(opset < 13) or a constant input, `num_outputs` (opset 18): unequal "
+        "sizes are a chunk into pieces of their gcd and a cat of neighbours",
         "sizes at run time; empty pieces"}});
   // Beyond the core set: the zero Pad torch exports in front of
   // AveragePool (count_include_pad).
@@ -539,6 +588,7 @@ void mlir::memfmt::onnx_import::registerShapeOps(ONNXOpRegistry &registry) {
                 {{2, convertPad2}, {11, convertPad11}},
                 {"`conv2d` (depthwise, weight 1)",
                  "zeros (mode constant, value 0) on the spatial dims of a "
-                 "4-D tensor, as torch exports around AveragePool",
+                 "4-D tensor, as torch exports around AveragePool; the axes "
+                 "input (opset 18)",
                  "other modes and values; padding N or C"}});
 }

@@ -419,6 +419,80 @@ def pad_opset1():
                  [vi("x", [1, 2, 3, 3])], [vi("p", [1, 2, 5, 5])], opset=1)
 
 
+# ------------------------------------------- Opsets 18 to 21 (newer forms)
+
+
+@model
+def opset18_forms():
+    # What changed at opsets 18 and 19 for the operators memfmt converts:
+    # ReduceMean's axes became input #1 (with noop_with_empty_axes), Split
+    # gained num_outputs (the last part smaller), Pad an axes input, and
+    # AveragePool a dilations attribute.
+    i64 = lambda *v: np.array(v, np.int64)
+    nodes = [
+        helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["p"],
+                         name="pad"),
+        helper.make_node("AveragePool", ["p"], ["a"], name="pool",
+                         kernel_shape=[3, 3], dilations=[1, 1]),
+        helper.make_node("ReduceMean", ["a", "axes"], ["m"], name="mean",
+                         keepdims=0),
+        helper.make_node("ReduceMean", ["a"], ["same"], name="noop",
+                         noop_with_empty_axes=1),
+        helper.make_node("Split", ["same"], ["s0", "s1", "s2"], name="split",
+                         axis=1, num_outputs=3),
+    ]
+    return build(nodes, [vi("x", [1, 7, 5, 5])],
+                 [vi("m", [1, 7]), vi("s0", [1, 3, 5, 6]),
+                  vi("s1", [1, 3, 5, 6]), vi("s2", [1, 1, 5, 6])],
+                 [init("pads", i64(1, 1, 1, 2)), init("pad_axes", i64(-2, 3)),
+                  init("axes", i64(2, -1))], opset=21, ir_version=10)
+
+
+@model
+def opset18_errors():
+    i64 = lambda *v: np.array(v, np.int64)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["m"], name="axes_attribute",
+                         axes=[2, 3]),
+        helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], name="both",
+                         axis=1, num_outputs=2),
+        helper.make_node("Split", ["x"], ["t0", "t1"], name="wrong_count",
+                         axis=1, num_outputs=3),
+        helper.make_node("AveragePool", ["x"], ["a"], name="dilated",
+                         kernel_shape=[2, 2], dilations=[2, 2]),
+        helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["p"],
+                         name="pad_count"),
+    ]
+    return build(nodes, [vi("x", [1, 4, 5, 5])],
+                 [vi("m", [1, 4, 1, 1]), vi("s0", [1, 2, 5, 5]),
+                  vi("t0", [1, 2, 5, 5]), vi("a", [1, 4, 3, 3]),
+                  vi("p", [1, 4, 6, 6])],
+                 [init("sizes", i64(2, 2)), init("pads", i64(1, 1, 1)),
+                  init("pad_axes", i64(2, 3))], opset=20)
+
+
+@model
+def opset17_new_attributes():
+    # The opset-18/19 attributes in an opset-17 model are invalid.
+    nodes = [
+        helper.make_node("Split", ["x"], ["s0", "s1"], name="split", axis=1,
+                         num_outputs=2),
+        helper.make_node("AveragePool", ["x"], ["a"], name="pool",
+                         kernel_shape=[2, 2], dilations=[1, 1]),
+        helper.make_node("ReduceMean", ["x"], ["m"], name="mean",
+                         noop_with_empty_axes=1),
+    ]
+    return build(nodes, [vi("x", [1, 4, 5, 5])],
+                 [vi("s0", [1, 2, 5, 5]), vi("a", [1, 4, 4, 4]),
+                  vi("m", [1, 1, 1, 1])], opset=17)
+
+
+@model
+def opset22():
+    return build([helper.make_node("Relu", ["x"], ["y"])],
+                 [vi("x", [1, 2])], [vi("y", [1, 2])], opset=22)
+
+
 # ------------------------------------------------------------ Initializers
 
 
@@ -615,12 +689,6 @@ def cycle():
              helper.make_node("Relu", ["b"], ["c"], name="back"),
              helper.make_node("Relu", ["b"], ["y"], name="out")]
     return build(nodes, [vi("x", [1, 2])], [vi("y", [1, 2])])
-
-
-@model
-def opset18():
-    return build([helper.make_node("Relu", ["x"], ["y"])],
-                 [vi("x", [1, 2])], [vi("y", [1, 2])], opset=18)
 
 
 @model
