@@ -12,6 +12,7 @@
 
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
+#include "ShapeArithmetic.h"
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
@@ -121,6 +122,10 @@ static LogicalResult convertRelu(GraphImporter &importer, Node &node) {
 static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
+  // Shape arithmetic: the sum of two constants is a constant.
+  if (importer.getOpset() >= 7 && node.inputs[0]->isConstant() &&
+      node.inputs[1]->isConstant())
+    return foldBinary(importer, node, BinaryArithmetic::Add);
   SmallVector<int64_t, 4> lhsShape = node.inputs[0]->shape;
   SmallVector<int64_t, 4> rhsShape = node.inputs[1]->shape;
   FailureOr<int64_t> broadcast = importer.intAttr(node, "broadcast", 0);

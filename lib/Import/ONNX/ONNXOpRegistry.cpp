@@ -39,6 +39,7 @@ const ONNXOpRegistry &ONNXOpRegistry::get() {
     registerGemmMatMulOps(r);
     registerShapeOps(r);
     registerConstantOps(r);
+    registerShapeArithmeticOps(r);
     return r;
   }();
   return registry;

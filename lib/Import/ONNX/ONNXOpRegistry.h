@@ -107,6 +107,7 @@ void registerElementwiseOps(ONNXOpRegistry &registry);
 void registerGemmMatMulOps(ONNXOpRegistry &registry);
 void registerShapeOps(ONNXOpRegistry &registry);
 void registerConstantOps(ONNXOpRegistry &registry);
+void registerShapeArithmeticOps(ONNXOpRegistry &registry);
 
 } // namespace mlir::memfmt::onnx_import
 

@@ -8,7 +8,8 @@
 // Dropout (inference: the identity), Concat, Split and a zero Pad.
 //
 // * Flatten, Reshape, Identity and Dropout of a constant fold at import (the
-//   result is a constant named after their output).
+//   result is a constant named after their output), and so does a Concat of
+//   constants (shape arithmetic, ShapeArithmetic.h).
 // * Split with unequal sizes is a chunk into pieces of the sizes' greatest
 //   common divisor and a cat of consecutive pieces.
 // * Pad with zeros on H and W (as torch exports it in front of AveragePool)
@@ -18,6 +19,7 @@
 
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
+#include "ShapeArithmetic.h"
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
@@ -256,6 +258,11 @@ static LogicalResult convertConcat(GraphImporter &importer, Node &node) {
                                         formatShape(first) + " outside axis " +
                                         Twine(dim));
     shape[dim] += s[dim];
+  }
+  // Shape arithmetic: a Concat of constants is a constant.
+  if (llvm::all_of(node.inputs, [](OnnxValue *v) { return v->isConstant(); }))
+    return foldConcat(importer, node, dim);
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
     FailureOr<Value> v = importer.tensorOperand(node, i, "input");
     if (failed(v))
       return failure();

@@ -493,6 +493,96 @@ def opset22():
                  [vi("x", [1, 2])], [vi("y", [1, 2])], opset=22)
 
 
+# ------------------------------------------ Shape arithmetic (folded)
+
+
+@model
+def shape_arithmetic():
+    # What exporters write around reshapes: x.view(x.size(0), -1) and
+    # friends, computed from Shape(x) at import.
+    i64 = lambda *v: np.array(v, np.int64)
+    scalar = lambda v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["s"], name="shape"),
+        n("Gather", ["s", "zero"], ["batch"], name="batch", axis=0),
+        n("Unsqueeze", ["batch", "axis0"], ["batch1"], name="unsqueeze"),
+        n("Concat", ["batch1", "minus1"], ["flat_shape"], name="flat_shape",
+          axis=0),
+        n("Reshape", ["x", "flat_shape"], ["flat"], name="flatten"),
+        # [batch * 4 / 2, -1] through Mul, Div, Sub and Add of constants.
+        n("Mul", ["batch", "four"], ["b4"], name="mul"),
+        n("Div", ["b4", "two"], ["b2"], name="div"),
+        n("Sub", ["b2", "one"], ["b1"], name="sub"),
+        n("Add", ["b1", "one"], ["rows"], name="add_constants"),
+        n("Unsqueeze", ["rows", "axis0"], ["rows1"], name="rows1"),
+        n("Concat", ["rows1", "minus1"], ["half_shape"], name="half_shape",
+          axis=0),
+        n("Reshape", ["x", "half_shape"], ["halves"], name="halves"),
+        # Shape(x)[1:3] by Range and by Slice (with a negative end).
+        n("Range", ["one", "three", "one"], ["middle"], name="range"),
+        n("Gather", ["s", "middle"], ["c_h"], name="gather_middle", axis=0),
+        n("Slice", ["s", "slice_start", "slice_end"], ["c_h2"], name="slice"),
+        n("Concat", ["batch1", "c_h", "minus1"], ["same_shape"], name="same",
+          axis=0),
+        n("Reshape", ["x", "same_shape"], ["same_x"], name="same_x"),
+        n("Reshape", ["x", "c_h2_shape"], ["same_x2"], name="same_x2"),
+        n("Concat", ["batch1", "c_h2", "minus1"], ["c_h2_shape"],
+          name="same2", axis=0),
+        # A constant of the shape [1, C, 1, 1] (float 0.5) added to x.
+        n("Gather", ["s", "one_idx"], ["c1"], name="channels", axis=0),
+        n("Concat", ["one1", "c1", "one1", "one1"], ["bias_shape"],
+          name="bias_shape", axis=0),
+        n("ConstantOfShape", ["bias_shape"], ["bias"], name="fill",
+          value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        n("Add", ["x", "bias"], ["shifted"], name="shift"),
+        # Size, Cast of a constant to float, Squeeze/Unsqueeze of x.
+        n("Size", ["x"], ["count"], name="size"),
+        n("Cast", ["count"], ["count_f"], name="cast", to=TensorProto.FLOAT),
+        n("Unsqueeze", ["x", "axis0"], ["x5"], name="unsqueeze_x"),
+        n("Squeeze", ["x5", "axis0"], ["x4"], name="squeeze_x"),
+        n("Cast", ["x4"], ["x4f"], name="cast_float", to=TensorProto.FLOAT),
+        n("Mul", ["count_f", "half"], ["scale"], name="mul_float"),
+        n("Add", ["x4f", "scale"], ["scaled"], name="add_scale"),
+    ]
+    return build(nodes, [vi("x", [2, 4, 3, 3])],
+                 [vi("flat", [2, 36]), vi("halves", [4, 18]),
+                  vi("same_x", [2, 4, 3, 3]), vi("same_x2", [2, 4, 3, 3]),
+                  vi("shifted", [2, 4, 3, 3]), vi("scaled", [2, 4, 3, 3])],
+                 [init("zero", scalar(0)), init("axis0", i64(0)),
+                  init("minus1", i64(-1)), init("four", scalar(4)),
+                  init("two", scalar(2)), init("one", scalar(1)),
+                  init("three", scalar(3)), init("slice_start", i64(1)),
+                  init("slice_end", i64(-1)), init("one_idx", i64(1)),
+                  init("one1", i64(1)),
+                  init("half", np.array(0.5, np.float32))])
+
+
+@model
+def shape_arithmetic_errors():
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["x", "zero"], ["g"], name="gather_runtime", axis=0),
+        n("Slice", ["x", "zero1", "one1"], ["sl"], name="slice_runtime"),
+        n("Mul", ["x", "x"], ["m"], name="mul_runtime"),
+        n("Cast", ["x"], ["ci"], name="cast_runtime", to=TensorProto.INT64),
+        n("Squeeze", ["x", "one1"], ["sq"], name="squeeze_wide"),
+        n("Shape", ["x"], ["s"], name="shape"),
+        n("Div", ["s", "zero1"], ["d"], name="divide_by_zero"),
+        n("Gather", ["s", "nine"], ["g9"], name="gather_range", axis=0),
+        n("Unsqueeze", ["x", "twice"], ["u"], name="unsqueeze_twice"),
+    ]
+    return build(nodes, [vi("x", [2, 4, 3, 3])],
+                 [vi("g", [4, 3, 3]), vi("sl", [1, 4, 3, 3]),
+                  vi("m", [2, 4, 3, 3]), vi("ci", [2, 4, 3, 3]),
+                  vi("sq", [2, 3, 3]), vi("d", [4]), vi("g9", []),
+                  vi("u", [1, 1, 2, 4, 3, 3])],
+                 [init("zero", np.array(0, np.int64)), init("zero1", i64(0)),
+                  init("one1", i64(1)), init("nine", np.array(9, np.int64)),
+                  init("twice", i64(0, 0))])
+
+
 # ------------------------------------------------------------ Initializers
 
 

@@ -1,0 +1,719 @@
+//===- ShapeArithmetic.cpp - Shape logic folded at import -----------------===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The static shape logic exporters write around reshapes and channel
+// shuffles (`x.view(x.size(0), -1)` becomes Shape, Gather, Unsqueeze,
+// Concat, Reshape) is computed here, at import, on values known at compile
+// time, so none of it reaches the IR: memfmt compiles static shapes, so a
+// Shape is always a constant.
+//
+// * Shape and Size of any value (its shape is static), Gather, Slice,
+//   ConstantOfShape, Cast, Range and Mul, Sub, Div of constants fold to
+//   constants (int64 or float); Add of two constants folds too
+//   (ElementwiseOps.cpp calls foldBinary), and so does Concat of constants
+//   (ShapeOps.cpp calls foldConcat).
+// * Unsqueeze and Squeeze of a run-time tensor are a memfmt.reshape; a Cast
+//   of a floating-point tensor to a floating-point type is the identity
+//   (memfmt computes in the model's element type).
+// * Integer division truncates toward zero (as ONNX Runtime's). Anything
+//   else on a run-time tensor is unsupported, with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeArithmetic.h"
+
+#include "GraphImporter.h"
+#include "ONNXOpRegistry.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+using namespace mlir::memfmt::onnx_import;
+
+namespace {
+
+bool isIntegerKind(ElementKind kind) {
+  return !isFloatKind(kind) && kind != ElementKind::Double &&
+         elementKindSize(int32_t(kind)) > 0 && kind != ElementKind::Bool &&
+         kind != ElementKind::Complex64 && kind != ElementKind::Complex128;
+}
+
+/// A constant's values as int64 or as float, with its shape.
+struct HostValues {
+  bool integer = true;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  SmallVector<int64_t, 4> shape;
+
+  static FailureOr<HostValues> of(GraphImporter &importer, Node &node,
+                                  const HostTensor &t, StringRef role) {
+    HostValues v;
+    v.shape = t.shape;
+    if (isIntegerKind(t.kind)) {
+      v.ints = t.toInts();
+    } else if (isFloatKind(t.kind) || t.kind == ElementKind::Double) {
+      v.integer = false;
+      v.floats = t.toFloats();
+    } else {
+      return importer.unsupported(node, "the " + role + " input is " +
+                                            elementKindName(int32_t(t.kind)));
+    }
+    return v;
+  }
+
+  int64_t size() const {
+    return integer ? int64_t(ints.size()) : int64_t(floats.size());
+  }
+  HostTensor tensor() const {
+    return integer ? HostTensor::fromInts(shape, ints)
+                   : HostTensor::fromFloats(shape, floats);
+  }
+  /// A tensor of `newShape` holding the elements at `indices`.
+  HostValues gather(ArrayRef<int64_t> newShape,
+                    ArrayRef<int64_t> indices) const {
+    HostValues out;
+    out.integer = integer;
+    out.shape.assign(newShape.begin(), newShape.end());
+    for (int64_t i : indices) {
+      if (integer)
+        out.ints.push_back(ints[i]);
+      else
+        out.floats.push_back(floats[i]);
+    }
+    return out;
+  }
+};
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t, 4> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t, 4> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Calls `fn(offsets)` for every index of `shape` in row-major order, with
+/// the offsets of each operand given its strides (per dim of `shape`).
+template <size_t N, typename Fn>
+void forEachIndex(ArrayRef<int64_t> shape,
+                  std::array<SmallVector<int64_t, 4>, N> strides, Fn fn) {
+  int64_t count = 1;
+  for (int64_t s : shape)
+    count *= s;
+  SmallVector<int64_t, 4> index(shape.size(), 0);
+  for (int64_t n = 0; n < count; ++n) {
+    std::array<int64_t, N> offsets{};
+    for (size_t d = 0; d < shape.size(); ++d)
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += index[d] * strides[k][d];
+    fn(offsets);
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// An axis attribute or input value normalised into [0, rank).
+FailureOr<int64_t> normalizeAxis(GraphImporter &importer, Node &node,
+                                 int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return importer.invalid(node, "axis " + Twine(axis) +
+                                      " is out of range for rank " +
+                                      Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// A 1-D (or 0-D) integer constant input's values.
+FailureOr<SmallVector<int64_t>> intsInput(GraphImporter &importer, Node &node,
+                                          unsigned i, StringRef role) {
+  FailureOr<HostTensor> t = importer.constantOperand(node, i, role);
+  if (failed(t))
+    return failure();
+  if (!isIntegerKind(t->kind) || t->shape.size() > 1)
+    return importer.invalid(node, "the " + role +
+                                      " input must be a 0-D or 1-D integer "
+                                      "tensor");
+  return importer.intValues(node, *t, role);
+}
+
+/// The axes of Unsqueeze and Squeeze: the attribute before opset 13, the
+/// (optional for Squeeze) input #1 from 13.
+FailureOr<SmallVector<int64_t>> axesOf(GraphImporter &importer, Node &node) {
+  if (importer.getOpset() >= 13) {
+    if (importer.attribute(node, "axes"))
+      return importer.invalid(node, "attribute 'axes' exists only up to "
+                                    "opset 12; the axes are input #1");
+    if (!node.hasInput(1))
+      return SmallVector<int64_t>();
+    return intsInput(importer, node, 1, "axes");
+  }
+  return importer.intsAttr(node, "axes", {});
+}
+
+/// Sets output 0 to `x` with `shape`: the same constant, or a reshape.
+LogicalResult reshapeTo(GraphImporter &importer, Node &node, OnnxValue &x,
+                        ArrayRef<int64_t> shape) {
+  if (x.isConstant()) {
+    importer.setOutput(node, 0, OnnxValue::ofConstant(x.constant->withShape(shape)));
+    return success();
+  }
+  FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
+  if (failed(input))
+    return failure();
+  FailureOr<Value> y = importer.reshape(node, *input, shape);
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape, x.elementKind));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Converters
+//===----------------------------------------------------------------------===//
+
+/// Shape (start and end from opset 15): the input's static shape.
+LogicalResult convertShape(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  ArrayRef<int64_t> shape = node.inputs[0]->shape;
+  int64_t rank = shape.size();
+  FailureOr<int64_t> start = importer.intAttr(node, "start", 0);
+  FailureOr<int64_t> end = importer.intAttr(node, "end", rank);
+  if (failed(start) || failed(end))
+    return failure();
+  auto clampAxis = [&](int64_t a) {
+    return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+  };
+  int64_t from = clampAxis(*start), to = std::max(from, clampAxis(*end));
+  SmallVector<int64_t> dims(shape.begin() + from, shape.begin() + to);
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(HostTensor::fromInts(
+                         {int64_t(dims.size())}, dims)));
+  return success();
+}
+
+/// Size: the input's number of elements.
+LogicalResult convertSize(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  int64_t count = 1;
+  for (int64_t d : node.inputs[0]->shape)
+    count *= d;
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(HostTensor::fromInts({}, {count})));
+  return success();
+}
+
+/// Gather of a constant along `axis`.
+LogicalResult convertGather(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  if (!node.inputs[0]->isConstant())
+    return importer.unsupported(node, "Gather of a run-time tensor is not "
+                                      "supported (only of constants, as in "
+                                      "shape arithmetic)");
+  FailureOr<HostTensor> dataTensor = importer.constantOperand(node, 0, "data");
+  FailureOr<HostTensor> indexTensor =
+      importer.constantOperand(node, 1, "indices");
+  FailureOr<int64_t> axisAttr = importer.intAttr(node, "axis", 0);
+  if (failed(dataTensor) || failed(indexTensor) || failed(axisAttr))
+    return failure();
+  FailureOr<HostValues> data =
+      HostValues::of(importer, node, *dataTensor, "data");
+  if (failed(data))
+    return failure();
+  if (!isIntegerKind(indexTensor->kind))
+    return importer.invalid(node, "the indices must be integers");
+  int64_t rank = data->shape.size();
+  if (rank == 0)
+    return importer.invalid(node, "cannot gather from a 0-D tensor");
+  FailureOr<int64_t> axis = normalizeAxis(importer, node, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  int64_t extent = data->shape[*axis];
+  std::vector<int64_t> indices = indexTensor->toInts();
+  for (int64_t &i : indices) {
+    if (i < -extent || i >= extent)
+      return importer.invalid(node, "index " + Twine(i) +
+                                        " is out of range for dimension " +
+                                        Twine(*axis) + " of size " +
+                                        Twine(extent));
+    i = i < 0 ? i + extent : i;
+  }
+  // out[outer, j..., inner] = data[outer, indices[j...], inner].
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < *axis; ++d)
+    outer *= data->shape[d];
+  for (int64_t d = *axis + 1; d < rank; ++d)
+    inner *= data->shape[d];
+  SmallVector<int64_t, 4> shape(data->shape.begin(),
+                                data->shape.begin() + *axis);
+  shape.append(indexTensor->shape.begin(), indexTensor->shape.end());
+  shape.append(data->shape.begin() + *axis + 1, data->shape.end());
+  std::vector<int64_t> picks;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : indices)
+      for (int64_t n = 0; n < inner; ++n)
+        picks.push_back((o * extent + i) * inner + n);
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(data->gather(shape, picks).tensor()));
+  return success();
+}
+
+/// Slice of a constant: the starts, ends, axes and steps are attributes
+/// before opset 10, constant inputs from 10.
+LogicalResult convertSlice(GraphImporter &importer, Node &node) {
+  bool inputs = importer.getOpset() >= 10;
+  if (failed(importer.checkArity(node, inputs ? 3 : 1, inputs ? 5 : 1, 1)))
+    return failure();
+  if (!node.inputs[0]->isConstant())
+    return importer.unsupported(node, "Slice of a run-time tensor is not "
+                                      "supported (only of constants, as in "
+                                      "shape arithmetic)");
+  FailureOr<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (inputs) {
+    starts = intsInput(importer, node, 1, "starts");
+    ends = intsInput(importer, node, 2, "ends");
+    axes = node.hasInput(3) ? intsInput(importer, node, 3, "axes")
+                            : FailureOr<SmallVector<int64_t>>(
+                                  SmallVector<int64_t>());
+    steps = node.hasInput(4) ? intsInput(importer, node, 4, "steps")
+                             : FailureOr<SmallVector<int64_t>>(
+                                   SmallVector<int64_t>());
+  } else {
+    starts = importer.intsAttr(node, "starts", {});
+    ends = importer.intsAttr(node, "ends", {});
+    axes = importer.intsAttr(node, "axes", {});
+    steps = SmallVector<int64_t>();
+  }
+  if (failed(starts) || failed(ends) || failed(axes) || failed(steps))
+    return failure();
+  FailureOr<HostValues> data =
+      HostValues::of(importer, node, *node.inputs[0]->constant, "data");
+  if (failed(data))
+    return failure();
+  int64_t rank = data->shape.size();
+  size_t count = starts->size();
+  if (axes->empty())
+    for (size_t i = 0; i < count; ++i)
+      axes->push_back(i);
+  if (steps->empty())
+    steps->assign(count, 1);
+  if (ends->size() != count || axes->size() != count || steps->size() != count)
+    return importer.invalid(node, "starts, ends, axes and steps must have as "
+                                  "many values");
+  SmallVector<int64_t, 4> begin(rank, 0), step(rank, 1),
+      shape(data->shape.begin(), data->shape.end());
+  for (size_t i = 0; i < count; ++i) {
+    FailureOr<int64_t> axis = normalizeAxis(importer, node, (*axes)[i], rank);
+    if (failed(axis))
+      return failure();
+    int64_t dim = data->shape[*axis], s = (*steps)[i];
+    if (s == 0)
+      return importer.invalid(node, "a step is 0");
+    int64_t b = (*starts)[i], e = (*ends)[i];
+    b = b < 0 ? b + dim : b;
+    e = e < 0 ? e + dim : e;
+    if (s > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      shape[*axis] = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = std::clamp<int64_t>(b, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      shape[*axis] = b > e ? (b - e - s - 1) / -s : 0;
+    }
+    begin[*axis] = b;
+    step[*axis] = s;
+  }
+  if (llvm::is_contained(shape, 0))
+    return importer.unsupported(node, "the slice is empty; empty tensors are "
+                                      "not supported");
+  SmallVector<int64_t, 4> strides = rowMajorStrides(data->shape);
+  int64_t base = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    base += begin[d] * strides[d];
+    strides[d] *= step[d];
+  }
+  std::vector<int64_t> picks;
+  forEachIndex<1>(shape, {strides},
+                  [&](std::array<int64_t, 1> at) { picks.push_back(base + at[0]); });
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(data->gather(shape, picks).tensor()));
+  return success();
+}
+
+/// Unsqueeze: a constant with the new shape, or a reshape.
+LogicalResult convertUnsqueeze(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, importer.getOpset() >= 13 ? 2 : 1,
+                                 1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = axesOf(importer, node);
+  if (failed(axes))
+    return failure();
+  OnnxValue &x = *node.inputs[0];
+  int64_t rank = x.shape.size() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    FailureOr<int64_t> axis = normalizeAxis(importer, node, a, rank);
+    if (failed(axis))
+      return failure();
+    if (inserted[*axis])
+      return importer.invalid(node, "axis " + Twine(a) + " is given twice");
+    inserted[*axis] = true;
+  }
+  SmallVector<int64_t, 4> shape;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : x.shape[next++]);
+  return reshapeTo(importer, node, x, shape);
+}
+
+/// Squeeze: without axes, every dimension of size 1.
+LogicalResult convertSqueeze(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, importer.getOpset() >= 13 ? 2 : 1,
+                                 1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = axesOf(importer, node);
+  if (failed(axes))
+    return failure();
+  OnnxValue &x = *node.inputs[0];
+  int64_t rank = x.shape.size();
+  SmallVector<bool> removed(rank, axes->empty());
+  if (axes->empty())
+    for (int64_t d = 0; d < rank; ++d)
+      removed[d] = x.shape[d] == 1;
+  for (int64_t a : *axes) {
+    FailureOr<int64_t> axis = normalizeAxis(importer, node, a, rank);
+    if (failed(axis))
+      return failure();
+    if (x.shape[*axis] != 1)
+      return importer.invalid(node, "cannot squeeze dimension " +
+                                        Twine(*axis) + " of " +
+                                        formatShape(x.shape) +
+                                        ": its size is not 1");
+    removed[*axis] = true;
+  }
+  SmallVector<int64_t, 4> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!removed[d])
+      shape.push_back(x.shape[d]);
+  return reshapeTo(importer, node, x, shape);
+}
+
+/// Cast: of a constant to an integer or floating-point type; of a run-time
+/// floating-point tensor to a floating-point type, the identity.
+LogicalResult convertCast(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  FailureOr<int64_t> to = importer.intAttr(node, "to", 0);
+  if (failed(to))
+    return failure();
+  auto kind = static_cast<ElementKind>(*to);
+  bool toFloat = isFloatKind(kind) || kind == ElementKind::Double;
+  if (!toFloat && !isIntegerKind(kind))
+    return importer.unsupported(node, "a cast to " +
+                                          elementKindName(int32_t(kind)) +
+                                          " is not supported");
+  OnnxValue &x = *node.inputs[0];
+  if (!x.isConstant()) {
+    if (!toFloat || x.elementKind != ElementKind::Float)
+      return importer.unsupported(node, "a run-time tensor can only be cast "
+                                        "between floating-point types");
+    importer.setOutput(node, 0, x);
+    return success();
+  }
+  FailureOr<HostValues> v =
+      HostValues::of(importer, node, *x.constant, "input");
+  if (failed(v))
+    return failure();
+  HostValues out;
+  out.shape = v->shape;
+  out.integer = !toFloat;
+  for (int64_t i = 0; i < v->size(); ++i) {
+    if (out.integer)
+      out.ints.push_back(v->integer ? v->ints[i]
+                                    : static_cast<int64_t>(v->floats[i]));
+    else
+      out.floats.push_back(v->integer ? static_cast<float>(v->ints[i])
+                                      : v->floats[i]);
+  }
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+/// ConstantOfShape: a constant of the (constant) shape filled with `value`
+/// (default float 0).
+LogicalResult convertConstantOfShape(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      intsInput(importer, node, 0, "shape");
+  if (failed(shape))
+    return failure();
+  int64_t count;
+  if (!countElements(*shape, count) || count == 0)
+    return importer.unsupported(node, "shape " + formatShape(*shape) +
+                                          " is empty or too large");
+  HostValues fill;
+  fill.integer = false;
+  fill.floats = {0.0f};
+  if (const onnx::AttributeProto *attr = importer.attribute(node, "value")) {
+    std::string error;
+    std::optional<HostTensor> value =
+        decodeTensor(attr->t(), importer.getBaseDirectory(), error);
+    if (!value || value->numElements() != 1)
+      return importer.invalid(node, "attribute 'value' must be a tensor of "
+                                    "one element" +
+                                        (error.empty() ? "" : ": " + error));
+    FailureOr<HostValues> v = HostValues::of(importer, node, *value, "value");
+    if (failed(v))
+      return failure();
+    fill = *v;
+  }
+  std::vector<int64_t> picks(count, 0);
+  fill.shape = {1};
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(fill.gather(*shape, picks).tensor()));
+  return success();
+}
+
+/// Range of constants: start, start + delta, ... up to limit (excluded).
+LogicalResult convertRange(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 3, 3, 1)))
+    return failure();
+  SmallVector<HostValues, 3> v;
+  for (unsigned i = 0; i < 3; ++i) {
+    FailureOr<HostTensor> t = importer.constantOperand(
+        node, i, i == 0 ? "start" : i == 1 ? "limit" : "delta");
+    if (failed(t))
+      return failure();
+    FailureOr<HostValues> h = HostValues::of(importer, node, *t, "range");
+    if (failed(h))
+      return failure();
+    if (h->size() != 1)
+      return importer.invalid(node, "start, limit and delta must be scalars");
+    v.push_back(*h);
+  }
+  HostValues out;
+  out.integer = v[0].integer;
+  if (out.integer) {
+    int64_t start = v[0].ints[0], limit = v[1].ints[0], delta = v[2].ints[0];
+    if (delta == 0)
+      return importer.invalid(node, "delta is 0");
+    for (int64_t x = start; delta > 0 ? x < limit : x > limit; x += delta)
+      out.ints.push_back(x);
+  } else {
+    float start = v[0].floats[0], limit = v[1].floats[0],
+          delta = v[2].floats[0];
+    if (delta == 0.0f)
+      return importer.invalid(node, "delta is 0");
+    int64_t n = std::max<int64_t>(0, std::ceil((limit - start) / delta));
+    for (int64_t i = 0; i < n; ++i)
+      out.floats.push_back(start + i * delta);
+  }
+  if (out.size() == 0)
+    return importer.unsupported(node, "the range is empty; empty tensors are "
+                                      "not supported");
+  out.shape = {out.size()};
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+/// Mul, Sub and Div: of two constants (shape arithmetic).
+template <BinaryArithmetic Op>
+LogicalResult convertArithmetic(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  if (!node.inputs[0]->isConstant() || !node.inputs[1]->isConstant())
+    return importer.unsupported(node, node.opType() +
+                                          " of run-time tensors is not "
+                                          "supported (only of constants, as "
+                                          "in shape arithmetic)");
+  return foldBinary(importer, node, Op);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Folding entry points for other families
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::memfmt::onnx_import::foldBinary(GraphImporter &importer,
+                                                    Node &node,
+                                                    BinaryArithmetic op) {
+  FailureOr<HostValues> lhs =
+      HostValues::of(importer, node, *node.inputs[0]->constant, "A");
+  FailureOr<HostValues> rhs =
+      HostValues::of(importer, node, *node.inputs[1]->constant, "B");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (lhs->integer != rhs->integer)
+    return importer.invalid(node, "the operands' element types differ");
+  // NumPy broadcasting; a size-1 (or missing) dim gets stride 0.
+  int64_t rank = std::max(lhs->shape.size(), rhs->shape.size());
+  SmallVector<int64_t, 4> shape(rank);
+  std::array<SmallVector<int64_t, 4>, 2> strides;
+  for (const HostValues *v : {&*lhs, &*rhs}) {
+    SmallVector<int64_t, 4> own = rowMajorStrides(v->shape);
+    SmallVector<int64_t, 4> &s = strides[v == &*lhs ? 0 : 1];
+    s.assign(rank, 0);
+    int64_t lead = rank - v->shape.size();
+    for (int64_t d = lead; d < rank; ++d)
+      if (v->shape[d - lead] != 1)
+        s[d] = own[d - lead];
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    auto sizeOf = [&](const HostValues &v) {
+      int64_t lead = rank - v.shape.size();
+      return d < lead ? 1 : v.shape[d - lead];
+    };
+    int64_t l = sizeOf(*lhs), r = sizeOf(*rhs);
+    if (l != r && l != 1 && r != 1)
+      return importer.invalid(node, "operand shapes " +
+                                        formatShape(lhs->shape) + " and " +
+                                        formatShape(rhs->shape) +
+                                        " do not broadcast");
+    shape[d] = l == 1 ? r : l;
+  }
+  HostValues out;
+  out.integer = lhs->integer;
+  out.shape = shape;
+  bool divideByZero = false;
+  forEachIndex<2>(shape, strides, [&](std::array<int64_t, 2> at) {
+    if (out.integer) {
+      int64_t a = lhs->ints[at[0]], b = rhs->ints[at[1]];
+      switch (op) {
+      case BinaryArithmetic::Add:
+        out.ints.push_back(a + b);
+        break;
+      case BinaryArithmetic::Sub:
+        out.ints.push_back(a - b);
+        break;
+      case BinaryArithmetic::Mul:
+        out.ints.push_back(a * b);
+        break;
+      case BinaryArithmetic::Div:
+        divideByZero |= b == 0;
+        out.ints.push_back(b == 0 ? 0 : a / b);
+        break;
+      }
+      return;
+    }
+    float a = lhs->floats[at[0]], b = rhs->floats[at[1]];
+    out.floats.push_back(op == BinaryArithmetic::Add   ? a + b
+                         : op == BinaryArithmetic::Sub ? a - b
+                         : op == BinaryArithmetic::Mul ? a * b
+                                                       : a / b);
+  });
+  if (divideByZero)
+    return importer.invalid(node, "integer division by zero");
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+LogicalResult mlir::memfmt::onnx_import::foldConcat(GraphImporter &importer,
+                                                    Node &node, int64_t axis) {
+  SmallVector<HostValues> parts;
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
+    FailureOr<HostValues> v =
+        HostValues::of(importer, node, *node.inputs[i]->constant, "input");
+    if (failed(v))
+      return failure();
+    if (!parts.empty() && v->integer != parts.front().integer)
+      return importer.invalid(node, "the inputs' element types differ");
+    parts.push_back(*v);
+  }
+  HostValues out;
+  out.integer = parts.front().integer;
+  out.shape = parts.front().shape;
+  out.shape[axis] = 0;
+  for (const HostValues &p : parts)
+    out.shape[axis] += p.shape[axis];
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= out.shape[d];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const HostValues &p : parts) {
+      int64_t row = p.size() / std::max<int64_t>(1, outer);
+      for (int64_t i = o * row; i < (o + 1) * row; ++i) {
+        if (out.integer)
+          out.ints.push_back(p.ints[i]);
+        else
+          out.floats.push_back(p.floats[i]);
+      }
+    }
+  }
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
+    ONNXOpRegistry &registry) {
+  constexpr StringRef folded = "(folded at import)";
+  registry.add({"Shape",
+                {"start", "end"},
+                {{1, convertShape}},
+                {folded, "any tensor (its shape is static); `start`, `end`",
+                 ""}});
+  registry.add({"Size", {}, {{1, convertSize}}, {folded, "any tensor", ""}});
+  registry.add({"Gather",
+                {"axis"},
+                {{1, convertGather}},
+                {folded, "constants, any axis, negative indices",
+                 "run-time data"}});
+  registry.add({"Slice",
+                {"starts", "ends", "axes"},
+                {{1, convertSlice}},
+                {folded,
+                 "constants; starts, ends, axes (attributes before opset "
+                 "10), steps",
+                 "run-time data; empty results"}});
+  registry.add({"Unsqueeze",
+                {"axes"},
+                {{1, convertUnsqueeze}},
+                {"`reshape` (constants: folded)",
+                 "axes as an attribute (opset < 13) or a constant input", ""}});
+  registry.add({"Squeeze",
+                {"axes"},
+                {{1, convertSqueeze}},
+                {"`reshape` (constants: folded)",
+                 "axes as an attribute (opset < 13) or a constant input, or "
+                 "none (every size-1 dimension)",
+                 ""}});
+  registry.add({"Cast",
+                {"to", "saturate"},
+                {{1, convertCast}},
+                {"(folded, or the input)",
+                 "constants to integer and floating-point types; run-time "
+                 "tensors between floating-point types (the identity)",
+                 "run-time tensors to integers; strings, bool"}});
+  registry.add({"ConstantOfShape",
+                {"value"},
+                {{9, convertConstantOfShape}},
+                {folded, "a constant shape; `value` (default float 0)",
+                 "empty shapes"}});
+  registry.add({"Range",
+                {},
+                {{11, convertRange}},
+                {folded, "constant scalars", "empty ranges"}});
+  for (auto [name, convert] :
+       {std::pair{"Mul", &convertArithmetic<BinaryArithmetic::Mul>},
+        std::pair{"Sub", &convertArithmetic<BinaryArithmetic::Sub>},
+        std::pair{"Div", &convertArithmetic<BinaryArithmetic::Div>}})
+    registry.add({name,
+                  {},
+                  {{7, convert}},
+                  {folded,
+                   "constants (NumPy broadcasting; integer division "
+                   "truncates)",
+                   "run-time tensors"}});
+}
