@@ -124,6 +124,8 @@ void reference(const args::conv2d &a) { conv2dReference(a); }
 void reference(const args::batch_norm &a) { batchNormReference(a); }
 void reference(const args::relu &a) { reluReference(a); }
 void reference(const args::add &a) { addReference(a); }
+void reference(const args::binary &a) { binaryReference(a); }
+void reference(const args::eltwise &a) { eltwiseReference(a); }
 MaxPoolWindow windowOf(const args::max_pool2d &a) {
   return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
           a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
@@ -240,6 +242,14 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::relu &a) {
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::add &a) {
   return dispatchTyped(call, a, a.output, [&] { return addFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::binary &a) {
+  return dispatchTyped(call, a, a.output, [&] { return binaryFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::eltwise &a) {
+  return dispatchTyped(call, a, a.output, [&] { return eltwiseFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {

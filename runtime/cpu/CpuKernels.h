@@ -64,6 +64,10 @@ const char *reluFast(const args::relu &a);
 /// has none.
 void addReference(const args::add &a, bool withRelu = false);
 const char *addFast(const args::add &a);
+void binaryReference(const args::binary &a);
+const char *binaryFast(const args::binary &a);
+void eltwiseReference(const args::eltwise &a);
+const char *eltwiseFast(const args::eltwise &a);
 
 /// A half-open range [begin, end) of input rows or columns (or of kernel
 /// taps) and, for average pooling, the window's count_include_pad extent.

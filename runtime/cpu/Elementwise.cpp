@@ -1,11 +1,13 @@
-//===- Elementwise.cpp - relu and add -------------------------------------===//
+//===- Elementwise.cpp - relu, add, eltwise and binary --------------------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// relu and add (NumPy broadcasting; the reference add takes a relu epilogue
-// for the convolution that sums its residual with it). The reference
+// relu, add and binary (mul, sub, div; NumPy broadcasting; the reference
+// add takes a relu epilogue for the convolution that sums its residual with
+// it) and eltwise (sigmoid, hardswish, clamp, gelu, ... of
+// ElementwiseMath.h, shared with the CUDA kernels). The reference
 // walks the output's index space with forEachStrided, giving a broadcast
 // operand stride 0 in its size-1 (or missing leading) dims, so any layout of
 // any operand works. The fast path covers the case that matters for CNNs:
@@ -19,6 +21,8 @@
 
 #include "CpuKernels.h"
 #include "StridedLoop.h"
+
+#include "lib/ElementwiseMath.h"
 
 using namespace memfmt::runtime;
 
@@ -80,33 +84,110 @@ const char *cpu::reluFast(const args::relu &a) {
   return "dense";
 }
 
-void cpu::addReference(const args::add &a, bool withRelu) {
+namespace memfmt::runtime::cpu {
+namespace {
+
+/// out = fn(lhs, rhs) with NumPy broadcasting, any layouts.
+template <typename Fn>
+void broadcastReference(const TensorView &lhs, const TensorView &rhs,
+                        const TensorView &out, Fn fn) {
   int64_t lhsStrides[kMaxRank], rhsStrides[kMaxRank];
-  broadcastStrides(a.lhs, a.output, lhsStrides);
-  broadcastStrides(a.rhs, a.output, rhsStrides);
-  const float *l = a.lhs.as<float>(), *r = a.rhs.as<float>();
-  float *y = a.output.as<float>();
-  forEachStrided<3>(a.output.rank, a.output.sizes,
-                    {a.output.strides, lhsStrides, rhsStrides}, kMinPerThread,
+  broadcastStrides(lhs, out, lhsStrides);
+  broadcastStrides(rhs, out, rhsStrides);
+  const float *l = lhs.as<float>(), *r = rhs.as<float>();
+  float *y = out.as<float>();
+  forEachStrided<3>(out.rank, out.sizes, {out.strides, lhsStrides, rhsStrides},
+                    kMinPerThread,
                     [&](const OperandOffsets<3> &at, int64_t count,
                         const OperandOffsets<3> &step) {
-                      for (int64_t i = 0; i < count; ++i) {
-                        float v =
-                            l[at[1] + i * step[1]] + r[at[2] + i * step[2]];
-                        y[at[0] + i * step[0]] = withRelu ? relu(v) : v;
-                      }
+                      for (int64_t i = 0; i < count; ++i)
+                        y[at[0] + i * step[0]] =
+                            fn(l[at[1] + i * step[1]], r[at[2] + i * step[2]]);
                     });
 }
 
-const char *cpu::addFast(const args::add &a) {
-  if (!sameDenseLayout({&a.output, &a.lhs, &a.rhs}))
+/// The same when every tensor has one shape and one dense layout; else
+/// returns null.
+template <typename Fn>
+const char *broadcastFast(const TensorView &lhs, const TensorView &rhs,
+                          const TensorView &out, Fn fn) {
+  if (!sameDenseLayout({&out, &lhs, &rhs}))
     return nullptr;
-  const float *l = a.lhs.as<float>(), *r = a.rhs.as<float>();
-  float *y = a.output.as<float>();
-  parallelFor(a.output.numElements(), kMinPerThread,
+  const float *l = lhs.as<float>(), *r = rhs.as<float>();
+  float *y = out.as<float>();
+  parallelFor(out.numElements(), kMinPerThread,
               [&](int64_t begin, int64_t end, int) {
                 for (int64_t i = begin; i < end; ++i)
-                  y[i] = l[i] + r[i];
+                  y[i] = fn(l[i], r[i]);
+              });
+  return "dense";
+}
+
+} // namespace
+} // namespace memfmt::runtime::cpu
+
+void cpu::addReference(const args::add &a, bool withRelu) {
+  if (withRelu)
+    broadcastReference(a.lhs, a.rhs, a.output,
+                       [](float l, float r) { return relu(l + r); });
+  else
+    broadcastReference(a.lhs, a.rhs, a.output,
+                       [](float l, float r) { return l + r; });
+}
+
+const char *cpu::addFast(const args::add &a) {
+  return broadcastFast(a.lhs, a.rhs, a.output,
+                       [](float l, float r) { return l + r; });
+}
+
+void cpu::binaryReference(const args::binary &a) {
+  int64_t op = a.op;
+  broadcastReference(a.lhs, a.rhs, a.output, [op](float l, float r) {
+    return math::binary(op, l, r);
+  });
+}
+
+const char *cpu::binaryFast(const args::binary &a) {
+  // One loop per function, so that each vectorises.
+  switch (a.op) {
+  case MEMFMT_BINARY_MUL:
+    return broadcastFast(a.lhs, a.rhs, a.output,
+                         [](float l, float r) { return l * r; });
+  case MEMFMT_BINARY_SUB:
+    return broadcastFast(a.lhs, a.rhs, a.output,
+                         [](float l, float r) { return l - r; });
+  default:
+    return broadcastFast(a.lhs, a.rhs, a.output,
+                         [](float l, float r) { return l / r; });
+  }
+}
+
+void cpu::eltwiseReference(const args::eltwise &a) {
+  const float *x = a.input.as<float>();
+  float *y = a.output.as<float>();
+  int64_t op = a.op;
+  float alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
+  forEachStrided<2>(a.output.rank, a.output.sizes,
+                    {a.output.strides, a.input.strides}, kMinPerThread,
+                    [&](const OperandOffsets<2> &at, int64_t count,
+                        const OperandOffsets<2> &step) {
+                      for (int64_t i = 0; i < count; ++i)
+                        y[at[0] + i * step[0]] = math::eltwise(
+                            op, x[at[1] + i * step[1]], alpha, beta);
+                    });
+}
+
+const char *cpu::eltwiseFast(const args::eltwise &a) {
+  if (!sameDenseLayout({&a.output, &a.input}))
+    return nullptr;
+  const float *x = a.input.as<float>();
+  float *y = a.output.as<float>();
+  int64_t op = a.op;
+  float alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
+  parallelFor(a.output.numElements(), kMinPerThread / 4,
+              [&](int64_t begin, int64_t end, int) {
+                for (int64_t i = begin; i < end; ++i)
+                  y[i] = math::eltwise(op, x[i], alpha, beta);
               });
   return "dense";
 }

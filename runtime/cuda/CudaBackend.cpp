@@ -7,8 +7,9 @@
 // Creation (device checks that turn a missing GPU or driver into
 // MEMFMT_STATUS_NO_DEVICE with the CUDA runtime's message), the device
 // functions of memfmt_runtime.h (memory, copies, events, graph capture) and
-// the kernels that run on the backend's own CUDA code: relu, add, batch norm,
-// the poolings and their gradients, copies and dtype conversions. Each
+// the kernels that run on the backend's own CUDA code: relu, add, eltwise,
+// binary, batch norm, the poolings and their gradients, copies and dtype
+// conversions. Each
 // kernel plans its launch on the host (CudaPlan.h) and records what ran for
 // the profile:
 //  * "flat" / "strided": elementwise kernels on one dense run or any
@@ -462,25 +463,55 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::relu &a) {
   return MEMFMT_STATUS_OK;
 }
 
+/// The plan of out = lhs op rhs with NumPy broadcasting: ranks aligned to
+/// the right; a size-1 (or missing) dim of an operand gets stride 0.
+static StridedPlan<3> broadcastPlan(const TensorView &lhs,
+                                    const TensorView &rhs,
+                                    const TensorView &out) {
+  int64_t l[kMaxDims] = {}, r[kMaxDims] = {};
+  for (int64_t i = 0; i < out.rank; ++i) {
+    int64_t dl = lhs.rank - out.rank + i, dr = rhs.rank - out.rank + i;
+    l[i] = dl >= 0 && lhs.sizes[dl] != 1 ? lhs.strides[dl] : 0;
+    r[i] = dr >= 0 && rhs.sizes[dr] != 1 ? rhs.strides[dr] : 0;
+  }
+  const int64_t *strides[3] = {out.strides, l, r};
+  return planStrided<3>(static_cast<int>(out.rank), out.sizes, strides);
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::add &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  // NumPy broadcasting: align ranks to the right; a size-1 (or missing) dim
-  // of an operand gets stride 0.
-  const TensorView &out = a.output;
-  int64_t lhs[kMaxDims] = {}, rhs[kMaxDims] = {};
-  for (int64_t i = 0; i < out.rank; ++i) {
-    int64_t dl = a.lhs.rank - out.rank + i, dr = a.rhs.rank - out.rank + i;
-    lhs[i] = dl >= 0 && a.lhs.sizes[dl] != 1 ? a.lhs.strides[dl] : 0;
-    rhs[i] = dr >= 0 && a.rhs.sizes[dr] != 1 ? a.rhs.strides[dr] : 0;
-  }
-  const int64_t *strides[3] = {out.strides, lhs, rhs};
-  StridedPlan<3> plan =
-      planStrided<3>(static_cast<int>(out.rank), out.sizes, strides);
+  StridedPlan<3> plan = broadcastPlan(a.lhs, a.rhs, a.output);
   call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
   MEMFMT_LAUNCH_TRY(call, "the add kernel",
-                    launchAdd(elemOf(call.dtype()), plan, out.data, a.lhs.data,
-                              a.rhs.data, stream));
+                    launchAdd(elemOf(call.dtype()), plan, a.output.data,
+                              a.lhs.data, a.rhs.data, stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::binary &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  StridedPlan<3> plan = broadcastPlan(a.lhs, a.rhs, a.output);
+  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  MEMFMT_LAUNCH_TRY(call, "the binary kernel",
+                    launchBinary(elemOf(call.dtype()), plan, a.output.data,
+                                 a.lhs.data, a.rhs.data, a.op, stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::eltwise &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const int64_t *strides[2] = {a.output.strides, a.input.strides};
+  StridedPlan<2> plan =
+      planStrided<2>(static_cast<int>(a.output.rank), a.output.sizes, strides);
+  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  MEMFMT_LAUNCH_TRY(call, "the eltwise kernel",
+                    launchEltwise(elemOf(call.dtype()), plan, a.output.data,
+                                  a.input.data, a.op,
+                                  static_cast<float>(a.alpha),
+                                  static_cast<float>(a.beta), stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -30,6 +30,17 @@ cudaError_t launchRelu(Elem elem, const StridedPlan<2> &plan, void *y,
 cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
                       const void *a, const void *b, cudaStream_t stream);
 
+/// y = a op b, `op` a memfmt_binary_op_t (mul, sub, div); operands as add's.
+cudaError_t launchBinary(Elem elem, const StridedPlan<3> &plan, void *y,
+                         const void *a, const void *b, int64_t op,
+                         cudaStream_t stream);
+
+/// y = f(x), `op` a memfmt_eltwise_op_t with its parameters (sigmoid,
+/// hardswish, clamp, gelu, ...; ElementwiseMath.h). Operands: y, x.
+cudaError_t launchEltwise(Elem elem, const StridedPlan<2> &plan, void *y,
+                          const void *x, int64_t op, float alpha, float beta,
+                          cudaStream_t stream);
+
 /// y = x converted from `from` to `to` (a plain copy when they are equal).
 /// Operands: y, x.
 cudaError_t launchConvert(Elem from, Elem to, const StridedPlan<2> &plan,

@@ -1,4 +1,4 @@
-//===- Elementwise.cu - relu, add, conversions, per-channel operations ----===//
+//===- Elementwise.cu - Elementwise, conversion and per-channel kernels ---===//
 //
 // Part of the memfmt project.
 //
@@ -23,6 +23,7 @@
 
 #include "CudaKernels.h"
 #include "DeviceTypes.cuh"
+#include "lib/ElementwiseMath.h"
 
 #include <climits>
 
@@ -98,11 +99,12 @@ cudaError_t unary(const StridedPlan<2> &plan, void *y, const void *x, Op op,
 }
 
 //===----------------------------------------------------------------------===//
-// add
+// Binary: add, mul, sub, div
 //===----------------------------------------------------------------------===//
 
-template <typename T, int VEC>
-__global__ void flatAddKernel(const T *a, const T *b, T *y, int64_t n) {
+template <typename T, int VEC, typename Op>
+__global__ void flatBinaryKernel(const T *a, const T *b, T *y, int64_t n,
+                                 Op op) {
   int64_t vectors = n / VEC;
   const Vec<T, VEC> *av = reinterpret_cast<const Vec<T, VEC> *>(a);
   const Vec<T, VEC> *bv = reinterpret_cast<const Vec<T, VEC> *>(b);
@@ -111,22 +113,70 @@ __global__ void flatAddKernel(const T *a, const T *b, T *y, int64_t n) {
     Vec<T, VEC> p = av[i], q = bv[i], r;
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      r.v[j] = fromFloat<T>(toFloat(p.v[j]) + toFloat(q.v[j]));
+      r.v[j] = fromFloat<T>(op(toFloat(p.v[j]), toFloat(q.v[j])));
     yv[i] = r;
   }
   for (int64_t i = vectors * VEC + globalThread(); i < n; i += gridThreads())
-    y[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+    y[i] = fromFloat<T>(op(toFloat(a[i]), toFloat(b[i])));
 }
 
-template <typename T>
-__global__ void stridedAddKernel(StridedPlan<3> plan, const T *a, const T *b,
-                                 T *y) {
+template <typename T, typename Op>
+__global__ void stridedBinaryKernel(StridedPlan<3> plan, const T *a,
+                                    const T *b, T *y, Op op) {
   for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
     int64_t off[3];
     offsetsOf(plan, i, off);
-    y[off[0]] = fromFloat<T>(toFloat(a[off[1]]) + toFloat(b[off[2]]));
+    y[off[0]] = fromFloat<T>(op(toFloat(a[off[1]]), toFloat(b[off[2]])));
   }
 }
+
+template <typename Op>
+cudaError_t binary(Elem elem, const StridedPlan<3> &plan, void *y,
+                   const void *a, const void *b, Op op, cudaStream_t stream) {
+  if (plan.total == 0)
+    return cudaSuccess;
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = 16 / sizeof(T);
+    const T *pa = static_cast<const T *>(a);
+    const T *pb = static_cast<const T *>(b);
+    T *py = static_cast<T *>(y);
+    if (isFlat(plan)) {
+      if (aligned16(a) && aligned16(b) && aligned16(y))
+        flatBinaryKernel<T, kVec>
+            <<<blocksFor(plan.total / kVec + 1), kThreads, 0, stream>>>(
+                pa, pb, py, plan.total, op);
+      else
+        flatBinaryKernel<T, 1><<<blocksFor(plan.total), kThreads, 0, stream>>>(
+            pa, pb, py, plan.total, op);
+    } else {
+      stridedBinaryKernel<T><<<blocksFor(plan.total), kThreads, 0, stream>>>(
+          plan, pa, pb, py, op);
+    }
+    return cudaGetLastError();
+  });
+}
+
+struct AddOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+/// mul, sub or div (memfmt_binary_op_t).
+struct BinaryOp {
+  int64_t op;
+  __device__ float operator()(float a, float b) const {
+    return math::binary(op, a, b);
+  }
+};
+
+/// sigmoid, hardswish, ... (memfmt_eltwise_op_t).
+struct EltwiseOp {
+  int64_t op;
+  float alpha, beta;
+  __device__ float operator()(float x) const {
+    return math::eltwise(op, x, alpha, beta);
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Per-channel: batch norm and bias/residual epilogues
@@ -316,27 +366,21 @@ cudaError_t launchConvert(Elem from, Elem to, const StridedPlan<2> &plan,
 
 cudaError_t launchAdd(Elem elem, const StridedPlan<3> &plan, void *y,
                       const void *a, const void *b, cudaStream_t stream) {
-  if (plan.total == 0)
-    return cudaSuccess;
+  return binary(elem, plan, y, a, b, AddOp(), stream);
+}
+
+cudaError_t launchBinary(Elem elem, const StridedPlan<3> &plan, void *y,
+                         const void *a, const void *b, int64_t op,
+                         cudaStream_t stream) {
+  return binary(elem, plan, y, a, b, BinaryOp{op}, stream);
+}
+
+cudaError_t launchEltwise(Elem elem, const StridedPlan<2> &plan, void *y,
+                          const void *x, int64_t op, float alpha, float beta,
+                          cudaStream_t stream) {
   return withElem(elem, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    constexpr int kVec = 16 / sizeof(T);
-    const T *pa = static_cast<const T *>(a);
-    const T *pb = static_cast<const T *>(b);
-    T *py = static_cast<T *>(y);
-    if (isFlat(plan)) {
-      if (aligned16(a) && aligned16(b) && aligned16(y))
-        flatAddKernel<T, kVec>
-            <<<blocksFor(plan.total / kVec + 1), kThreads, 0, stream>>>(
-                pa, pb, py, plan.total);
-      else
-        flatAddKernel<T, 1><<<blocksFor(plan.total), kThreads, 0, stream>>>(
-            pa, pb, py, plan.total);
-    } else {
-      stridedAddKernel<T><<<blocksFor(plan.total), kThreads, 0, stream>>>(
-          plan, pa, pb, py);
-    }
-    return cudaGetLastError();
+    return unary<T, T>(plan, y, x, EltwiseOp{op, alpha, beta}, stream);
   });
 }
 

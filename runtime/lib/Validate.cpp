@@ -16,7 +16,8 @@
 //    pooling without count_include_pad) or one padded position (average
 //    pooling with count_include_pad), and an average pool's output size must
 //    be its floor- or ceil-mode size;
-//  * add: NumPy broadcasting of size-1 dims, ranks aligned to the right;
+//  * add and binary: NumPy broadcasting of size-1 dims, ranks aligned to
+//    the right; binary's and eltwise's `op` one of elementwise_ops.h's;
 //  * casts: the output has the input's shape (in place only f32 to f32);
 // Attributes are bounded (kMaxAttribute) so that no shape arithmetic can
 // overflow, outputs must not have overlapping elements, and an output may
@@ -30,6 +31,7 @@
 #include "Validate.h"
 
 #include "ValidateChecks.h"
+#include "lib/ElementwiseMath.h"
 
 #include <cmath>
 #include <string>
@@ -96,31 +98,59 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   return checkInPlace(call, a.input, "input", a.output, "output");
 }
 
-memfmt_status_t memfmt::runtime::validate(KernelCall &call,
-                                          const args::add &a) {
-  // NumPy broadcasting: align ranks to the right; each pair of sizes must be
-  // equal or contain a 1.
+/// lhs and rhs broadcast (NumPy: ranks aligned to the right; each pair of
+/// sizes equal or one of them 1) to the output's shape, which may be either
+/// of them in place.
+static memfmt_status_t checkBroadcast(KernelCall &call, const TensorView &lhs,
+                                      const TensorView &rhs,
+                                      const TensorView &output) {
   TensorView expected;
-  expected.rank = std::max(a.lhs.rank, a.rhs.rank);
+  expected.rank = std::max(lhs.rank, rhs.rank);
   for (int64_t i = 0; i < expected.rank; ++i) {
-    int64_t dl = a.lhs.rank - expected.rank + i;
-    int64_t dr = a.rhs.rank - expected.rank + i;
-    int64_t l = dl >= 0 ? a.lhs.sizes[dl] : 1;
-    int64_t r = dr >= 0 ? a.rhs.sizes[dr] : 1;
+    int64_t dl = lhs.rank - expected.rank + i;
+    int64_t dr = rhs.rank - expected.rank + i;
+    int64_t l = dl >= 0 ? lhs.sizes[dl] : 1;
+    int64_t r = dr >= 0 ? rhs.sizes[dr] : 1;
     if (l != r && l != 1 && r != 1)
       return invalid(
-          call, "lhs " + formatShape(a.lhs) + " and rhs " + formatShape(a.rhs) +
+          call, "lhs " + formatShape(lhs) + " and rhs " + formatShape(rhs) +
                     " do not broadcast: sizes " + std::to_string(l) + " and " +
                     std::to_string(r) + " in output dim " + std::to_string(i));
     expected.sizes[i] = l == 1 ? r : l;
   }
-  MEMFMT_CHECK(checkShape(call, a.output, "output", expected, [&] {
-    return " (lhs " + formatShape(a.lhs) + " and rhs " + formatShape(a.rhs) +
+  MEMFMT_CHECK(checkShape(call, output, "output", expected, [&] {
+    return " (lhs " + formatShape(lhs) + " and rhs " + formatShape(rhs) +
            " broadcast)";
   }));
+  MEMFMT_CHECK(checkDistinct(call, output, "output"));
+  MEMFMT_CHECK(checkInPlace(call, lhs, "lhs", output, "output"));
+  return checkInPlace(call, rhs, "rhs", output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::add &a) {
+  return checkBroadcast(call, a.lhs, a.rhs, a.output);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::binary &a) {
+  if (!math::isBinaryOp(a.op))
+    return invalid(call, "op " + std::to_string(a.op) +
+                             " is not a memfmt_binary_op_t (1 to 3)");
+  return checkBroadcast(call, a.lhs, a.rhs, a.output);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::eltwise &a) {
+  if (!math::isEltwiseOp(a.op))
+    return invalid(call, "op " + std::to_string(a.op) +
+                             " is not a memfmt_eltwise_op_t (1 to 7)");
+  if (std::isnan(a.alpha) || std::isnan(a.beta))
+    return invalid(call, "alpha and beta must not be NaN");
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
-  MEMFMT_CHECK(checkInPlace(call, a.lhs, "lhs", a.output, "output"));
-  return checkInPlace(call, a.rhs, "rhs", a.output, "output");
+  return checkInPlace(call, a.input, "input", a.output, "output");
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

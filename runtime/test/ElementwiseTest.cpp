@@ -1,4 +1,4 @@
-//===- ElementwiseTest.cpp - relu, add, batch_norm and copy ---------------===//
+//===- ElementwiseTest.cpp - Elementwise kernels, batch_norm and copy -----===//
 //
 // Part of the memfmt project.
 //
@@ -6,9 +6,11 @@
 //
 // The memory-bound kernels on the reference and fast kernels against
 // Naive.h: every test layout for inputs and outputs (same and mixed), ranks
-// 0 to 5 where the kernel takes any rank, broadcasting in add (both sides,
-// lower ranks, scalars), batch norm over ranks 2 to 5, in-place calls, NaN
-// through relu, and copy's layout conversions (NCHW <-> NHWC, strided views,
+// 0 to 5 where the kernel takes any rank, broadcasting in add and binary
+// (both sides, lower ranks, scalars), every eltwise function (with its
+// special values: NaN, infinities, the corners of the hard ops), batch norm
+// over ranks 2 to 5, in-place calls, NaN through relu, and copy's layout
+// conversions (NCHW <-> NHWC, strided views,
 // tensors that are both formats at once). The fast path must be taken where
 // the layouts are the ones it specialises.
 //
@@ -142,6 +144,205 @@ TEST(AddTest, DenseFastPathAndInPlace) {
     EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_add_f32(ctx, 1, l.memref(),
                                                       r.memref(), l.memref()));
     expectClose(l, want, 0, l.describe());
+    EXPECT_EQ(ctx.implOf(1), "dense");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// eltwise
+//===----------------------------------------------------------------------===//
+
+struct EltwiseCase {
+  const char *name;
+  int64_t op;
+  double alpha, beta;
+};
+
+const EltwiseCase kEltwiseCases[] = {
+    {"sigmoid", MEMFMT_ELTWISE_SIGMOID, 0, 0},
+    {"hardsigmoid", MEMFMT_ELTWISE_HARDSIGMOID, 1.0 / 6.0, 0.5},
+    {"hardsigmoid(0.2, 0.5)", MEMFMT_ELTWISE_HARDSIGMOID, 0.2, 0.5},
+    {"hardswish", MEMFMT_ELTWISE_HARDSWISH, 0, 0},
+    {"relu6", MEMFMT_ELTWISE_CLAMP, 0.0, 6.0},
+    {"clamp(-inf, 0.5)", MEMFMT_ELTWISE_CLAMP,
+     -std::numeric_limits<double>::infinity(), 0.5},
+    {"clamp(1, -1)", MEMFMT_ELTWISE_CLAMP, 1.0, -1.0},
+    {"gelu", MEMFMT_ELTWISE_GELU_ERF, 0, 0},
+    {"gelu(tanh)", MEMFMT_ELTWISE_GELU_TANH, 0, 0},
+    {"silu", MEMFMT_ELTWISE_SILU, 0, 0},
+};
+
+/// ATen's formulas in double, written independently of ElementwiseMath.h.
+double naiveEltwise(const EltwiseCase &c, double x) {
+  auto clamp = [](double v, double lo, double hi) {
+    return std::isnan(v) ? v : std::min(std::max(v, lo), hi);
+  };
+  switch (c.op) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    return 1.0 / (1.0 + std::exp(-x));
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    return clamp(c.alpha * x + c.beta, 0.0, 1.0);
+  case MEMFMT_ELTWISE_HARDSWISH:
+    return x * clamp(x + 3.0, 0.0, 6.0) / 6.0;
+  case MEMFMT_ELTWISE_CLAMP:
+    // torch.clamp(x, min, max) = min(max(x, min), max), also for min > max.
+    return clamp(x, c.alpha, c.beta);
+  case MEMFMT_ELTWISE_GELU_ERF:
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case MEMFMT_ELTWISE_GELU_TANH:
+    return 0.5 * x *
+           (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  default:
+    return x / (1.0 + std::exp(-x));
+  }
+}
+
+Expected naiveEltwise(const EltwiseCase &c, const Tensor &in) {
+  Expected want;
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    want.value.push_back(naiveEltwise(c, in.flat(i)));
+    // f32 exp/erf/tanh: a few ulps of the input's size (none at infinity).
+    want.magnitude.push_back(std::isfinite(in.flat(i)) ? std::fabs(in.flat(i))
+                                                       : 0.0);
+  }
+  return want;
+}
+
+TEST(EltwiseTest, MatchesNaiveInEveryLayoutAndRank) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const EltwiseCase &c : kEltwiseCases) {
+      for (const auto &shape : kShapes) {
+        for (auto [inLayout, outLayout] : kLayoutPairs) {
+          Tensor in(shape, inLayout), out(shape, outLayout);
+          in.fillRandom(31);
+          for (int64_t i = 0; i < in.numElements(); ++i)
+            in.flat(i) *= 4.0f; // reach the clamps' and hard ops' corners
+          std::string what = std::string(toString(kernels)) + " " + c.name +
+                             " " + in.describe() + " -> " + out.describe();
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_eltwise_f32(
+                                    ctx, node, in.memref(), out.memref(), c.op,
+                                    c.alpha, c.beta))
+              << what;
+          expectClose(out, naiveEltwise(c, in), 1e-6, what);
+          if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
+              (inLayout == C || inLayout == CL) && in.numElements() > 0) {
+            EXPECT_EQ(ctx.implOf(node), "dense") << what;
+          }
+          ++node;
+        }
+      }
+    }
+  }
+}
+
+TEST(EltwiseTest, SpecialValuesAndInPlace) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float values[] = {std::numeric_limits<float>::quiet_NaN(),
+                          inf,
+                          -inf,
+                          0.0f,
+                          -0.0f,
+                          -3.0f,
+                          3.0f,
+                          88.0f,
+                          -88.0f,
+                          -104.0f};
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    for (const EltwiseCase &c : kEltwiseCases) {
+      Tensor t({1, 10, 1, 1}, CL);
+      for (int64_t i = 0; i < 10; ++i)
+        t.flat(i) = values[i];
+      Expected want = naiveEltwise(c, t);
+      std::string what = std::string(toString(kernels)) + " " + c.name;
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_eltwise_f32(
+                                ctx, 0, t.memref(), t.memref(), c.op, c.alpha,
+                                c.beta))
+          << what;
+      // NaN stays NaN, infinities map exactly; f32 underflows to 0 where
+      // double does not (sigmoid(-104) ~ 7e-46).
+      expectClose(t, want, 1e-6, what);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// binary
+//===----------------------------------------------------------------------===//
+
+TEST(BinaryTest, MatchesNaiveWithBroadcasting) {
+  const std::pair<int64_t, const char *> ops[] = {
+      {MEMFMT_BINARY_MUL, "mul"},
+      {MEMFMT_BINARY_SUB, "sub"},
+      {MEMFMT_BINARY_DIV, "div"}};
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (auto [op, name] : ops) {
+      for (const AddCase &ac : kAddCases) {
+        for (auto [inLayout, outLayout] : kLayoutPairs) {
+          Tensor l(ac.lhs, inLayout), r(ac.rhs, outLayout == C ? S : inLayout);
+          Tensor out(ac.out, outLayout);
+          l.fillRandom(33);
+          r.fillRandom(34);
+          std::string what = std::string(toString(kernels)) + " " + name +
+                             " " + ac.name + " " + l.describe() + ", " +
+                             r.describe() + " -> " + out.describe();
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_binary_f32(
+                                    ctx, node, l.memref(), r.memref(),
+                                    out.memref(), op))
+              << what;
+          // sub(a, b) = add(a, -b); mul and div from the broadcast pairs.
+          Expected want;
+          if (op == MEMFMT_BINARY_SUB) {
+            Tensor neg(ac.rhs, C);
+            for (int64_t i = 0; i < r.numElements(); ++i)
+              neg.flat(i) = -r.flat(i);
+            want = naiveAdd(l, neg, ac.out);
+          } else {
+            // Each operand broadcast to the output: plus zeros of the other.
+            auto zeros = [](const std::vector<int64_t> &shape) {
+              Tensor t(shape, C);
+              for (int64_t i = 0; i < t.numElements(); ++i)
+                t.flat(i) = 0.0f;
+              return t;
+            };
+            Expected lhs = naiveAdd(l, zeros(ac.rhs), ac.out);
+            Expected rhs = naiveAdd(zeros(ac.lhs), r, ac.out);
+            want = lhs;
+            for (size_t i = 0; i < want.value.size(); ++i) {
+              want.value[i] = op == MEMFMT_BINARY_MUL
+                                  ? lhs.value[i] * rhs.value[i]
+                                  : lhs.value[i] / rhs.value[i];
+              want.magnitude[i] = 0;
+            }
+          }
+          expectClose(out, want, 0, what);
+          ++node;
+        }
+      }
+    }
+  }
+}
+
+TEST(BinaryTest, DenseFastPathAndInPlace) {
+  for (Layout layout : {C, CL}) {
+    TestContext ctx(MEMFMT_KERNELS_FAST);
+    Tensor l({2, 8, 5, 5}, layout), r({2, 8, 5, 5}, layout);
+    l.fillRandom(35);
+    r.fillRandom(36);
+    Expected want;
+    for (int64_t i = 0; i < l.numElements(); ++i) {
+      want.value.push_back(double(l.flat(i)) * r.flat(i));
+      want.magnitude.push_back(0);
+    }
+    // In place: the output is rhs.
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_binary_f32(
+                              ctx, 1, l.memref(), r.memref(), r.memref(),
+                              MEMFMT_BINARY_MUL));
+    expectClose(r, want, 0, r.describe());
     EXPECT_EQ(ctx.implOf(1), "dense");
   }
 }

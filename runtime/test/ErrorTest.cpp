@@ -218,6 +218,33 @@ TEST_P(ErrorTest, ElementwiseShapes) {
               MEMFMT_STATUS_INVALID_ARGUMENT, {"output has shape [2, 5, 4]"});
   expectError(ctx, _mlir_ciface_memfmt_copy_f32(ctx, 5, a.memref(), b.memref()),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"memfmt_copy_f32"});
+  // binary and eltwise: the shapes as add's and relu's, and their `op`.
+  expectError(ctx,
+              _mlir_ciface_memfmt_binary_f32(ctx, 5, a.memref(), b.memref(),
+                                             out5.memref(), MEMFMT_BINARY_MUL),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_binary_f32 (node 5)", "do not broadcast"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_binary_f32(ctx, 5, a.memref(), a.memref(),
+                                             out.memref(), 9),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"op 9 is not a memfmt_binary_op_t (1 to 3)"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_eltwise_f32(ctx, 5, a.memref(), b.memref(),
+                                              MEMFMT_ELTWISE_SIGMOID, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_eltwise_f32 (node 5)", "output has shape [2, 5, 4]"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_eltwise_f32(ctx, 5, a.memref(), out.memref(),
+                                              0, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"op 0 is not a memfmt_eltwise_op_t (1 to 7)"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_eltwise_f32(
+                  ctx, 5, a.memref(), out.memref(), MEMFMT_ELTWISE_CLAMP,
+                  std::numeric_limits<double>::quiet_NaN(), 1.0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"alpha and beta must not be NaN"});
 
   Tensor x({2, 3, 4, 4}), w({3}), w4({4}), y({2, 3, 4, 4});
   expectError(ctx,

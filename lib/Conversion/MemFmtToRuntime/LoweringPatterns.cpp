@@ -29,6 +29,9 @@
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
+
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -153,6 +156,70 @@ struct AddLowering : RuntimePattern<AddOp> {
                           .rhs = calls.view(add.getOther()),
                           .output = calls.view(add.getOutput()),
                       });
+  }
+};
+
+/// The eltwise kernel's function (memfmt_eltwise_op_t) and parameters for
+/// each unary elementwise op.
+struct EltwiseFunction {
+  int64_t op;
+  double alpha = 0.0, beta = 0.0;
+};
+EltwiseFunction eltwiseFunctionOf(SigmoidOp) {
+  return {MEMFMT_ELTWISE_SIGMOID};
+}
+EltwiseFunction eltwiseFunctionOf(SiluOp) { return {MEMFMT_ELTWISE_SILU}; }
+EltwiseFunction eltwiseFunctionOf(HardswishOp) {
+  return {MEMFMT_ELTWISE_HARDSWISH};
+}
+EltwiseFunction eltwiseFunctionOf(HardsigmoidOp op) {
+  return {MEMFMT_ELTWISE_HARDSIGMOID, op.getAlpha().convertToDouble(),
+          op.getBeta().convertToDouble()};
+}
+EltwiseFunction eltwiseFunctionOf(ClampOp op) {
+  double inf = std::numeric_limits<double>::infinity();
+  return {MEMFMT_ELTWISE_CLAMP,
+          op.getMin() ? op.getMin()->convertToDouble() : -inf,
+          op.getMax() ? op.getMax()->convertToDouble() : inf};
+}
+EltwiseFunction eltwiseFunctionOf(GeluOp op) {
+  return {op.getApproximate() == "tanh" ? MEMFMT_ELTWISE_GELU_TANH
+                                        : MEMFMT_ELTWISE_GELU_ERF};
+}
+
+template <typename OpTy> struct EltwiseLowering : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &) const override {
+    EltwiseFunction f = eltwiseFunctionOf(op);
+    return this->calls.call(op, elementTypeOf(op.getInput()),
+                            kernels::eltwise{
+                                .input = this->calls.view(op.getInput()),
+                                .output = this->calls.view(op.getOutput()),
+                                .op = f.op,
+                                .alpha = f.alpha,
+                                .beta = f.beta,
+                            });
+  }
+};
+
+/// The binary kernel's function (memfmt_binary_op_t) of each op.
+template <typename OpTy> constexpr int64_t kBinaryFunction = 0;
+template <> constexpr int64_t kBinaryFunction<MulOp> = MEMFMT_BINARY_MUL;
+template <> constexpr int64_t kBinaryFunction<SubOp> = MEMFMT_BINARY_SUB;
+template <> constexpr int64_t kBinaryFunction<DivOp> = MEMFMT_BINARY_DIV;
+
+template <typename OpTy> struct BinaryLowering : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &) const override {
+    return this->calls.call(op, elementTypeOf(op.getSelf()),
+                            kernels::binary{
+                                .lhs = this->calls.view(op.getSelf()),
+                                .rhs = this->calls.view(op.getOther()),
+                                .output = this->calls.view(op.getOutput()),
+                                .op = kBinaryFunction<OpTy>,
+                            });
   }
 };
 
@@ -400,7 +467,11 @@ void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
                                                    RuntimeCallBuilder &calls) {
   patterns.add<ConvLowering<Conv2dOp>, ConvLowering<FusedConv2dOp>,
                FoldBatchNormLowering, BatchNormLowering, ReluLowering,
-               AddLowering, MaxPoolLowering, MaxPoolWithIndicesLowering,
+               AddLowering, EltwiseLowering<SigmoidOp>, EltwiseLowering<SiluOp>,
+               EltwiseLowering<HardswishOp>, EltwiseLowering<HardsigmoidOp>,
+               EltwiseLowering<ClampOp>, EltwiseLowering<GeluOp>,
+               BinaryLowering<MulOp>, BinaryLowering<SubOp>,
+               BinaryLowering<DivOp>, MaxPoolLowering, MaxPoolWithIndicesLowering,
                AvgPoolLowering, AdaptiveAvgPoolLowering, LinearLowering,
                ElementCopyLowering, WeightLowering, EmptyLikeLowering,
                ResizeAsLowering, CatLowering, ChunkLowering>(

@@ -4,9 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The converters of the elementwise and activation family: Relu, Add (NumPy
-// broadcasting, and Add-1/6's `broadcast` and `axis`) and BatchNormalization
-// in inference, each a memfmt op of the same name.
+// The converters of the elementwise and activation family, each a memfmt op
+// of ATen's name: BatchNormalization in inference, Relu, Add (NumPy
+// broadcasting, and Add-1/6's `broadcast` and `axis`), Mul, Sub, Div,
+// Sigmoid, HardSigmoid, HardSwish, Clip (clamp; ReLU6) and Gelu. Add, Mul,
+// Sub and Div of two constants fold at import (ShapeArithmetic.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,19 @@
 using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
+
+/// An ONNX float attribute as the shortest decimal that round-trips
+/// through float (1e-3, not 0.0010000000474974513; 0.2, not
+/// 0.20000000298023224), as the f64 attributes of the memfmt ops.
+static double shortestDecimal(float value) {
+  for (int digits = 1; digits <= 9; ++digits) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.*g", digits, double(value));
+    if (std::strtof(text, nullptr) == value)
+      return std::strtod(text, nullptr);
+  }
+  return value;
+}
 
 /// BatchNormalization (inference): memfmt.batch_norm.
 static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
@@ -77,18 +92,8 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
       return failure();
     operands.push_back(*operand);
   }
-  // ONNX's epsilon is a float: take the shortest decimal that round-trips
-  // (1e-3, not 0.0010000000474974513), and leave eps unset when that is the
-  // default 1e-5, as the zoo does.
-  double eps = *epsilon;
-  for (int digits = 1; digits <= 9; ++digits) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.*g", digits, double(*epsilon));
-    if (std::strtof(text, nullptr) == *epsilon) {
-      eps = std::strtod(text, nullptr);
-      break;
-    }
-  }
+  // Leave eps unset when it is the default 1e-5, as the zoo does.
+  double eps = shortestDecimal(*epsilon);
   FloatAttr epsAttr = eps == 1e-5 ? FloatAttr() : builder.getF64FloatAttr(eps);
   FailureOr<Value> y = importer.verified(
       node,
@@ -119,6 +124,26 @@ static LogicalResult convertRelu(GraphImporter &importer, Node &node) {
 }
 
 /// Add: memfmt.add with NumPy broadcasting (Add-1/6: `broadcast`, `axis`).
+/// `OpTy` (add, mul, sub, div) of lhs and rhs with NumPy broadcasting.
+template <typename OpTy>
+static LogicalResult buildBroadcast(GraphImporter &importer, Node &node,
+                                    Value lhs, ArrayRef<int64_t> lhsShape,
+                                    Value rhs, ArrayRef<int64_t> rhsShape) {
+  std::optional<SmallVector<int64_t, 4>> shape =
+      broadcastShapes(lhsShape, rhsShape);
+  if (!shape)
+    return importer.invalid(node, "operand shapes " + formatShape(lhsShape) +
+                                      " and " + formatShape(rhsShape) +
+                                      " do not broadcast");
+  FailureOr<Value> y = importer.verified(
+      node, OpTy::create(importer.getBuilder(), node.loc,
+                         importer.tensorType(*shape), lhs, rhs));
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, *shape));
+  return success();
+}
+
 static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
@@ -169,19 +194,120 @@ static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
     if (failed(rhs))
       return failure();
   }
-  std::optional<SmallVector<int64_t, 4>> shape =
-      broadcastShapes(lhsShape, rhsShape);
-  if (!shape)
-    return importer.invalid(node, "operand shapes " + formatShape(lhsShape) +
-                                      " and " + formatShape(rhsShape) +
-                                      " do not broadcast");
+  return buildBroadcast<AddOp>(importer, node, *lhs, lhsShape, *rhs, rhsShape);
+}
+
+/// Mul, Sub and Div (opset 7 on: NumPy broadcasting): memfmt.mul, sub, div;
+/// of two constants, a constant (shape arithmetic).
+template <typename OpTy, BinaryArithmetic Fold>
+static LogicalResult convertArithmetic(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  if (node.inputs[0]->isConstant() && node.inputs[1]->isConstant())
+    return foldBinary(importer, node, Fold);
+  FailureOr<Value> lhs = importer.tensorOperand(node, 0, "A");
+  FailureOr<Value> rhs = importer.tensorOperand(node, 1, "B");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return buildBroadcast<OpTy>(importer, node, *lhs, node.inputs[0]->shape,
+                              *rhs, node.inputs[1]->shape);
+}
+
+/// A unary elementwise op `OpTy` on input 0, built with `attrs` after the
+/// result type and the input.
+template <typename OpTy, typename... Attrs>
+static LogicalResult buildUnary(GraphImporter &importer, Node &node,
+                                Attrs... attrs) {
+  FailureOr<Value> x = importer.tensorOperand(node, 0, "X");
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> shape = node.inputs[0]->shape;
   FailureOr<Value> y = importer.verified(
-      node, AddOp::create(importer.getBuilder(), node.loc,
-                          importer.tensorType(*shape), *lhs, *rhs));
+      node, OpTy::create(importer.getBuilder(), node.loc,
+                         importer.tensorType(shape), *x, attrs...));
   if (failed(y))
     return failure();
-  importer.setOutput(node, 0, OnnxValue::runtime(*y, *shape));
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
   return success();
+}
+
+/// Sigmoid, HardSwish: the op of the same name.
+template <typename OpTy>
+static LogicalResult convertUnary(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  return buildUnary<OpTy>(importer, node);
+}
+
+/// HardSigmoid: memfmt.hardsigmoid with ONNX's alpha (0.2) and beta (0.5).
+static LogicalResult convertHardSigmoid(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  FailureOr<float> alpha = importer.floatAttr(node, "alpha", 0.2f);
+  FailureOr<float> beta = importer.floatAttr(node, "beta", 0.5f);
+  if (failed(alpha) || failed(beta))
+    return failure();
+  // torch exports 1/6 as the float nearest it: keep ATen's exact default.
+  double a = *alpha == float(1.0 / 6.0) ? 1.0 / 6.0 : shortestDecimal(*alpha);
+  OpBuilder &b = importer.getBuilder();
+  return buildUnary<HardsigmoidOp>(importer, node, b.getF64FloatAttr(a),
+                                   b.getF64FloatAttr(shortestDecimal(*beta)));
+}
+
+/// Clip: memfmt.clamp. The bounds are attributes before opset 11 and
+/// optional constant inputs from 11.
+static LogicalResult convertClip(GraphImporter &importer, Node &node) {
+  bool inputs = importer.getOpset() >= 11;
+  if (failed(importer.checkArity(node, 1, inputs ? 3 : 1, 1)))
+    return failure();
+  std::optional<double> bounds[2];
+  const char *names[2] = {"min", "max"};
+  for (int i = 0; i < 2; ++i) {
+    if (inputs) {
+      if (importer.attribute(node, names[i]))
+        return importer.invalid(node, "attribute '" + Twine(names[i]) +
+                                          "' exists only up to opset 10; "
+                                          "the bounds are inputs #1 and #2");
+      if (!node.hasInput(i + 1))
+        continue;
+      FailureOr<HostTensor> t = importer.constantOperand(node, i + 1, names[i]);
+      if (failed(t))
+        return failure();
+      if (t->numElements() != 1 ||
+          (!isFloatKind(t->kind) && t->kind != ElementKind::Double))
+        return importer.invalid(node, "the " + Twine(names[i]) +
+                                          " input must be one floating-point "
+                                          "value");
+      bounds[i] = shortestDecimal(t->toFloats()[0]);
+    } else if (importer.attribute(node, names[i])) {
+      FailureOr<float> v = importer.floatAttr(node, names[i], 0.0f);
+      if (failed(v))
+        return failure();
+      bounds[i] = shortestDecimal(*v);
+    }
+  }
+  OpBuilder &b = importer.getBuilder();
+  auto attr = [&](std::optional<double> v) {
+    return v ? b.getF64FloatAttr(*v) : FloatAttr();
+  };
+  return buildUnary<ClampOp>(importer, node, attr(bounds[0]),
+                             attr(bounds[1]));
+}
+
+/// Gelu (opset 20): memfmt.gelu, exact or by tanh.
+static LogicalResult convertGelu(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  FailureOr<std::string> approximate =
+      importer.stringAttr(node, "approximate", "none");
+  if (failed(approximate))
+    return failure();
+  if (*approximate != "none" && *approximate != "tanh")
+    return importer.invalid(node, "approximate must be 'none' or 'tanh', "
+                                  "got '" +
+                                      *approximate + "'");
+  return buildUnary<GeluOp>(importer, node,
+                            importer.getBuilder().getStringAttr(*approximate));
 }
 
 void mlir::memfmt::onnx_import::registerElementwiseOps(
@@ -209,4 +335,43 @@ void mlir::memfmt::onnx_import::registerElementwiseOps(
         "are (`[C, 1, 1]`, `[1, C, 1, 1]` broadcast per channel); Add-1/6 "
         "`broadcast` and `axis`",
         ""}});
+  constexpr StringRef binarySupported =
+      "any two tensors that broadcast (NumPy; a squeeze-excite `[N, C, 1, "
+      "1]` scale keeps channels-last), constants as weights; two constants "
+      "fold (integer division truncates)";
+  registry.add({"Mul",
+                {},
+                {{7, convertArithmetic<MulOp, BinaryArithmetic::Mul>}},
+                {"`mul`", binarySupported, ""}});
+  registry.add({"Sub",
+                {},
+                {{7, convertArithmetic<SubOp, BinaryArithmetic::Sub>}},
+                {"`sub`", binarySupported, ""}});
+  registry.add({"Div",
+                {},
+                {{7, convertArithmetic<DivOp, BinaryArithmetic::Div>}},
+                {"`div`", binarySupported, ""}});
+  registry.add({"Sigmoid",
+                {"consumed_inputs"},
+                {{1, convertUnary<SigmoidOp>}},
+                {"`sigmoid`", "any rank", ""}});
+  registry.add({"HardSigmoid",
+                {"alpha", "beta", "consumed_inputs"},
+                {{1, convertHardSigmoid}},
+                {"`hardsigmoid`", "any rank; `alpha`, `beta`", ""}});
+  registry.add({"HardSwish",
+                {},
+                {{14, convertUnary<HardswishOp>}},
+                {"`hardswish`", "any rank", ""}});
+  registry.add({"Clip",
+                {"min", "max", "consumed_inputs"},
+                {{1, convertClip}},
+                {"`clamp` (ReLU6: min 0, max 6)",
+                 "bounds as attributes (opset < 11) or constant inputs, "
+                 "either absent",
+                 "bounds given at run time"}});
+  registry.add({"Gelu",
+                {"approximate"},
+                {{20, convertGelu}},
+                {"`gelu`", "`approximate` none (erf) or tanh", ""}});
 }

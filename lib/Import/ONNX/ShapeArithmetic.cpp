@@ -11,8 +11,8 @@
 // Shape is always a constant.
 //
 // * Shape and Size of any value (its shape is static), Gather, Slice,
-//   ConstantOfShape, Cast, Range and Mul, Sub, Div of constants fold to
-//   constants (int64 or float); Add of two constants folds too
+//   ConstantOfShape, Cast and Range of constants fold to constants (int64
+//   or float); Add, Mul, Sub and Div of two constants fold too
 //   (ElementwiseOps.cpp calls foldBinary), and so does Concat of constants
 //   (ShapeOps.cpp calls foldConcat).
 // * Unsqueeze and Squeeze of a run-time tensor are a memfmt.reshape; a Cast
@@ -528,19 +528,6 @@ LogicalResult convertRange(GraphImporter &importer, Node &node) {
   return success();
 }
 
-/// Mul, Sub and Div: of two constants (shape arithmetic).
-template <BinaryArithmetic Op>
-LogicalResult convertArithmetic(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 2, 2, 1)))
-    return failure();
-  if (!node.inputs[0]->isConstant() || !node.inputs[1]->isConstant())
-    return importer.unsupported(node, node.opType() +
-                                          " of run-time tensors is not "
-                                          "supported (only of constants, as "
-                                          "in shape arithmetic)");
-  return foldBinary(importer, node, Op);
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -705,15 +692,4 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
                 {},
                 {{11, convertRange}},
                 {folded, "constant scalars", "empty ranges"}});
-  for (auto [name, convert] :
-       {std::pair{"Mul", &convertArithmetic<BinaryArithmetic::Mul>},
-        std::pair{"Sub", &convertArithmetic<BinaryArithmetic::Sub>},
-        std::pair{"Div", &convertArithmetic<BinaryArithmetic::Div>}})
-    registry.add({name,
-                  {},
-                  {{7, convert}},
-                  {folded,
-                   "constants (NumPy broadcasting; integer division "
-                   "truncates)",
-                   "run-time tensors"}});
 }

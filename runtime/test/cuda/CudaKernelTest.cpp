@@ -40,7 +40,7 @@ std::string name(Kind k, Layout in, Layout out) {
 }
 
 //===----------------------------------------------------------------------===//
-// Elementwise: relu, add, copy, casts
+// Elementwise: relu, add, eltwise, binary, copy, casts
 //===----------------------------------------------------------------------===//
 
 const std::vector<int64_t> kElementwiseShapes[] = {
@@ -133,6 +133,58 @@ TEST_P(CudaElementwiseTest, AddWithBroadcast) {
             MEMFMT_STATUS_OK);
         expectMatch(y, y.download(), Match::Elementwise, what);
       }
+}
+
+TEST_P(CudaElementwiseTest, EltwiseAndBinaryMatchTheCpu) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Function {
+    int64_t op;
+    double alpha, beta;
+  };
+  const Function functions[] = {
+      {MEMFMT_ELTWISE_SIGMOID, 0, 0},       {MEMFMT_ELTWISE_HARDSIGMOID, 0.2, 0.5},
+      {MEMFMT_ELTWISE_HARDSWISH, 0, 0},     {MEMFMT_ELTWISE_CLAMP, 0, 6},
+      {MEMFMT_ELTWISE_CLAMP, -inf, 0.5},    {MEMFMT_ELTWISE_GELU_ERF, 0, 0},
+      {MEMFMT_ELTWISE_GELU_TANH, 0, 0},     {MEMFMT_ELTWISE_SILU, 0, 0}};
+  for (const Function &f : functions)
+    for (const std::vector<int64_t> &shape : kElementwiseShapes)
+      for (Layout in : kLayouts)
+        for (Layout out : {C, CL, S}) {
+          Buf x(k, shape, in), y(k, shape, out);
+          x.fill(5, -8, 8);
+          if (x.values.numElements() > 2)
+            x.set(1, std::nanf(""));
+          std::string what = "eltwise " + std::to_string(f.op) + " " +
+                             name(k, in, out) + " " + x.describe();
+          const memfmt_memref_t *dy = y.device(env().gpu);
+          ASSERT_EQ(MEMFMT_ENTRY(eltwise, k)(env().gpu, 3, x.device(env().gpu),
+                                             dy, f.op, f.alpha, f.beta),
+                    MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(MEMFMT_ENTRY(eltwise, k)(env().cpu, 3, x.host(), y.host(),
+                                             f.op, f.alpha, f.beta),
+                    MEMFMT_STATUS_OK);
+          expectMatch(y, y.download(), Match::Elementwise, what);
+        }
+  for (int64_t op : {MEMFMT_BINARY_MUL, MEMFMT_BINARY_SUB, MEMFMT_BINARY_DIV})
+    for (Layout la : kLayouts) {
+      // A squeeze-excite scale [N, C, 1, 1] against an activation.
+      Buf a(k, {2, 8, 4, 4}, la), b(k, {2, 8, 1, 1}, C), y(k, {2, 8, 4, 4}, la);
+      a.fill(6, -2, 2);
+      b.fill(7, 0.5, 2);
+      std::string what = "binary " + std::to_string(op) + " " + a.describe();
+      const memfmt_memref_t *dy = y.device(env().gpu);
+      ASSERT_EQ(MEMFMT_ENTRY(binary, k)(env().gpu, 4, a.device(env().gpu),
+                                        b.device(env().gpu), dy, op),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(env().gpu);
+      ASSERT_EQ(MEMFMT_ENTRY(binary, k)(env().cpu, 4, a.host(), b.host(),
+                                        y.host(), op),
+                MEMFMT_STATUS_OK);
+      expectMatch(y, y.download(), Match::Elementwise, what);
+    }
 }
 
 TEST(CudaCastTest, F32ToReducedAndBackInEveryLayoutPair) {

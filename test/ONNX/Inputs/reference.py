@@ -41,6 +41,18 @@ def main():
         batch = np.concatenate([x, y], 0)
         expected = [np.concatenate([x, y], 1), batch[:2], batch[2:],
                     batch[:1], batch[1:]]
+    elif name == "activations":
+        from math import erf, pi, sqrt
+        x, scale = inputs
+        sig = 1 / (1 + np.exp(-x))
+        hsig = np.clip(0.2 * sig + 0.5, 0, 1)
+        hsig6 = np.clip(hsig / 6 + 0.5, 0, 1)
+        hswish = hsig6 * np.clip(hsig6 + 3, 0, 6) / 6
+        upper = np.minimum(np.clip(hswish, 0, 6), 6)
+        gelu = 0.5 * upper * (1 + np.vectorize(erf)(upper / sqrt(2)))
+        gelu_tanh = 0.5 * gelu * (1 + np.tanh(sqrt(2 / pi) *
+                                              (gelu + 0.044715 * gelu ** 3)))
+        expected = [(gelu_tanh * scale - x) / 2]
     else:
         raise SystemExit(f"no reference for {name}")
     for i, want in enumerate(expected):

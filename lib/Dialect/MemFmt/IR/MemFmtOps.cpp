@@ -26,6 +26,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <string>
 
 using namespace mlir;
@@ -160,7 +161,7 @@ SmallVector<OpOperand *> BatchNormOp::getInPlaceOperands(unsigned) {
 bool BatchNormOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
-// ReluOp, AddOp
+// Elementwise: relu, add and the MemFmt_Unary/BinaryElementwiseOp classes
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReluOp::verify() {
@@ -179,11 +180,33 @@ SmallVector<OpOperand *> ReluOp::getInPlaceOperands(unsigned) {
 
 bool ReluOp::readsOperandsElementwise() { return true; }
 
-LogicalResult AddOp::verify() {
-  if (failed(verifyCommon(*this)))
+/// The unary elementwise ops (sigmoid, clamp, ...): the result has the
+/// input's shape; the attributes are in range.
+static LogicalResult verifyUnaryElementwise(Operation *op) {
+  Value input = op->getOperand(0);
+  if (failed(verifyCommon(op)) ||
+      failed(verifyShape(op, tensorType(op->getResult(0)),
+                         tensorType(input).getShape(), "result")))
     return failure();
-  ArrayRef<int64_t> lhs = getSelf().getType().getShape();
-  ArrayRef<int64_t> rhs = getOther().getType().getShape();
+  for (StringRef name : {"min", "max", "alpha", "beta"})
+    if (auto value = op->getAttrOfType<FloatAttr>(name))
+      if (std::isnan(value.getValueAsDouble()))
+        return op->emitOpError() << "'" << name << "' is NaN";
+  if (auto approximate = op->getAttrOfType<StringAttr>("approximate"))
+    if (approximate.getValue() != "none" && approximate.getValue() != "tanh")
+      return op->emitOpError()
+             << "approximate must be \"none\" or \"tanh\", got \""
+             << approximate.getValue() << "\"";
+  return verifyResultFormats(op);
+}
+
+/// The binary elementwise ops (add, mul, ...): NumPy broadcasting, aligned
+/// to the right; sizes equal or one of them 1.
+static LogicalResult verifyBroadcastElementwise(Operation *op) {
+  if (failed(verifyCommon(op)))
+    return failure();
+  ArrayRef<int64_t> lhs = tensorType(op->getOperand(0)).getShape();
+  ArrayRef<int64_t> rhs = tensorType(op->getOperand(1)).getShape();
   // NumPy broadcasting: align to the right; sizes equal or one of them 1.
   size_t rank = std::max(lhs.size(), rhs.size());
   SmallVector<int64_t> shape(rank);
@@ -191,14 +214,17 @@ LogicalResult AddOp::verify() {
     int64_t l = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
     int64_t r = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
     if (l != r && l != 1 && r != 1)
-      return emitOpError() << "operand shapes " << formatList(lhs) << " and "
-                           << formatList(rhs) << " do not broadcast";
+      return op->emitOpError() << "operand shapes " << formatList(lhs)
+                               << " and " << formatList(rhs)
+                               << " do not broadcast";
     shape[i] = l == 1 ? r : l;
   }
-  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+  if (failed(verifyShape(op, tensorType(op->getResult(0)), shape, "result")))
     return failure();
-  return verifyResultFormats(*this);
+  return verifyResultFormats(op);
 }
+
+LogicalResult AddOp::verify() { return verifyBroadcastElementwise(*this); }
 
 bool AddOp::propagatesChannelsLast() { return true; }
 

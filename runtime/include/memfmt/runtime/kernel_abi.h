@@ -27,7 +27,7 @@
  * on inputs); outputs must not have two elements at one address.
  *
  * Aliasing: an output must not overlap an input, except that relu, add,
- * batch_norm and copy may run in place (the output is an input with the same
+ * eltwise, binary, batch_norm and copy may run in place (the output is an input with the same
  * sizes and strides) and conv2d's residual may be its output. An output that
  * starts where an input starts without being allowed to is rejected
  * (MEMFMT_STATUS_INVALID_ARGUMENT); other partial overlaps are undefined.
@@ -49,6 +49,7 @@
 #ifndef MEMFMT_RUNTIME_KERNEL_ABI_H
 #define MEMFMT_RUNTIME_KERNEL_ABI_H
 
+#include "memfmt/runtime/elementwise_ops.h"
 #include "memfmt/runtime/memfmt_runtime.h"
 
 #include <stdint.h>

@@ -493,6 +493,61 @@ def opset22():
                  [vi("x", [1, 2])], [vi("y", [1, 2])], opset=22)
 
 
+# ------------------------------------------ Activations and Mul/Sub/Div
+
+
+@model
+def activations():
+    # MobileNet's and EfficientNet's elementwise ops (opset 20: Gelu).
+    n = helper.make_node
+    f32 = lambda v: np.array(v, np.float32)
+    nodes = [
+        n("Sigmoid", ["x"], ["sig"], name="sigmoid"),
+        n("HardSigmoid", ["sig"], ["hsig"], name="hardsigmoid"),
+        n("HardSigmoid", ["hsig"], ["hsig6"], name="hardsigmoid_aten",
+          alpha=float(np.float32(1.0 / 6.0))),
+        n("HardSwish", ["hsig6"], ["hswish"], name="hardswish"),
+        n("Clip", ["hswish", "zero", "six"], ["relu6"], name="relu6"),
+        n("Clip", ["relu6", "", "six"], ["upper"], name="upper_only"),
+        n("Gelu", ["upper"], ["gelu"], name="gelu"),
+        n("Gelu", ["gelu"], ["gelu_tanh"], name="gelu_tanh",
+          approximate="tanh"),
+        n("Mul", ["gelu_tanh", "scale"], ["scaled"], name="squeeze_excite"),
+        n("Sub", ["scaled", "x"], ["diff"], name="sub"),
+        n("Div", ["diff", "two"], ["half"], name="div"),
+    ]
+    return build(nodes, [vi("x", [1, 4, 3, 3]), vi("scale", [1, 4, 1, 1])],
+                 [vi("half", [1, 4, 3, 3])],
+                 [init("zero", f32(0)), init("six", f32(6)),
+                  init("two", f32(2))], opset=20)
+
+
+@model
+def clip_attributes():
+    # Clip-6: the bounds are attributes.
+    return build([helper.make_node("Clip", ["x"], ["y"], name="clip", min=0.0,
+                                   max=6.0)],
+                 [vi("x", [1, 2, 3, 3])], [vi("y", [1, 2, 3, 3])], opset=6)
+
+
+@model
+def activations_errors():
+    n = helper.make_node
+    nodes = [
+        n("Clip", ["x", "x"], ["c"], name="runtime_bound"),
+        n("Clip", ["x"], ["d"], name="attribute_bound", min=0.0),
+        n("Clip", ["x", "pair"], ["e"], name="two_values"),
+        n("Gelu", ["x"], ["g"], name="gelu_fast", approximate="fast"),
+        n("Mul", ["x", "wide"], ["m"], name="no_broadcast"),
+    ]
+    return build(nodes, [vi("x", [1, 2, 3, 3])],
+                 [vi("c", [1, 2, 3, 3]), vi("d", [1, 2, 3, 3]),
+                  vi("e", [1, 2, 3, 3]), vi("g", [1, 2, 3, 3]),
+                  vi("m", [1, 2, 3, 3])],
+                 [init("pair", np.array([0, 1], np.float32)),
+                  init("wide", np.ones((4, 1, 1), np.float32))], opset=20)
+
+
 # ------------------------------------------ Shape arithmetic (folded)
 
 

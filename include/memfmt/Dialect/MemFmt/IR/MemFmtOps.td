@@ -224,6 +224,107 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp]> {
   let hasVerifier = 1;
 }
 
+/// An elementwise function of one tensor (ATen's name and formula); the
+/// result has the input's shape and, by L5, its format.
+class MemFmt_UnaryElementwiseOp<string mnemonic, string formula,
+                                list<Trait> traits = []>
+    : MemFmt_Op<mnemonic, !listconcat([Pure, PropagatesL5, InPlace], traits)> {
+  let summary = formula # " (aten::" # mnemonic # ")";
+  let arguments = (ins MemFmt_Tensor:$input);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyUnaryElementwise(*this);
+    }
+    bool $cppClass::propagatesChannelsLast() { return true; }
+    ::llvm::SmallVector<::mlir::OpOperand *>
+    $cppClass::getInPlaceOperands(unsigned) {
+      return {&getOperation()->getOpOperand(0)};
+    }
+    bool $cppClass::readsOperandsElementwise() { return true; }
+  }];
+}
+
+def MemFmt_SigmoidOp : MemFmt_UnaryElementwiseOp<"sigmoid",
+    "1 / (1 + exp(-x))">;
+
+def MemFmt_SiluOp : MemFmt_UnaryElementwiseOp<"silu", "x * sigmoid(x)">;
+
+def MemFmt_HardswishOp : MemFmt_UnaryElementwiseOp<"hardswish",
+    "x * relu6(x + 3) / 6">;
+
+def MemFmt_HardsigmoidOp : MemFmt_UnaryElementwiseOp<"hardsigmoid",
+    "clamp(alpha * x + beta, 0, 1)"> {
+  let description = [{
+    ATen's hardsigmoid is `relu6(x + 3) / 6`: the defaults `alpha = 1/6`,
+    `beta = 1/2`. ONNX's HardSigmoid gives other values.
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                   DefaultValuedAttr<F64Attr, "1.0 / 6.0">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.5">:$beta);
+}
+
+def MemFmt_ClampOp : MemFmt_UnaryElementwiseOp<"clamp",
+    "min(max(x, min), max)"> {
+  let description = [{
+    Either bound may be absent; NaN stays NaN (as in ATen). ReLU6 is
+    `clamp {min = 0.0, max = 6.0}`.
+
+    ```mlir
+    %y = memfmt.clamp %x {min = 0.0 : f64, max = 6.0 : f64}
+        : tensor<1x32x112x112xf32> -> tensor<1x32x112x112xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, OptionalAttr<F64Attr>:$min,
+                   OptionalAttr<F64Attr>:$max);
+}
+
+def MemFmt_GeluOp : MemFmt_UnaryElementwiseOp<"gelu",
+    "x * Phi(x), exactly (erf) or by tanh"> {
+  let arguments = (ins MemFmt_Tensor:$input,
+                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+}
+
+/// An elementwise function of two tensors with NumPy broadcasting (ATen's
+/// name); by L5 the result is channels-last if either operand is.
+class MemFmt_BinaryElementwiseOp<string mnemonic, string formula>
+    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, InPlace]> {
+  let summary = formula # " with broadcasting (aten::" # mnemonic # ")";
+  let arguments = (ins MemFmt_Tensor:$self, MemFmt_Tensor:$other);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $self `,` $other attr-dict `:` type($self) `,` type($other) `->`
+    type($output)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyBroadcastElementwise(*this);
+    }
+    bool $cppClass::propagatesChannelsLast() { return true; }
+    /// Either operand; a broadcast one never has the result's type, so the
+    /// memory plan passes it over.
+    ::llvm::SmallVector<::mlir::OpOperand *>
+    $cppClass::getInPlaceOperands(unsigned) {
+      return {&getOperation()->getOpOperand(0),
+              &getOperation()->getOpOperand(1)};
+    }
+    bool $cppClass::readsOperandsElementwise() { return true; }
+  }];
+}
+
+def MemFmt_MulOp : MemFmt_BinaryElementwiseOp<"mul", "self * other"> {
+  let description = [{
+    A squeeze-excite scale `[N, C, 1, 1]` times a channels-last
+    `[N, C, H, W]` activation is channels-last with no conversion: the
+    scale is in both formats at once (L3).
+  }];
+}
+def MemFmt_SubOp : MemFmt_BinaryElementwiseOp<"sub", "self - other">;
+def MemFmt_DivOp : MemFmt_BinaryElementwiseOp<"div", "self / other">;
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

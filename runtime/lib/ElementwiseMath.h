@@ -1,0 +1,86 @@
+//===- ElementwiseMath.h - The eltwise and binary functions -----*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The scalar functions of the `eltwise` and `binary` kernels
+// (memfmt/runtime/elementwise_ops.h), in f32, written once for the CPU
+// kernels and the CUDA ones (compiled as __host__ __device__ by nvcc), so
+// both backends compute the same formulas: ATen's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_LIB_ELEMENTWISEMATH_H
+#define MEMFMT_RUNTIME_LIB_ELEMENTWISEMATH_H
+
+#include "memfmt/runtime/elementwise_ops.h"
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define MEMFMT_HOST_DEVICE __host__ __device__
+#else
+#define MEMFMT_HOST_DEVICE
+#endif
+
+namespace memfmt::runtime::math {
+
+/// min(max(x, lo), hi) keeping NaN; `hi` wins where lo > hi (as ATen).
+MEMFMT_HOST_DEVICE inline float clampKeepNaN(float x, float lo, float hi) {
+  float y = x < lo ? lo : x;
+  return y > hi ? hi : y;
+}
+
+MEMFMT_HOST_DEVICE inline float sigmoid(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
+
+/// `op` (a memfmt_eltwise_op_t) of `x` with its parameters.
+MEMFMT_HOST_DEVICE inline float eltwise(int64_t op, float x, float alpha,
+                                        float beta) {
+  switch (op) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    return sigmoid(x);
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    return clampKeepNaN(alpha * x + beta, 0.0f, 1.0f);
+  case MEMFMT_ELTWISE_HARDSWISH:
+    return x * clampKeepNaN(x + 3.0f, 0.0f, 6.0f) / 6.0f;
+  case MEMFMT_ELTWISE_CLAMP:
+    return clampKeepNaN(x, alpha, beta);
+  case MEMFMT_ELTWISE_GELU_ERF:
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  case MEMFMT_ELTWISE_GELU_TANH:
+    return 0.5f * x *
+           (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  case MEMFMT_ELTWISE_SILU:
+    return x * sigmoid(x);
+  default:
+    return x;
+  }
+}
+
+/// `op` (a memfmt_binary_op_t) of `a` and `b`.
+MEMFMT_HOST_DEVICE inline float binary(int64_t op, float a, float b) {
+  switch (op) {
+  case MEMFMT_BINARY_MUL:
+    return a * b;
+  case MEMFMT_BINARY_SUB:
+    return a - b;
+  default:
+    return a / b;
+  }
+}
+
+/// True for the codes the kernels know (validation).
+inline bool isEltwiseOp(int64_t op) {
+  return op >= MEMFMT_ELTWISE_SIGMOID && op <= MEMFMT_ELTWISE_SILU;
+}
+inline bool isBinaryOp(int64_t op) {
+  return op >= MEMFMT_BINARY_MUL && op <= MEMFMT_BINARY_DIV;
+}
+
+} // namespace memfmt::runtime::math
+
+#endif // MEMFMT_RUNTIME_LIB_ELEMENTWISEMATH_H
