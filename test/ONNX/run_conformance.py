@@ -3,7 +3,8 @@
 #
 # For every case of libonnx-testdata's `node` and `pytorch-converted` suites
 # (model.onnx + test_data_set_*/{input,output}_N.pb) that uses an operator
-# of the importer's core set (SUPPORTED_OPS: Conv ... Split, docs/onnx.md),
+# of the importer's core set (SUPPORTED_OPS: Conv ... Split, docs/onnx.md)
+# and the activations and arithmetic beyond it (Sigmoid ... Div),
 # this script
 #
 #   1. decides from the model alone whether the case is in scope: all its
@@ -23,11 +24,11 @@
 #
 #   onnx conformance: P passed, F failed, S skipped (reason: count, ...)
 #
-# then the tolerance, then the Reshape and Split cases whose shape input is
-# a graph input (skipped above: memfmt compiles static shapes) run once more
-# with that input frozen to its test value, on a line of their own - they
-# check the 0 and -1 of Reshape and unequal Split sizes against ONNX's
-# expected outputs - then one line per skipped case and its reason, and one
+# then the tolerance, then the Reshape, Split and Clip cases whose shape or
+# bounds input is a graph input (skipped above: memfmt takes them as
+# constants) run once more with that input frozen to its test value, on a
+# line of their own - they check the 0 and -1 of Reshape, unequal Split
+# sizes and Clip's bounds against ONNX's expected outputs - then one line per skipped case and its reason, and one
 # per failure with the command or the error. Exit status 1 if any case
 # failed. A case passes when every output of every data set matches in both
 # formats.
@@ -39,8 +40,8 @@
 # that is in scope passes.
 # REQUIRES: python-onnx, onnx-testdata, memfmt-compile, memfmt-run, memfmt-import
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
-# CHECK: onnx conformance: 113 passed, 0 failed, 158 skipped (out-of-scope ops: 113, 3-D conv/pool: 15, non-f32 data: 6, shapes given at run time: 14, training mode: 8, non-tensor types: 2)
-# CHECK: with run-time shapes frozen to their test values: 12 passed, 0 failed
+# CHECK: onnx conformance: 133 passed, 0 failed, 169 skipped (out-of-scope ops: 111, 3-D conv/pool: 15, non-f32 data: 10, shapes or bounds given at run time: 23, training mode: 8, non-tensor types: 2)
+# CHECK: with run-time shapes and bounds frozen to their test values: 19 passed, 0 failed
 # CHECK-NOT: FAILED
 import argparse
 import concurrent.futures
@@ -63,6 +64,10 @@ SUPPORTED_OPS = {
     "Conv", "BatchNormalization", "Relu", "Add", "MaxPool", "AveragePool",
     "GlobalAveragePool", "Flatten", "Reshape", "Gemm", "MatMul", "Identity",
     "Dropout", "Constant", "Concat", "Split",
+    # Beyond the core set: the activations and arithmetic of MobileNet,
+    # EfficientNet and RegNetY.
+    "Sigmoid", "HardSigmoid", "HardSwish", "Clip", "Mul", "Sub", "Div",
+    "Gelu",
 }
 SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool"}
 FLOAT = onnx.TensorProto.FLOAT
@@ -71,7 +76,10 @@ FLOAT = onnx.TensorProto.FLOAT
 SKIP_OPS = "out-of-scope ops"
 SKIP_3D = "3-D conv/pool"
 SKIP_DTYPE = "non-f32 data"
-SKIP_RUNTIME_SHAPE = "shapes given at run time"
+SKIP_RUNTIME_SHAPE = "shapes or bounds given at run time"
+# The inputs memfmt takes as constants: Reshape's shape, Split's sizes,
+# Clip's bounds.
+CONSTANT_INPUTS = {"Reshape": (1,), "Split": (1,), "Clip": (1, 2)}
 SKIP_TRAINING = "training mode"
 SKIP_TYPES = "non-tensor types"
 SKIP_ORDER = (SKIP_OPS, SKIP_3D, SKIP_DTYPE, SKIP_RUNTIME_SHAPE,
@@ -110,11 +118,11 @@ def classify(model):
                 node.input[2] in input_names:
             return SKIP_TRAINING, ("Dropout's training_mode is a graph input "
                                    "(known only at run time)")
-        if node.op_type in ("Reshape", "Split") and len(node.input) > 1 and \
-                node.input[1] in input_names:
-            return SKIP_RUNTIME_SHAPE, (
-                f"{node.op_type} input '{node.input[1]}' is a graph input "
-                "(known only at run time)")
+        for i in CONSTANT_INPUTS.get(node.op_type, ()):
+            if len(node.input) > i and node.input[i] in input_names:
+                return SKIP_RUNTIME_SHAPE, (
+                    f"{node.op_type} input '{node.input[i]}' is a graph "
+                    "input (known only at run time)")
     for value in list(inputs) + list(graph.output):
         elem = value.type.tensor_type.elem_type
         if elem != FLOAT:
@@ -151,10 +159,10 @@ def run(cmd):
 
 
 def frozen_variant(args, suite, name):
-    """A Reshape or Split case whose int64 shape input is made an
-    initializer with its test value (memfmt compiles static shapes), written
-    to the work directory; None if the case has empty tensors or several
-    data sets."""
+    """A Reshape, Split or Clip case whose shape or bounds input is made an
+    initializer with its test value (memfmt takes them as constants), written
+    to the work directory; None if the case has empty tensors, data other
+    than f32 or several data sets."""
     case_dir = os.path.join(args.data, suite, name)
     data_sets = glob.glob(os.path.join(case_dir, "test_data_set_*"))
     if len(data_sets) != 1:
@@ -164,17 +172,21 @@ def frozen_variant(args, suite, name):
     for path in glob.glob(os.path.join(data_sets[0], "input_*.pb")):
         tensor = load_tensor(path)
         tensors[tensor.name] = tensor
-    frozen = {n.input[1] for n in model.graph.node
-              if n.op_type in ("Reshape", "Split") and len(n.input) > 1}
+    frozen = {n.input[i] for n in model.graph.node
+              for i in CONSTANT_INPUTS.get(n.op_type, ())
+              if len(n.input) > i and n.input[i]}
     for value in model.graph.input:
         if value.name not in tensors:
             return None
         if value.name not in frozen and \
                 0 in numpy_helper.to_array(tensors[value.name]).shape:
             return None  # An empty tensor: out of scope.
+    kept = [v for v in model.graph.input if v.name not in frozen]
+    if any(v.type.tensor_type.elem_type != FLOAT
+           for v in kept + list(model.graph.output)):
+        return None  # Data other than f32: out of scope.
     for name_ in frozen:
         model.graph.initializer.append(tensors[name_])
-    kept = [v for v in model.graph.input if v.name not in frozen]
     del model.graph.input[:]
     model.graph.input.extend(kept)
     work = os.path.join(args.work, "frozen", suite, name)
@@ -314,7 +326,7 @@ def main():
           f"{len(skipped)} skipped" + (f" ({reasons})" if reasons else ""))
     print(f"(tolerance: max|actual - expected| <= {RTOL:g} * max|expected| "
           f"+ {ATOL:g}; both memory formats)")
-    print(f"with run-time shapes frozen to their test values: "
+    print(f"with run-time shapes and bounds frozen to their test values: "
           f"{len(variants) - len(variant_failures)} passed, "
           f"{len(variant_failures)} failed")
     for suite, name, category, reason in skipped:

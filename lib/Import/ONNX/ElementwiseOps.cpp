@@ -144,13 +144,16 @@ static LogicalResult buildBroadcast(GraphImporter &importer, Node &node,
   return success();
 }
 
-static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
+/// Add, Mul, Sub and Div: memfmt.add, mul, sub, div with NumPy
+/// broadcasting (opset 7 on) or, before, the `broadcast` and `axis`
+/// attributes; of two constants (opset 7 on), a constant: shape arithmetic.
+template <typename OpTy, BinaryArithmetic Fold>
+static LogicalResult convertArithmetic(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
-  // Shape arithmetic: the sum of two constants is a constant.
   if (importer.getOpset() >= 7 && node.inputs[0]->isConstant() &&
       node.inputs[1]->isConstant())
-    return foldBinary(importer, node, BinaryArithmetic::Add);
+    return foldBinary(importer, node, Fold);
   SmallVector<int64_t, 4> lhsShape = node.inputs[0]->shape;
   SmallVector<int64_t, 4> rhsShape = node.inputs[1]->shape;
   FailureOr<int64_t> broadcast = importer.intAttr(node, "broadcast", 0);
@@ -194,23 +197,7 @@ static LogicalResult convertAdd(GraphImporter &importer, Node &node) {
     if (failed(rhs))
       return failure();
   }
-  return buildBroadcast<AddOp>(importer, node, *lhs, lhsShape, *rhs, rhsShape);
-}
-
-/// Mul, Sub and Div (opset 7 on: NumPy broadcasting): memfmt.mul, sub, div;
-/// of two constants, a constant (shape arithmetic).
-template <typename OpTy, BinaryArithmetic Fold>
-static LogicalResult convertArithmetic(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 2, 2, 1)))
-    return failure();
-  if (node.inputs[0]->isConstant() && node.inputs[1]->isConstant())
-    return foldBinary(importer, node, Fold);
-  FailureOr<Value> lhs = importer.tensorOperand(node, 0, "A");
-  FailureOr<Value> rhs = importer.tensorOperand(node, 1, "B");
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  return buildBroadcast<OpTy>(importer, node, *lhs, node.inputs[0]->shape,
-                              *rhs, node.inputs[1]->shape);
+  return buildBroadcast<OpTy>(importer, node, *lhs, lhsShape, *rhs, rhsShape);
 }
 
 /// A unary elementwise op `OpTy` on input 0, built with `attrs` after the
@@ -329,27 +316,26 @@ void mlir::memfmt::onnx_import::registerElementwiseOps(
   registry.add(
       {"Add",
        {"broadcast", "axis", "consumed_inputs"},
-       {{1, convertAdd}},
+       {{1, convertArithmetic<AddOp, BinaryArithmetic::Add>}},
        {"`add`",
         "any two tensors that broadcast (NumPy), constants as weights as they "
         "are (`[C, 1, 1]`, `[1, C, 1, 1]` broadcast per channel); Add-1/6 "
         "`broadcast` and `axis`",
         ""}});
   constexpr StringRef binarySupported =
-      "any two tensors that broadcast (NumPy; a squeeze-excite `[N, C, 1, "
-      "1]` scale keeps channels-last), constants as weights; two constants "
-      "fold (integer division truncates)";
+      "as Add (a squeeze-excite `[N, C, 1, 1]` scale keeps channels-last); "
+      "two constants fold (integer division truncates)";
   registry.add({"Mul",
-                {},
-                {{7, convertArithmetic<MulOp, BinaryArithmetic::Mul>}},
+                {"broadcast", "axis", "consumed_inputs"},
+                {{1, convertArithmetic<MulOp, BinaryArithmetic::Mul>}},
                 {"`mul`", binarySupported, ""}});
   registry.add({"Sub",
-                {},
-                {{7, convertArithmetic<SubOp, BinaryArithmetic::Sub>}},
+                {"broadcast", "axis", "consumed_inputs"},
+                {{1, convertArithmetic<SubOp, BinaryArithmetic::Sub>}},
                 {"`sub`", binarySupported, ""}});
   registry.add({"Div",
-                {},
-                {{7, convertArithmetic<DivOp, BinaryArithmetic::Div>}},
+                {"broadcast", "axis", "consumed_inputs"},
+                {{1, convertArithmetic<DivOp, BinaryArithmetic::Div>}},
                 {"`div`", binarySupported, ""}});
   registry.add({"Sigmoid",
                 {"consumed_inputs"},
