@@ -32,6 +32,22 @@ def seeded_model(name, seed, **kwargs):
     return model.eval()
 
 
+def calibrated(model, x):
+    """Sets every batch norm's running statistics to those of batch `x`
+    (momentum 1, one forward pass in train mode), so that activations stay
+    O(1) through deep randomly initialised networks (a seeded
+    EfficientNet's outputs are otherwise ~1e-10); returns the model in eval
+    mode."""
+    import torch
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.momentum = 1.0
+    model.train()
+    with torch.no_grad():
+        model(x)
+    return model.eval()
+
+
 def write_safetensors(path, state_dict):
     """Writes a state_dict as .safetensors (f32, and i64 for counters)."""
     import numpy as np
@@ -70,6 +86,42 @@ def run(cmd):
         sys.stderr.write(" ".join(cmd) + "\n" + result.stdout + result.stderr)
         raise SystemExit(f"command failed with exit code {result.returncode}")
     return result.stdout
+
+
+def compile_and_run_onnx(bin_dir, onnx_path, input_path, out_dir, fmt):
+    """Compiles an ONNX file with memfmt-compile in memory format `fmt` into
+    `out_dir`, runs it on `input_path` and returns (output, the number of
+    runtime conversions of its layout report)."""
+    import os
+    import numpy as np
+    run([os.path.join(bin_dir, "memfmt-compile"), onnx_path,
+         "--memory-format", fmt, "-o", out_dir])
+    run([os.path.join(bin_dir, "memfmt-run"), out_dir, "--input", input_path,
+         "--output", out_dir + ".npy"])
+    with open(os.path.join(out_dir, "report.json")) as f:
+        conversions = json.load(f)["runtime_conversions"]
+    return np.load(out_dir + ".npy"), conversions
+
+
+class Tally:
+    """Counts PASS/FAIL lines and prints the closing line of a test."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, what, ok, detail):
+        self.passed += bool(ok)
+        self.failed += not ok
+        print(f"{what}: {'PASS' if ok else 'FAIL'} ({detail})")
+        return ok
+
+    def finish(self, noun="comparisons"):
+        """Prints the summary; returns the exit status."""
+        if self.failed:
+            print(f"{self.failed} of {self.passed + self.failed} {noun} failed")
+            return 1
+        print(f"all {self.passed} {noun} passed")
+        return 0
 
 
 def read_safetensors(path):

@@ -5,7 +5,10 @@ One run measures, interleaved round by round so that a noisy machine hurts
 every configuration alike:
   * memfmt channels-last and NCHW, in f32 and in bf16 (memfmt-compile
     [--precision bf16] + memfmt-run --bench), with the same seeded
-    torchvision weights as the peers (written to safetensors);
+    torchvision weights as the peers (written to safetensors); models
+    outside memfmt's zoo (mobilenet_v2, mobilenet_v3_large,
+    efficientnet_b0, regnet_y_400mf, ...) are compiled from their ONNX
+    export, batch norms calibrated so that activations stay O(1);
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW, eager channels-last,
     and torch.jit.trace + torch.jit.freeze in channels-last;
   * with --peers: ONNX Runtime, OpenVINO and IREE (llvm-cpu, compiled for
@@ -52,14 +55,21 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from torchref import seeded_model, write_safetensors  # noqa: E402
+from torchref import calibrated, seeded_model, write_safetensors  # noqa: E402
 # The memfmt builds measured, and how close each must be to PyTorch's f32
 # output (max |memfmt - torch| / max |torch|; bf16 as in test/E2E/cpu_bf16.py).
 BUILDS = [("f32", "channels-last"), ("f32", "contiguous"),
           ("bf16", "channels-last"), ("bf16", "contiguous")]
 TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
 MACS = {"resnet18": 1.82e9, "resnet50": 4.11e9, "resnet34": 3.67e9,
-        "resnet101": 7.83e9}
+        "resnet101": 7.83e9, "mobilenet_v2": 0.30e9,
+        "mobilenet_v3_large": 0.22e9, "mobilenet_v3_small": 0.06e9,
+        "efficientnet_b0": 0.39e9, "regnet_y_400mf": 0.40e9}
+# Models of memfmt's zoo (memfmt-compile --model); the others are compiled
+# from their ONNX export (opset 14), the file the ONNX peers run, with batch
+# norms calibrated so that activations stay O(1) (torchref.calibrated).
+ZOO = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
+       "resnext50_32x4d", "wide_resnet50_2"}
 
 
 def log(msg):
@@ -361,11 +371,16 @@ def main():
          else f"{bf16_peak:.0f} GFLOP/s"))
     rows = []
     for model_name in args.models.split(","):
-        model = seeded_model(model_name, 0)
+        def build_model():
+            m = seeded_model(model_name, 0)
+            if model_name not in ZOO:
+                m = calibrated(m, torch.from_numpy(np.random.default_rng(
+                    99).standard_normal((4, 3, 224, 224), dtype=np.float32)))
+            return m
+        model = build_model()
         weights = os.path.join(work, f"{model_name}.safetensors")
         write_safetensors(weights, model.state_dict())
-        cl_model = seeded_model(model_name, 0).to(
-            memory_format=torch.channels_last)
+        cl_model = build_model().to(memory_format=torch.channels_last)
         for batch in [int(b) for b in args.batches.split(",")]:
             log(f"== {model_name}, batch {batch}")
             x = np.random.default_rng(batch).standard_normal(
@@ -375,15 +390,20 @@ def main():
             tx = torch.from_numpy(x)
             txc = tx.to(memory_format=torch.channels_last)
             runners, tolerance = {}, {}
+            onnx_path = os.path.join(work, f"{model_name}.{batch}.onnx")
+            if model_name not in ZOO or args.peers:
+                torch.onnx.export(model, tx, onnx_path, opset_version=14)
             for (label, root), (precision, fmt) in (
                     (c, b) for c in checkouts for b in builds):
                 name = f"{label} {fmt}" + ("" if precision == "f32" else
                                            f" {precision}")
                 d = os.path.join(work, f"{model_name}.{batch}.{fmt}."
                                        f"{precision}.{label}")
+                source = (["--model", model_name, "--batch", str(batch),
+                           "--weights", weights] if model_name in ZOO
+                          else [onnx_path])
                 subprocess.run([os.path.join(root, "build/bin/memfmt-compile"),
-                                "--model", model_name, "--batch", str(batch),
-                                "--memory-format", fmt, "--weights", weights,
+                                *source, "--memory-format", fmt,
                                 "--precision", precision, "-o", d],
                                check=True, capture_output=True)
                 out_npy = d + ".out.npy"
@@ -410,8 +430,6 @@ def main():
                 # The PyPI peers in their own process (bench/.venv), set up
                 # once and timed round by round between memfmt's and
                 # PyTorch 1.13's rounds.
-                onnx_path = os.path.join(work, f"{model_name}.{batch}.onnx")
-                torch.onnx.export(model, tx, onnx_path, opset_version=13)
                 python = run_peer_script(args)
                 job = json.dumps({"onnx": onnx_path, "input": npy,
                                   "model": model_name, "weights": weights,

@@ -450,13 +450,20 @@ memfmt_status_t CudaBackend::epilogue(KernelCall &call, Elem elem,
 // Elementwise kernels
 //===----------------------------------------------------------------------===//
 
+/// The plan of out = f(in), and what the profile calls it.
+static StridedPlan<2> unaryPlan(const TensorView &in, const TensorView &out) {
+  const int64_t *strides[2] = {out.strides, in.strides};
+  return planStrided<2>(static_cast<int>(out.rank), out.sizes, strides);
+}
+template <int N> static const char *implOf(const StridedPlan<N> &plan) {
+  return plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided";
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::relu &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  const int64_t *strides[2] = {a.output.strides, a.input.strides};
-  StridedPlan<2> plan =
-      planStrided<2>(static_cast<int>(a.output.rank), a.output.sizes, strides);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  StridedPlan<2> plan = unaryPlan(a.input, a.output);
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the relu kernel",
                     launchRelu(elemOf(call.dtype()), plan, a.output.data,
                                a.input.data, stream));
@@ -482,7 +489,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::add &a) {
   if (memfmt_status_t s = enter(call))
     return s;
   StridedPlan<3> plan = broadcastPlan(a.lhs, a.rhs, a.output);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the add kernel",
                     launchAdd(elemOf(call.dtype()), plan, a.output.data,
                               a.lhs.data, a.rhs.data, stream));
@@ -493,7 +500,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::binary &a) {
   if (memfmt_status_t s = enter(call))
     return s;
   StridedPlan<3> plan = broadcastPlan(a.lhs, a.rhs, a.output);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the binary kernel",
                     launchBinary(elemOf(call.dtype()), plan, a.output.data,
                                  a.lhs.data, a.rhs.data, a.op, stream));
@@ -503,10 +510,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::binary &a) {
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::eltwise &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  const int64_t *strides[2] = {a.output.strides, a.input.strides};
-  StridedPlan<2> plan =
-      planStrided<2>(static_cast<int>(a.output.rank), a.output.sizes, strides);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  StridedPlan<2> plan = unaryPlan(a.input, a.output);
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the eltwise kernel",
                     launchEltwise(elemOf(call.dtype()), plan, a.output.data,
                                   a.input.data, a.op,
@@ -635,10 +640,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::cast_f32_to &a) {
     call.setImpl(impl);
     return status;
   }
-  const int64_t *strides[2] = {a.output.strides, a.input.strides};
-  StridedPlan<2> plan =
-      planStrided<2>(static_cast<int>(a.output.rank), a.output.sizes, strides);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  StridedPlan<2> plan = unaryPlan(a.input, a.output);
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(
       call, "the conversion kernel",
       launchConvert(Elem::F32, to, plan, a.output.data, a.input.data, stream));
@@ -656,10 +659,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
     call.setImpl(impl);
     return status;
   }
-  const int64_t *strides[2] = {a.output.strides, a.input.strides};
-  StridedPlan<2> plan =
-      planStrided<2>(static_cast<int>(a.output.rank), a.output.sizes, strides);
-  call.setImpl(plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided");
+  StridedPlan<2> plan = unaryPlan(a.input, a.output);
+  call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the conversion kernel",
                     launchConvert(from, Elem::F32, plan, a.output.data,
                                   a.input.data, stream));

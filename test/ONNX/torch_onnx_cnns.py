@@ -28,7 +28,8 @@ import torch
 import torchvision
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import rel_error, run, seeded_model, write_safetensors  # noqa: E402
+from torchref import (Tally, compile_and_run_onnx, rel_error,  # noqa: E402
+                      seeded_model)
 
 TOLERANCE = 1e-4
 MODELS = [("squeezenet1_1", 3, 67, 75), ("googlenet", 2, 67, 75),
@@ -42,7 +43,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(2)
     os.makedirs(args.work, exist_ok=True)
-    passed = failed = 0
+    tally = Tally()
     for index, (name, batch, height, width) in enumerate(MODELS):
         kwargs = {"aux_logits": False, "init_weights": True} \
             if name == "googlenet" else {}
@@ -57,25 +58,15 @@ def main():
         with torch.no_grad():
             reference = model(x).numpy()
         for fmt in ("channels-last", "contiguous"):
-            out_dir = os.path.join(args.work, f"{name}.{fmt}")
-            run([os.path.join(args.bin, "memfmt-compile"), onnx_path,
-                 "--memory-format", fmt, "-o", out_dir])
-            run([os.path.join(args.bin, "memfmt-run"), out_dir, "--input",
-                 input_path, "--output", out_dir + ".npy"])
-            ours = np.load(out_dir + ".npy")
-            err = float(np.max(np.abs(ours - reference)) /
-                        max(np.max(np.abs(reference)), 1e-30))
-            ok = ours.shape == reference.shape and err <= TOLERANCE
-            passed += ok
-            failed += not ok
-            print(f"{name} {shape} {fmt}: {'PASS' if ok else 'FAIL'} "
-                  f"(rel err {err:.2e} vs torch NCHW, limit {TOLERANCE:.0e})")
-    if failed:
-        print(f"{failed} of {passed + failed} comparisons failed")
-        return 1
-    print(f"all {passed} comparisons passed")
-    return 0
-
+            ours, _ = compile_and_run_onnx(
+                args.bin, onnx_path, input_path,
+                os.path.join(args.work, f"{name}.{fmt}"), fmt)
+            err = rel_error(ours, reference)
+            tally.check(f"{name} {shape} {fmt}",
+                        ours.shape == reference.shape and err <= TOLERANCE,
+                        f"rel err {err:.2e} vs torch NCHW, limit "
+                        f"{TOLERANCE:.0e}")
+    return tally.finish()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import rel_error, seeded_model  # noqa: E402
+from torchref import Tally, rel_error, seeded_model  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -55,7 +55,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     cases = [("view_head", ViewHead().eval(), 13, 3, (10, 8)),
              ("resnet18", seeded_model("resnet18", seed=5), 17, 2, (35, 33))]
-    passed = failed = 0
+    tally = Tally()
     for name, model, opset, batch, (h, w) in cases:
         x = torch.from_numpy(np.random.default_rng(opset).standard_normal(
             (batch, 3, h, w)).astype(np.float32))
@@ -81,14 +81,9 @@ def main():
                                 "--output", y], check=True,
                                capture_output=True)
                 err = rel_error(np.load(y), expected[:given])
-                ok = err <= TOLERANCE
-                passed += ok
-                failed += not ok
-                print(f"{name} opset {opset} batch {batch} {fmt}{label}: "
-                      f"{'PASS' if ok else 'FAIL'} (rel. error {err:.2e})")
-    print(f"all {passed} comparisons passed" if not failed
-          else f"{failed} of {passed + failed} comparisons failed")
-    return 1 if failed else 0
+                tally.check(f"{name} opset {opset} batch {batch} {fmt}{label}",
+                            err <= TOLERANCE, f"rel. error {err:.2e}")
+    return tally.finish()
 
 
 if __name__ == "__main__":

@@ -12,14 +12,14 @@
 #
 # REQUIRES: torch, python-onnx, memfmt-compile, memfmt-run
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
-# CHECK: mobilenet_v2 2x3x65x67 channels-last: PASS (1 runtime conversion
-# CHECK: mobilenet_v2 2x3x65x67 contiguous: PASS (0 runtime conversion
-# CHECK: mobilenet_v3_small 1x3x64x64 channels-last: PASS (1 runtime conversion
-# CHECK: mobilenet_v3_small 1x3x64x64 contiguous: PASS (0 runtime conversion
-# CHECK: efficientnet_b0 1x3x67x65 channels-last: PASS (1 runtime conversion
-# CHECK: efficientnet_b0 1x3x67x65 contiguous: PASS (0 runtime conversion
-# CHECK: regnet_y_400mf 2x3x64x64 channels-last: PASS (1 runtime conversion
-# CHECK: regnet_y_400mf 2x3x64x64 contiguous: PASS (0 runtime conversion
+# CHECK: mobilenet_v2 2x3x65x67 channels-last: PASS (1 runtime conversions
+# CHECK: mobilenet_v2 2x3x65x67 contiguous: PASS (0 runtime conversions
+# CHECK: mobilenet_v3_small 1x3x64x64 channels-last: PASS (1 runtime conversions
+# CHECK: mobilenet_v3_small 1x3x64x64 contiguous: PASS (0 runtime conversions
+# CHECK: efficientnet_b0 1x3x67x65 channels-last: PASS (1 runtime conversions
+# CHECK: efficientnet_b0 1x3x67x65 contiguous: PASS (0 runtime conversions
+# CHECK: regnet_y_400mf 2x3x64x64 channels-last: PASS (1 runtime conversions
+# CHECK: regnet_y_400mf 2x3x64x64 contiguous: PASS (0 runtime conversions
 # CHECK: all 8 comparisons passed
 import argparse
 import os
@@ -29,23 +29,13 @@ import numpy as np
 import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import rel_error, run, seeded_model  # noqa: E402
+from torchref import (Tally, calibrated, compile_and_run_onnx,  # noqa: E402
+                      rel_error, seeded_model)
 
 TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
 MODELS = [("mobilenet_v2", 13, 2, 65, 67), ("mobilenet_v3_small", 14, 1, 64, 64),
           ("efficientnet_b0", 13, 1, 67, 65), ("regnet_y_400mf", 13, 2, 64, 64)]
-
-
-def calibrated(model, x):
-    """Sets every batch norm's running statistics to those of batch `x`."""
-    for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
-            module.momentum = 1.0
-    model.train()
-    with torch.no_grad():
-        model(x)
-    return model.eval()
 
 
 def main():
@@ -55,14 +45,13 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(2)
     os.makedirs(args.work, exist_ok=True)
-    passed = failed = 0
+    tally = Tally()
     for index, (name, opset, batch, height, width) in enumerate(MODELS):
         rng = np.random.default_rng(index)
         model = calibrated(seeded_model(name, seed=index + 21), torch.from_numpy(
             rng.standard_normal((4, 3, height, width), dtype=np.float32)))
         x = torch.from_numpy(
             rng.standard_normal((batch, 3, height, width), dtype=np.float32))
-        shape = f"{batch}x3x{height}x{width}"
         onnx_path = os.path.join(args.work, f"{name}.onnx")
         input_path = os.path.join(args.work, f"{name}.input.npy")
         torch.onnx.export(model, x, onnx_path, opset_version=opset)
@@ -70,27 +59,15 @@ def main():
         with torch.no_grad():
             reference = model(x).numpy()
         for fmt in ("channels-last", "contiguous"):
-            out_dir = os.path.join(args.work, f"{name}.{fmt}")
-            run([os.path.join(args.bin, "memfmt-compile"), onnx_path,
-                 "--memory-format", fmt, "-o", out_dir])
-            run([os.path.join(args.bin, "memfmt-run"), out_dir, "--input",
-                 input_path, "--output", out_dir + ".npy"])
-            with open(os.path.join(out_dir, "report.txt")) as f:
-                conversions = f.readline().split(": ")[1].split(",")[0]
-            ours = np.load(out_dir + ".npy")
+            ours, conversions = compile_and_run_onnx(
+                args.bin, onnx_path, input_path,
+                os.path.join(args.work, f"{name}.{fmt}"), fmt)
             err = rel_error(ours, reference)
-            ok = ours.shape == reference.shape and err <= TOLERANCE
-            passed += ok
-            failed += not ok
-            print(f"{name} {shape} {fmt}: {'PASS' if ok else 'FAIL'} "
-                  f"({conversions}; rel err {err:.2e} vs torch NCHW, limit "
-                  f"{TOLERANCE:.0e})")
-    if failed:
-        print(f"{failed} of {passed + failed} comparisons failed")
-        return 1
-    print(f"all {passed} comparisons passed")
-    return 0
-
+            tally.check(f"{name} {batch}x3x{height}x{width} {fmt}",
+                        ours.shape == reference.shape and err <= TOLERANCE,
+                        f"{conversions} runtime conversions; rel err "
+                        f"{err:.2e} vs torch NCHW, limit {TOLERANCE:.0e}")
+    return tally.finish()
 
 if __name__ == "__main__":
     sys.exit(main())

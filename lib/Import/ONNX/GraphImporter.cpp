@@ -357,6 +357,24 @@ FailureOr<Value> GraphImporter::reshape(Node &node, Value value,
   return result;
 }
 
+LogicalResult GraphImporter::setReshapedOutput(Node &node,
+                                               ArrayRef<int64_t> shape,
+                                               StringRef role) {
+  OnnxValue &x = *node.inputs[0];
+  if (x.isConstant()) {
+    setOutput(node, 0, OnnxValue::ofConstant(x.constant->withShape(shape)));
+    return success();
+  }
+  FailureOr<Value> input = tensorOperand(node, 0, role);
+  if (failed(input))
+    return failure();
+  FailureOr<Value> y = reshape(node, *input, shape);
+  if (failed(y))
+    return failure();
+  setOutput(node, 0, OnnxValue::runtime(*y, shape, x.elementKind));
+  return success();
+}
+
 /// [R, C] -> [C, R] at run time: chunk the columns, concatenate them along
 /// dim 0 ([C * R, 1], column j at rows j * R ...), and reshape.
 FailureOr<Value> GraphImporter::transpose2d(Node &node, Value value) {

@@ -213,6 +213,10 @@ public:
   FailureOr<Value> verified(Node &node, Operation *op);
   /// `value` reshaped to `shape` (looking through temporary reshapes).
   FailureOr<Value> reshape(Node &node, Value value, ArrayRef<int64_t> shape);
+  /// Sets output 0 to input 0 (in role `role`) with `shape`: the same
+  /// constant with the new shape, or a reshape of the run-time tensor.
+  LogicalResult setReshapedOutput(Node &node, ArrayRef<int64_t> shape,
+                                  StringRef role);
   /// [R, C] -> [C, R] at run time.
   FailureOr<Value> transpose2d(Node &node, Value value);
   /// value * scale per channel of dim 1, as an exact inference batch norm.

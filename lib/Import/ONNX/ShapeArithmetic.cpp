@@ -158,23 +158,6 @@ FailureOr<SmallVector<int64_t>> axesOf(GraphImporter &importer, Node &node) {
   return importer.intsAttr(node, "axes", {});
 }
 
-/// Sets output 0 to `x` with `shape`: the same constant, or a reshape.
-LogicalResult reshapeTo(GraphImporter &importer, Node &node, OnnxValue &x,
-                        ArrayRef<int64_t> shape) {
-  if (x.isConstant()) {
-    importer.setOutput(node, 0, OnnxValue::ofConstant(x.constant->withShape(shape)));
-    return success();
-  }
-  FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
-  if (failed(input))
-    return failure();
-  FailureOr<Value> y = importer.reshape(node, *input, shape);
-  if (failed(y))
-    return failure();
-  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape, x.elementKind));
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Converters
 //===----------------------------------------------------------------------===//
@@ -374,7 +357,7 @@ LogicalResult convertUnsqueeze(GraphImporter &importer, Node &node) {
   size_t next = 0;
   for (int64_t d = 0; d < rank; ++d)
     shape.push_back(inserted[d] ? 1 : x.shape[next++]);
-  return reshapeTo(importer, node, x, shape);
+  return importer.setReshapedOutput(node, shape, "data");
 }
 
 /// Squeeze: without axes, every dimension of size 1.
@@ -406,7 +389,7 @@ LogicalResult convertSqueeze(GraphImporter &importer, Node &node) {
   for (int64_t d = 0; d < rank; ++d)
     if (!removed[d])
       shape.push_back(x.shape[d]);
-  return reshapeTo(importer, node, x, shape);
+  return importer.setReshapedOutput(node, shape, "data");
 }
 
 /// Cast: of a constant to an integer or floating-point type; of a run-time

@@ -124,19 +124,7 @@ static LogicalResult reshapeTo(GraphImporter &importer, Node &node,
                                       " (" + Twine(count) + " elements) to " +
                                       formatShape(shape));
   }
-  if (x.isConstant()) {
-    importer.setOutput(node, 0,
-                       OnnxValue::ofConstant(x.constant->withShape(shape)));
-    return success();
-  }
-  FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
-  if (failed(input))
-    return failure();
-  FailureOr<Value> y = importer.reshape(node, *input, shape);
-  if (failed(y))
-    return failure();
-  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
-  return success();
+  return importer.setReshapedOutput(node, shape, "data");
 }
 
 /// Reshape-1 to -4: the shape is the attribute `shape`.
