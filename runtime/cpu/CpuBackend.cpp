@@ -249,6 +249,11 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::binary &a) {
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::eltwise &a) {
+#ifdef MEMFMT_HAVE_ONEDNN
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (fast() && unary->run(call, a, status))
+    return status;
+#endif
   return dispatchTyped(call, a, a.output, [&] { return eltwiseFast(a); });
 }
 

@@ -24,6 +24,8 @@
 
 #include "lib/ElementwiseMath.h"
 
+#include <algorithm>
+
 using namespace memfmt::runtime;
 
 namespace {
@@ -147,18 +149,91 @@ void cpu::binaryReference(const args::binary &a) {
   });
 }
 
+namespace memfmt::runtime::cpu {
+namespace {
+
+/// out = fn(lhs, rhs[n, c]) where out and lhs are 4-D with one dense NCHW
+/// or channels-last layout and rhs is a per-channel [N or 1, C, 1, 1] (a
+/// squeeze-excite scale); else returns null.
+template <typename Fn>
+const char *perChannelFast(const TensorView &lhs, const TensorView &rhs,
+                           const TensorView &out, Fn fn) {
+  if (out.rank != 4 || rhs.rank != 4 || !out.isDense() ||
+      !lhs.sameLayoutAs(out) || rhs.sizes[1] != out.sizes[1] ||
+      rhs.sizes[2] != 1 || rhs.sizes[3] != 1 ||
+      (rhs.sizes[0] != 1 && rhs.sizes[0] != out.sizes[0]))
+    return nullptr;
+  int64_t n = out.sizes[0], c = out.sizes[1],
+          hw = out.sizes[2] * out.sizes[3];
+  int64_t rn = rhs.sizes[0] == 1 ? 0 : rhs.strides[0], rc = rhs.strides[1];
+  const float *l = lhs.as<float>(), *r = rhs.as<float>();
+  float *y = out.as<float>();
+  bool channelsLast = out.strides[1] == 1 && c > 1;
+  bool contiguous = out.strides[3] == 1 && out.strides[2] == out.sizes[3] &&
+                    out.strides[1] == hw;
+  if (channelsLast && out.strides[0] == hw * c) {
+    // Rows of C channels: one scale vector per image.
+    parallelFor(n * hw, kMinPerThread / std::max<int64_t>(c, 1),
+                [&](int64_t begin, int64_t end, int) {
+                  for (int64_t row = begin; row < end; ++row) {
+                    const float *scale = r + (row / hw) * rn;
+                    const float *x = l + row * c;
+                    float *o = y + row * c;
+                    for (int64_t k = 0; k < c; ++k)
+                      o[k] = fn(x[k], scale[k * rc]);
+                  }
+                });
+    return "per_channel";
+  }
+  if (contiguous && out.strides[0] == c * hw) {
+    // Planes of H x W: one scale per plane.
+    parallelFor(n * c, kMinPerThread / std::max<int64_t>(hw, 1),
+                [&](int64_t begin, int64_t end, int) {
+                  for (int64_t plane = begin; plane < end; ++plane) {
+                    float scale = r[(plane / c) * rn + (plane % c) * rc];
+                    const float *x = l + plane * hw;
+                    float *o = y + plane * hw;
+                    for (int64_t k = 0; k < hw; ++k)
+                      o[k] = fn(x[k], scale);
+                  }
+                });
+    return "per_channel";
+  }
+  return nullptr;
+}
+
+/// binary's fast paths for one function: same dense layouts, then a
+/// per-channel right-hand side.
+template <typename Fn>
+const char *binaryFastWith(const args::binary &a, Fn fn) {
+  if (const char *impl = broadcastFast(a.lhs, a.rhs, a.output, fn))
+    return impl;
+  return perChannelFast(a.lhs, a.rhs, a.output, fn);
+}
+
+/// eltwise's dense loop for one function (inlined, so that it vectorises).
+template <typename Fn> void eltwiseDense(const args::eltwise &a, Fn fn) {
+  const float *x = a.input.as<float>();
+  float *y = a.output.as<float>();
+  parallelFor(a.output.numElements(), kMinPerThread / 4,
+              [&](int64_t begin, int64_t end, int) {
+                for (int64_t i = begin; i < end; ++i)
+                  y[i] = fn(x[i]);
+              });
+}
+
+} // namespace
+} // namespace memfmt::runtime::cpu
+
 const char *cpu::binaryFast(const args::binary &a) {
   // One loop per function, so that each vectorises.
   switch (a.op) {
   case MEMFMT_BINARY_MUL:
-    return broadcastFast(a.lhs, a.rhs, a.output,
-                         [](float l, float r) { return l * r; });
+    return binaryFastWith(a, [](float l, float r) { return l * r; });
   case MEMFMT_BINARY_SUB:
-    return broadcastFast(a.lhs, a.rhs, a.output,
-                         [](float l, float r) { return l - r; });
+    return binaryFastWith(a, [](float l, float r) { return l - r; });
   default:
-    return broadcastFast(a.lhs, a.rhs, a.output,
-                         [](float l, float r) { return l / r; });
+    return binaryFastWith(a, [](float l, float r) { return l / r; });
   }
 }
 
@@ -180,14 +255,28 @@ void cpu::eltwiseReference(const args::eltwise &a) {
 const char *cpu::eltwiseFast(const args::eltwise &a) {
   if (!sameDenseLayout({&a.output, &a.input}))
     return nullptr;
-  const float *x = a.input.as<float>();
-  float *y = a.output.as<float>();
-  int64_t op = a.op;
   float alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
-  parallelFor(a.output.numElements(), kMinPerThread / 4,
-              [&](int64_t begin, int64_t end, int) {
-                for (int64_t i = begin; i < end; ++i)
-                  y[i] = math::eltwise(op, x[i], alpha, beta);
-              });
+  // The piecewise-linear functions get a loop each (they vectorise); the
+  // others call libm per element (the CPU backend runs them on oneDNN's
+  // eltwise where it can, OneDnnUnary.cpp).
+  switch (a.op) {
+  case MEMFMT_ELTWISE_CLAMP:
+    eltwiseDense(a, [=](float x) { return math::clampKeepNaN(x, alpha, beta); });
+    break;
+  case MEMFMT_ELTWISE_HARDSWISH:
+    eltwiseDense(a, [](float x) {
+      return x * math::clampKeepNaN(x + 3.0f, 0.0f, 6.0f) / 6.0f;
+    });
+    break;
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    eltwiseDense(a, [=](float x) {
+      return math::clampKeepNaN(alpha * x + beta, 0.0f, 1.0f);
+    });
+    break;
+  default: {
+    int64_t op = a.op;
+    eltwiseDense(a, [=](float x) { return math::eltwise(op, x, alpha, beta); });
+  }
+  }
   return "dense";
 }

@@ -300,7 +300,8 @@ private:
   NodeCache<Entry> cache;
 };
 
-/// Pooling and reorders: one primitive from a source to a destination.
+/// Pooling, reorders and eltwise: one primitive from a source to a
+/// destination.
 class OneDnnUnary {
 public:
   explicit OneDnnUnary(OneDnnEngine &dnn);
@@ -312,6 +313,8 @@ public:
   bool run(KernelCall &call, const args::adaptive_avg_pool2d &a,
            memfmt_status_t &status);
   bool run(KernelCall &call, const args::copy &a, memfmt_status_t &status);
+  /// sigmoid, silu and gelu (f32; input and output of one layout).
+  bool run(KernelCall &call, const args::eltwise &a, memfmt_status_t &status);
   bool run(KernelCall &call, const args::cast_f32_to &a,
            memfmt_status_t &status);
   bool run(KernelCall &call, const args::cast_to_f32_from &a,

@@ -1,4 +1,4 @@
-//===- OneDnnUnary.cpp - oneDNN pooling and reorders, cached per node -----===//
+//===- OneDnnUnary.cpp - oneDNN pooling, reorders, eltwise per node -------===//
 //
 // Part of the memfmt project.
 //
@@ -15,7 +15,12 @@
 //  * adaptive_avg_pool2d whose windows tile the input (H and W multiples of
 //    the output's), as an average pooling with kernel = stride = H / OH;
 //  * copy, cast_f32_to and cast_to_f32_from as a reorder between the two
-//    tensors' own strides and types (rounding to nearest even).
+//    tensors' own strides and types (rounding to nearest even);
+//  * f32 eltwise's sigmoid, silu and gelu (erf and tanh) on eltwise_forward
+//    (logistic, swish with alpha 1, gelu_erf, gelu_tanh), whose vectorised
+//    exp, erf and tanh are several times faster than libm's per element;
+//    the piecewise-linear functions (clamp, hardswish, hardsigmoid) have
+//    their own vectorised loops (Elementwise.cpp).
 // Max pooling here takes the larger of two values with oneDNN's max, so a
 // NaN does not always win as it does in the reference; the reduced-precision
 // builds are checked against f32 with a tolerance anyway
@@ -279,4 +284,47 @@ bool OneDnnUnary::run(KernelCall &call, const args::cast_f32_to &a,
 bool OneDnnUnary::run(KernelCall &call, const args::cast_to_f32_from &a,
                       memfmt_status_t &status) {
   return runReorder(call, a.input, call.dtype(), a.output, DType::f32, status);
+}
+
+bool OneDnnUnary::run(KernelCall &call, const args::eltwise &a,
+                      memfmt_status_t &status) {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f;
+  switch (a.op) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    algorithm = dnnl::algorithm::eltwise_logistic;
+    break;
+  case MEMFMT_ELTWISE_SILU:
+    algorithm = dnnl::algorithm::eltwise_swish;
+    alpha = 1.0f;
+    break;
+  case MEMFMT_ELTWISE_GELU_ERF:
+    algorithm = dnnl::algorithm::eltwise_gelu_erf;
+    break;
+  case MEMFMT_ELTWISE_GELU_TANH:
+    algorithm = dnnl::algorithm::eltwise_gelu_tanh;
+    break;
+  default:
+    return false;
+  }
+  const TensorView &in = a.input, &out = a.output;
+  if (call.dtype() != DType::f32 || !describable(in, out) ||
+      !in.sameLayoutAs(out))
+    return false;
+  PrimitiveKey key;
+  key.add(in);
+  key.add(a.op);
+  return runEntry(
+      call, key, in, out, "eltwise_forward",
+      [&](Entry &e, memfmt_context_counters_t &counters) {
+        memory::desc data = descOf(in, DType::f32);
+        dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                         algorithm, data, alpha, 0.0f);
+        dnnl::eltwise_forward::primitive_desc pd(desc, dnn.engine,
+                                                 /*allow_empty=*/true);
+        if (pd)
+          e.bind(dnnl::eltwise_forward(pd), data, data, DNNL_ARG_SRC,
+                 DNNL_ARG_DST, dnn.engine, counters);
+      },
+      status);
 }

@@ -228,7 +228,15 @@ TEST(EltwiseTest, MatchesNaiveInEveryLayoutAndRank) {
           expectClose(out, naiveEltwise(c, in), 1e-6, what);
           if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
               (inLayout == C || inLayout == CL) && in.numElements() > 0) {
-            EXPECT_EQ(ctx.implOf(node), "dense") << what;
+            // exp, erf and tanh run on oneDNN's eltwise (ranks 1 and up);
+            // the piecewise-linear functions on the dense loops.
+            bool transcendental = in.rank() > 0 &&
+                                  (c.op == MEMFMT_ELTWISE_SIGMOID ||
+                                  c.op == MEMFMT_ELTWISE_SILU ||
+                                  c.op == MEMFMT_ELTWISE_GELU_ERF ||
+                                  c.op == MEMFMT_ELTWISE_GELU_TANH);
+            EXPECT_EQ(ctx.implOf(node), transcendental ? "onednn" : "dense")
+                << what;
           }
           ++node;
         }
@@ -345,6 +353,36 @@ TEST(BinaryTest, DenseFastPathAndInPlace) {
     expectClose(r, want, 0, r.describe());
     EXPECT_EQ(ctx.implOf(1), "dense");
   }
+}
+
+TEST(BinaryTest, PerChannelFastPath) {
+  // A squeeze-excite scale [N, C, 1, 1] (or [1, C, 1, 1]) times an
+  // activation in either dense format: one loop over rows or planes.
+  for (Layout layout : {C, CL})
+    for (std::vector<int64_t> scaleShape : {std::vector<int64_t>{2, 8, 1, 1},
+                                            std::vector<int64_t>{1, 8, 1, 1}}) {
+      TestContext ctx(MEMFMT_KERNELS_FAST);
+      Tensor x({2, 8, 5, 3}, layout), s(scaleShape, C), y({2, 8, 5, 3}, layout);
+      x.fillRandom(37);
+      s.fillRandom(38);
+      std::string what = x.describe() + " * " + s.describe();
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_binary_f32(
+                                ctx, 2, x.memref(), s.memref(), y.memref(),
+                                MEMFMT_BINARY_DIV))
+          << what;
+      Expected want;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 8; ++c)
+          for (int64_t h = 0; h < 5; ++h)
+            for (int64_t w = 0; w < 3; ++w) {
+              want.value.push_back(
+                  double(x.at({n, c, h, w})) /
+                  s.at({scaleShape[0] == 1 ? 0 : n, c, 0, 0}));
+              want.magnitude.push_back(0);
+            }
+      expectClose(y, want, 0, what);
+      EXPECT_EQ(ctx.implOf(2), "per_channel") << what;
+    }
 }
 
 //===----------------------------------------------------------------------===//
