@@ -103,6 +103,34 @@ def compile_and_run_onnx(bin_dir, onnx_path, input_path, out_dir, fmt):
     return np.load(out_dir + ".npy"), conversions
 
 
+def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
+                      tolerance, show_conversions=False):
+    """Exports `model` on input `x` (a torch tensor) to ONNX at `opset`,
+    compiles and runs it in both memory formats and checks each against
+    torch: max |memfmt - torch| / max |torch| <= tolerance. One tally line
+    per format: `<name> <NxCxHxW> <format>: PASS (...)`."""
+    import os
+    import numpy as np
+    import torch
+    onnx_path = os.path.join(work, f"{name}.onnx")
+    input_path = os.path.join(work, f"{name}.input.npy")
+    torch.onnx.export(model, x, onnx_path, opset_version=opset)
+    np.save(input_path, x.numpy())
+    with torch.no_grad():
+        reference = model(x).numpy()
+    shape = "x".join(str(d) for d in x.shape)
+    for fmt in ("channels-last", "contiguous"):
+        ours, conversions = compile_and_run_onnx(
+            bin_dir, onnx_path, input_path,
+            os.path.join(work, f"{name}.{fmt}"), fmt)
+        err = rel_error(ours, reference)
+        detail = f"rel err {err:.2e} vs torch NCHW, limit {tolerance:.0e}"
+        if show_conversions:
+            detail = f"{conversions} runtime conversions; " + detail
+        tally.check(f"{name} {shape} {fmt}",
+                    ours.shape == reference.shape and err <= tolerance, detail)
+
+
 class Tally:
     """Counts PASS/FAIL lines and prints the closing line of a test."""
 

@@ -28,8 +28,7 @@ import torch
 import torchvision
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (Tally, compile_and_run_onnx, rel_error,  # noqa: E402
-                      seeded_model)
+from torchref import Tally, check_onnx_export, seeded_model  # noqa: E402
 
 TOLERANCE = 1e-4
 MODELS = [("squeezenet1_1", 3, 67, 75), ("googlenet", 2, 67, 75),
@@ -50,22 +49,8 @@ def main():
         model = seeded_model(name, seed=index + 11, **kwargs)
         x = torch.from_numpy(np.random.default_rng(index).standard_normal(
             (batch, 3, height, width), dtype=np.float32))
-        shape = f"{batch}x3x{height}x{width}"
-        onnx_path = os.path.join(args.work, f"{name}.onnx")
-        input_path = os.path.join(args.work, f"{name}.input.npy")
-        torch.onnx.export(model, x, onnx_path, opset_version=13)
-        np.save(input_path, x.numpy())
-        with torch.no_grad():
-            reference = model(x).numpy()
-        for fmt in ("channels-last", "contiguous"):
-            ours, _ = compile_and_run_onnx(
-                args.bin, onnx_path, input_path,
-                os.path.join(args.work, f"{name}.{fmt}"), fmt)
-            err = rel_error(ours, reference)
-            tally.check(f"{name} {shape} {fmt}",
-                        ours.shape == reference.shape and err <= TOLERANCE,
-                        f"rel err {err:.2e} vs torch NCHW, limit "
-                        f"{TOLERANCE:.0e}")
+        check_onnx_export(tally, args.bin, args.work, name, model, x, 13,
+                          TOLERANCE)
     return tally.finish()
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ import numpy as np
 import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (Tally, calibrated, compile_and_run_onnx,  # noqa: E402
-                      rel_error, seeded_model)
+from torchref import (Tally, calibrated, check_onnx_export,  # noqa: E402
+                      seeded_model)
 
 TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
@@ -52,22 +52,10 @@ def main():
             rng.standard_normal((4, 3, height, width), dtype=np.float32)))
         x = torch.from_numpy(
             rng.standard_normal((batch, 3, height, width), dtype=np.float32))
-        onnx_path = os.path.join(args.work, f"{name}.onnx")
-        input_path = os.path.join(args.work, f"{name}.input.npy")
-        torch.onnx.export(model, x, onnx_path, opset_version=opset)
-        np.save(input_path, x.numpy())
-        with torch.no_grad():
-            reference = model(x).numpy()
-        for fmt in ("channels-last", "contiguous"):
-            ours, conversions = compile_and_run_onnx(
-                args.bin, onnx_path, input_path,
-                os.path.join(args.work, f"{name}.{fmt}"), fmt)
-            err = rel_error(ours, reference)
-            tally.check(f"{name} {batch}x3x{height}x{width} {fmt}",
-                        ours.shape == reference.shape and err <= TOLERANCE,
-                        f"{conversions} runtime conversions; rel err "
-                        f"{err:.2e} vs torch NCHW, limit {TOLERANCE:.0e}")
+        check_onnx_export(tally, args.bin, args.work, name, model, x, opset,
+                          TOLERANCE, show_conversions=True)
     return tally.finish()
+
 
 if __name__ == "__main__":
     sys.exit(main())
