@@ -8,8 +8,10 @@
 
 In the manner of NNSmith: a generator builds random graphs over the op set of
 DESIGN.md §2 -- conv2d (groups, dilation, stride, 2- and 4-value padding,
-bias), batch_norm, relu, add (with broadcasting, either operand order),
-max_pool2d (+with_indices), avg_pool2d (ceil_mode, count_include_pad),
+bias), batch_norm, relu, add, mul, sub and div (with broadcasting, either
+operand order; div by a parameter), sigmoid, silu, hardswish, hardsigmoid,
+clamp, gelu, max_pool2d (+with_indices), avg_pool2d (ceil_mode,
+count_include_pad),
 adaptive_avg_pool2d, flatten, reshape (4-D to 2-D and back), linear, cat and
 chunk along the batch, clone, contiguous and to -- with random shapes (N=1,
 C=1, H=W=1 and odd sizes come up often), random attributes, and inputs and
@@ -389,10 +391,29 @@ class Generator:
         return self.add_op("relu", [x], [joined(self.ty(x).shape,
                                                 [self.ty(x)])])[0]
 
-    def add(self):
+    # The unary elementwise ops beyond ResNet, with their attributes.
+    ELTWISE = [("sigmoid", ""), ("silu", ""), ("hardswish", ""),
+               ("hardsigmoid", ""), ("hardsigmoid", "alpha = 2.000000e-01 : f64"),
+               ("clamp", "max = 6.000000e+00 : f64, min = 0.000000e+00 : f64"),
+               ("clamp", "min = -5.000000e-01 : f64"),
+               ("clamp", "max = 1.000000e+00 : f64"),
+               ("gelu", ""), ("gelu", 'approximate = "tanh"')]
+
+    def eltwise(self):
+        x = self.pick()
+        kind, attrs = self.r.choice(self.ELTWISE)
+        return self.add_op(kind, [x], [joined(self.ty(x).shape,
+                                              [self.ty(x)])], attrs)[0]
+
+    def add(self, kind="add"):
+        """add, mul, sub or div with broadcasting. div's divisor is always a
+        parameter (the same in both builds), so that a divisor near 0 cannot
+        turn the builds' last-bit differences into a mismatch."""
         a = self.pick()
         ta = self.ty(a)
-        choice = self.r.random()
+        choice = 0.5 if kind == "div" else self.r.random()
+        if kind == "div" and ta.rank() != 4:
+            return None
         b = None
         if choice < 0.4:
             b = self.pick(pred=lambda t: t.shape == ta.shape and True)
@@ -414,9 +435,9 @@ class Generator:
         if any(x != y and x != 1 and y != 1 for x, y in zip(sa, sb)):
             return None
         shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(sa, sb)]
-        ops = [a, b] if self.r.random() < 0.5 else [b, a]
+        ops = [a, b] if kind == "div" or self.r.random() < 0.5 else [b, a]
         t = joined(shape, [self.ty(v) for v in ops])
-        return self.add_op("add", ops, [t])[0]
+        return self.add_op(kind, ops, [t])[0]
 
     def relu_of(self, x):
         return self.add_op("relu", [x], [joined(self.ty(x).shape,
@@ -604,7 +625,9 @@ class Generator:
                    (lambda: self.pool("max_pool2d_with_indices"), 1),
                    (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
                    (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
-                   (self.cat, 1), (self.chunk, 1), (self.conversion, 2)]
+                   (self.cat, 1), (self.chunk, 1), (self.conversion, 2),
+                   (self.eltwise, 2), (lambda: self.add("mul"), 2),
+                   (lambda: self.add("sub"), 1), (lambda: self.add("div"), 1)]
         self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
         if not produced:
