@@ -264,14 +264,10 @@ const char *cpu::eltwiseFast(const args::eltwise &a) {
     eltwiseDense(a, [=](float x) { return math::clampKeepNaN(x, alpha, beta); });
     break;
   case MEMFMT_ELTWISE_HARDSWISH:
-    eltwiseDense(a, [](float x) {
-      return x * math::clampKeepNaN(x + 3.0f, 0.0f, 6.0f) / 6.0f;
-    });
+    eltwiseDense(a, [](float x) { return math::hardswish(x); });
     break;
   case MEMFMT_ELTWISE_HARDSIGMOID:
-    eltwiseDense(a, [=](float x) {
-      return math::clampKeepNaN(alpha * x + beta, 0.0f, 1.0f);
-    });
+    eltwiseDense(a, [=](float x) { return math::hardsigmoid(x, alpha, beta); });
     break;
   default: {
     int64_t op = a.op;

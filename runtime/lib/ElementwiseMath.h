@@ -37,6 +37,14 @@ MEMFMT_HOST_DEVICE inline float sigmoid(float x) {
   return 1.0f / (1.0f + expf(-x));
 }
 
+MEMFMT_HOST_DEVICE inline float hardsigmoid(float x, float alpha, float beta) {
+  return clampKeepNaN(alpha * x + beta, 0.0f, 1.0f);
+}
+
+MEMFMT_HOST_DEVICE inline float hardswish(float x) {
+  return x * clampKeepNaN(x + 3.0f, 0.0f, 6.0f) / 6.0f;
+}
+
 /// `op` (a memfmt_eltwise_op_t) of `x` with its parameters.
 MEMFMT_HOST_DEVICE inline float eltwise(int64_t op, float x, float alpha,
                                         float beta) {
@@ -44,9 +52,9 @@ MEMFMT_HOST_DEVICE inline float eltwise(int64_t op, float x, float alpha,
   case MEMFMT_ELTWISE_SIGMOID:
     return sigmoid(x);
   case MEMFMT_ELTWISE_HARDSIGMOID:
-    return clampKeepNaN(alpha * x + beta, 0.0f, 1.0f);
+    return hardsigmoid(x, alpha, beta);
   case MEMFMT_ELTWISE_HARDSWISH:
-    return x * clampKeepNaN(x + 3.0f, 0.0f, 6.0f) / 6.0f;
+    return hardswish(x);
   case MEMFMT_ELTWISE_CLAMP:
     return clampKeepNaN(x, alpha, beta);
   case MEMFMT_ELTWISE_GELU_ERF:

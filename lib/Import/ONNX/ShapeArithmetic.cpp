@@ -144,9 +144,12 @@ FailureOr<SmallVector<int64_t>> intsInput(GraphImporter &importer, Node &node,
   return importer.intValues(node, *t, role);
 }
 
-/// The axes of Unsqueeze and Squeeze: the attribute before opset 13, the
-/// (optional for Squeeze) input #1 from 13.
+/// The axes of Unsqueeze and Squeeze (after checking the node's arity): the
+/// attribute before opset 13, the (optional for Squeeze) input #1 from 13.
 FailureOr<SmallVector<int64_t>> axesOf(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, importer.getOpset() >= 13 ? 2 : 1,
+                                 1)))
+    return failure();
   if (importer.getOpset() >= 13) {
     if (importer.attribute(node, "axes"))
       return importer.invalid(node, "attribute 'axes' exists only up to "
@@ -336,9 +339,6 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
 
 /// Unsqueeze: a constant with the new shape, or a reshape.
 LogicalResult convertUnsqueeze(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 1, importer.getOpset() >= 13 ? 2 : 1,
-                                 1)))
-    return failure();
   FailureOr<SmallVector<int64_t>> axes = axesOf(importer, node);
   if (failed(axes))
     return failure();
@@ -362,9 +362,6 @@ LogicalResult convertUnsqueeze(GraphImporter &importer, Node &node) {
 
 /// Squeeze: without axes, every dimension of size 1.
 LogicalResult convertSqueeze(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 1, importer.getOpset() >= 13 ? 2 : 1,
-                                 1)))
-    return failure();
   FailureOr<SmallVector<int64_t>> axes = axesOf(importer, node);
   if (failed(axes))
     return failure();
@@ -528,31 +525,24 @@ LogicalResult mlir::memfmt::onnx_import::foldBinary(GraphImporter &importer,
     return failure();
   if (lhs->integer != rhs->integer)
     return importer.invalid(node, "the operands' element types differ");
-  // NumPy broadcasting; a size-1 (or missing) dim gets stride 0.
-  int64_t rank = std::max(lhs->shape.size(), rhs->shape.size());
-  SmallVector<int64_t, 4> shape(rank);
+  std::optional<SmallVector<int64_t, 4>> broadcast =
+      broadcastShapes(lhs->shape, rhs->shape);
+  if (!broadcast)
+    return importer.invalid(node, "operand shapes " + formatShape(lhs->shape) +
+                                      " and " + formatShape(rhs->shape) +
+                                      " do not broadcast");
+  SmallVector<int64_t, 4> shape = *broadcast;
+  // Each operand's strides over the result: 0 where it is broadcast.
+  int64_t rank = shape.size();
   std::array<SmallVector<int64_t, 4>, 2> strides;
-  for (const HostValues *v : {&*lhs, &*rhs}) {
+  const HostValues *operands[2] = {&*lhs, &*rhs};
+  for (auto [k, v] : llvm::enumerate(operands)) {
     SmallVector<int64_t, 4> own = rowMajorStrides(v->shape);
-    SmallVector<int64_t, 4> &s = strides[v == &*lhs ? 0 : 1];
-    s.assign(rank, 0);
+    strides[k].assign(rank, 0);
     int64_t lead = rank - v->shape.size();
     for (int64_t d = lead; d < rank; ++d)
       if (v->shape[d - lead] != 1)
-        s[d] = own[d - lead];
-  }
-  for (int64_t d = 0; d < rank; ++d) {
-    auto sizeOf = [&](const HostValues &v) {
-      int64_t lead = rank - v.shape.size();
-      return d < lead ? 1 : v.shape[d - lead];
-    };
-    int64_t l = sizeOf(*lhs), r = sizeOf(*rhs);
-    if (l != r && l != 1 && r != 1)
-      return importer.invalid(node, "operand shapes " +
-                                        formatShape(lhs->shape) + " and " +
-                                        formatShape(rhs->shape) +
-                                        " do not broadcast");
-    shape[d] = l == 1 ? r : l;
+        strides[k][d] = own[d - lead];
   }
   HostValues out;
   out.integer = lhs->integer;
