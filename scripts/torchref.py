@@ -16,8 +16,9 @@ import sys
 
 def seeded_model(name, seed, **kwargs):
     """torchvision model `name` in eval mode, weights from `seed`, with batch
-    norm scales in [0.5, 1.5], shifts and means ~N(0, 0.1) and variances in
-    [0.5, 1.5]."""
+    and layer norm scales in [0.5, 1.5], shifts and means ~N(0, 0.1) and
+    variances in [0.5, 1.5], and ConvNeXt's layer scales (1e-6 at
+    initialisation, which would hide every block) in [0.5, 1]."""
     import torch
     import torchvision
     torch.manual_seed(seed)
@@ -29,6 +30,13 @@ def seeded_model(name, seed, **kwargs):
                 module.bias.normal_(0.0, 0.1)
                 module.running_mean.normal_(0.0, 0.1)
                 module.running_var.uniform_(0.5, 1.5)
+            if isinstance(module, torch.nn.LayerNorm) and \
+                    module.elementwise_affine:
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.normal_(0.0, 0.1)
+        for name, parameter in model.named_parameters():
+            if name.endswith("layer_scale"):
+                parameter.uniform_(0.5, 1.0)
     return model.eval()
 
 
@@ -90,8 +98,8 @@ def run(cmd):
 
 def compile_and_run_onnx(bin_dir, onnx_path, input_path, out_dir, fmt):
     """Compiles an ONNX file with memfmt-compile in memory format `fmt` into
-    `out_dir`, runs it on `input_path` and returns (output, the number of
-    runtime conversions of its layout report)."""
+    `out_dir`, runs it on `input_path` and returns (output, its layout
+    report as a dict: report.json)."""
     import os
     import numpy as np
     run([os.path.join(bin_dir, "memfmt-compile"), onnx_path,
@@ -99,16 +107,18 @@ def compile_and_run_onnx(bin_dir, onnx_path, input_path, out_dir, fmt):
     run([os.path.join(bin_dir, "memfmt-run"), out_dir, "--input", input_path,
          "--output", out_dir + ".npy"])
     with open(os.path.join(out_dir, "report.json")) as f:
-        conversions = json.load(f)["runtime_conversions"]
-    return np.load(out_dir + ".npy"), conversions
+        report = json.load(f)
+    return np.load(out_dir + ".npy"), report
 
 
 def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
-                      tolerance, show_conversions=False):
+                      tolerance, show_conversions=False, label=None):
     """Exports `model` on input `x` (a torch tensor) to ONNX at `opset`,
     compiles and runs it in both memory formats and checks each against
     torch: max |memfmt - torch| / max |torch| <= tolerance. One tally line
-    per format: `<name> <NxCxHxW> <format>: PASS (...)`."""
+    per format: `<label or name> <NxCxHxW> <format>: PASS (...)`, with the
+    runtime conversions and, where the model permutes, the permutes that
+    copy when `show_conversions`."""
     import os
     import numpy as np
     import torch
@@ -120,14 +130,17 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
         reference = model(x).numpy()
     shape = "x".join(str(d) for d in x.shape)
     for fmt in ("channels-last", "contiguous"):
-        ours, conversions = compile_and_run_onnx(
+        ours, report = compile_and_run_onnx(
             bin_dir, onnx_path, input_path,
             os.path.join(work, f"{name}.{fmt}"), fmt)
         err = rel_error(ours, reference)
         detail = f"rel err {err:.2e} vs torch NCHW, limit {tolerance:.0e}"
         if show_conversions:
-            detail = f"{conversions} runtime conversions; " + detail
-        tally.check(f"{name} {shape} {fmt}",
+            counts = f"{report['runtime_conversions']} runtime conversions"
+            if report["permute_views"] + report["permute_copies"]:
+                counts += f", {report['permute_copies']} permute copies"
+            detail = counts + "; " + detail
+        tally.check(f"{label or name} {shape} {fmt}",
                     ours.shape == reference.shape and err <= tolerance, detail)
 
 

@@ -4,7 +4,8 @@
 # For every case of libonnx-testdata's `node` and `pytorch-converted` suites
 # (model.onnx + test_data_set_*/{input,output}_N.pb) that uses an operator
 # of the importer's core set (SUPPORTED_OPS: Conv ... Split, docs/onnx.md)
-# and the activations and arithmetic beyond it (Sigmoid ... Div),
+# and the activations, arithmetic, data movement and normalisation beyond
+# it (Sigmoid ... LayerNormalization),
 # this script
 #
 #   1. decides from the model alone whether the case is in scope: all its
@@ -24,11 +25,15 @@
 #
 #   onnx conformance: P passed, F failed, S skipped (reason: count, ...)
 #
-# then the tolerance, then the Reshape, Split and Clip cases whose shape or
-# bounds input is a graph input (skipped above: memfmt takes them as
-# constants) run once more with that input frozen to its test value, on a
-# line of their own - they check the 0 and -1 of Reshape, unequal Split
-# sizes and Clip's bounds against ONNX's expected outputs - then one line per skipped case and its reason, and one
+# then the tolerance, then the Reshape, Split, Clip and Slice cases whose
+# shape, bounds or slice input is a graph input (skipped above: memfmt takes
+# them as constants) run once more with that input frozen to its test value
+# (unless a result is empty or a step negative), and the LayerNormalization
+# cases once more without their Mean and InvStdDev outputs (training
+# statistics), on a line of their own - they check the 0 and -1 of Reshape,
+# unequal Split sizes, Clip's bounds, Slice's clamping and LayerNorm from
+# every axis against ONNX's expected outputs - then one line per skipped
+# case and its reason, and one
 # per failure with the command or the error. Exit status 1 if any case
 # failed. A case passes when every output of every data set matches in both
 # formats.
@@ -40,8 +45,8 @@
 # that is in scope passes.
 # REQUIRES: python-onnx, onnx-testdata, memfmt-compile, memfmt-run, memfmt-import
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
-# CHECK: onnx conformance: 133 passed, 0 failed, 169 skipped (out-of-scope ops: 111, 3-D conv/pool: 15, non-f32 data: 10, shapes or bounds given at run time: 23, training mode: 8, non-tensor types: 2)
-# CHECK: with run-time shapes and bounds frozen to their test values: 19 passed, 0 failed
+# CHECK: onnx conformance: 142 passed, 0 failed, 194 skipped (out-of-scope ops: 109, 3-D conv/pool: 15, non-f32 data: 10, shapes or bounds given at run time: 31, training mode: 27, non-tensor types: 2)
+# CHECK: with run-time shapes and bounds frozen to their test values (and LayerNormalization's statistics outputs dropped): 44 passed, 0 failed
 # CHECK-NOT: FAILED
 import argparse
 import concurrent.futures
@@ -68,6 +73,8 @@ SUPPORTED_OPS = {
     # EfficientNet and RegNetY.
     "Sigmoid", "HardSigmoid", "HardSwish", "Clip", "Mul", "Sub", "Div",
     "Gelu",
+    # ShuffleNet's and ConvNeXt's data movement and normalisation.
+    "Transpose", "Slice", "LayerNormalization",
 }
 SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool"}
 FLOAT = onnx.TensorProto.FLOAT
@@ -78,8 +85,9 @@ SKIP_3D = "3-D conv/pool"
 SKIP_DTYPE = "non-f32 data"
 SKIP_RUNTIME_SHAPE = "shapes or bounds given at run time"
 # The inputs memfmt takes as constants: Reshape's shape, Split's sizes,
-# Clip's bounds.
-CONSTANT_INPUTS = {"Reshape": (1,), "Split": (1,), "Clip": (1, 2)}
+# Clip's bounds, Slice's starts, ends, axes and steps.
+CONSTANT_INPUTS = {"Reshape": (1,), "Split": (1,), "Clip": (1, 2),
+                   "Slice": (1, 2, 3, 4)}
 SKIP_TRAINING = "training mode"
 SKIP_TYPES = "non-tensor types"
 SKIP_ORDER = (SKIP_OPS, SKIP_3D, SKIP_DTYPE, SKIP_RUNTIME_SHAPE,
@@ -143,6 +151,10 @@ def classify(model):
                            node.attribute)
             if training or len([o for o in node.output if o]) > 1:
                 return SKIP_TRAINING, "BatchNormalization in training mode"
+        if node.op_type == "LayerNormalization" and \
+                len([o for o in node.output if o]) > 1:
+            return SKIP_TRAINING, ("LayerNormalization's Mean and InvStdDev "
+                                   "outputs")
     return None
 
 
@@ -181,6 +193,14 @@ def frozen_variant(args, suite, name):
         if value.name not in frozen and \
                 0 in numpy_helper.to_array(tensors[value.name]).shape:
             return None  # An empty tensor: out of scope.
+    for path in glob.glob(os.path.join(data_sets[0], "output_*.pb")):
+        if 0 in numpy_helper.to_array(load_tensor(path)).shape:
+            return None  # An empty result: out of scope.
+    for node in model.graph.node:
+        if node.op_type == "Slice" and len(node.input) > 4 and \
+                node.input[4] in tensors and \
+                (numpy_helper.to_array(tensors[node.input[4]]) < 0).any():
+            return None  # Negative steps on run-time data: out of scope.
     kept = [v for v in model.graph.input if v.name not in frozen]
     if any(v.type.tensor_type.elem_type != FLOAT
            for v in kept + list(model.graph.output)):
@@ -189,6 +209,27 @@ def frozen_variant(args, suite, name):
         model.graph.initializer.append(tensors[name_])
     del model.graph.input[:]
     model.graph.input.extend(kept)
+    work = os.path.join(args.work, "frozen", suite, name)
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "model.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def statistics_dropped(args, suite, name):
+    """A LayerNormalization case whose Mean and InvStdDev outputs (the
+    statistics a training step saves) are dropped, so that Y is checked,
+    written to the work directory; None for other training-mode cases."""
+    case_dir = os.path.join(args.data, suite, name)
+    model = onnx.load(os.path.join(case_dir, "model.onnx"))
+    nodes = list(model.graph.node)
+    if len(nodes) != 1 or nodes[0].op_type != "LayerNormalization":
+        return None
+    kept = nodes[0].output[0]
+    del nodes[0].output[1:]
+    outputs = [o for o in model.graph.output if o.name == kept]
+    del model.graph.output[:]
+    model.graph.output.extend(outputs)
     work = os.path.join(args.work, "frozen", suite, name)
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "model.onnx")
@@ -232,6 +273,8 @@ def check_case(args, suite, name, model_path=None):
         expected = [numpy_helper.to_array(load_tensor(p)) for p in sorted(
             glob.glob(os.path.join(data_set, "output_*.pb")),
             key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
+        # Outputs a variant dropped are the last ones.
+        expected = expected[:len(model.graph.output)]
         prepared.append((files, expected))
     for fmt in FORMATS:
         out_dir = os.path.join(work, fmt)
@@ -305,6 +348,10 @@ def main():
             path = frozen_variant(args, suite, name)
             if path:
                 variants.append((suite, name, path))
+        elif category == SKIP_TRAINING:
+            path = statistics_dropped(args, suite, name)
+            if path:
+                variants.append((suite, name, path))
 
     failures, variant_failures = [], []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -326,7 +373,8 @@ def main():
           f"{len(skipped)} skipped" + (f" ({reasons})" if reasons else ""))
     print(f"(tolerance: max|actual - expected| <= {RTOL:g} * max|expected| "
           f"+ {ATOL:g}; both memory formats)")
-    print(f"with run-time shapes and bounds frozen to their test values: "
+    print(f"with run-time shapes and bounds frozen to their test values "
+          f"(and LayerNormalization's statistics outputs dropped): "
           f"{len(variants) - len(variant_failures)} passed, "
           f"{len(variant_failures)} failed")
     for suite, name, category, reason in skipped:

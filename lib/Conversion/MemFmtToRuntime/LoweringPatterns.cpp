@@ -7,7 +7,8 @@
 // One pattern per op family turns a planned memfmt op into calls of the
 // runtime's kernels (convolution, with fused convolution and the load-time
 // batch norm fold; batch norm; elementwise; pooling; linear; element copies
-// and conversions; cat/chunk; parameters). The training ops' patterns are in
+// and conversions, permutes; cat/chunk, slice, channel shuffle; layer norm;
+// parameters). The training ops' patterns are in
 // TrainingLoweringPatterns.cpp. Each fills the typed argument
 // struct that Kernels.def generates (RuntimeCallBuilder.h) from the op's
 // operands' views and attributes, so the kernel signature is checked by
@@ -360,7 +361,12 @@ struct ElementCopyLowering
              << " is not lowered; convert through f32 (two " << op->getName()
              << " ops)";
       });
-    Value in = calls.view(input), out = calls.view(output);
+    // The source as a tensor of the result's shape and logical order: the
+    // operand itself, or (permute) a view of its buffer.
+    RankedTensorType view = copy.getSourceView();
+    Value in = view == input.getType() ? calls.view(input)
+                                       : calls.viewAt(from, 0, view);
+    Value out = calls.view(output);
     if (source == into)
       return calls.call(op, source, kernels::copy{.input = in, .output = out});
     if (source.isF32())
@@ -461,6 +467,83 @@ struct ChunkLowering : RuntimePattern<ChunkOp> {
   }
 };
 
+/// The slice's elements are a strided view of the input (start along
+/// `dim`, the stride there times `step`), copied.
+struct SliceLowering : RuntimePattern<SliceOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(SliceOp slice,
+                                PatternRewriter &) const override {
+    auto inType = cast<RankedTensorType>(slice.getInput().getType());
+    int64_t dim =
+        slice.getDim() < 0 ? slice.getDim() + inType.getRank() : slice.getDim();
+    SmallVector<int64_t> strides = getStrides(inType);
+    int64_t offset = slice.getStart() * strides[dim] * elementBytes(inType);
+    strides[dim] *= slice.getStep();
+    Value src =
+        calls.viewAt(getPlannedBuffer(slice.getInput()), offset,
+                     getTypeWithStrides(slice.getOutput().getType(), strides));
+    return calls.call(
+        slice, inType.getElementType(),
+        kernels::copy{.input = src, .output = calls.view(slice.getOutput())});
+  }
+};
+
+/// A channel shuffle with g groups of C / g channels is a copy between two
+/// [N, C/g, g, *] views: the output's channel j * g + i and the input's
+/// channel i * (C / g) + j sit at index (j, i) of both.
+struct ChannelShuffleLowering : RuntimePattern<ChannelShuffleOp> {
+  using RuntimePattern::RuntimePattern;
+
+  /// `type` [N, C, *] viewed as [N, C/g, g, *]: channel c = j * jStride +
+  /// i * iStride (in units of the channel stride).
+  static RankedTensorType splitChannels(RankedTensorType type, int64_t groups,
+                                        int64_t jStride, int64_t iStride) {
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<int64_t> strides = getStrides(type);
+    SmallVector<int64_t> viewShape = {shape[0], shape[1] / groups, groups};
+    SmallVector<int64_t> viewStrides = {strides[0], strides[1] * jStride,
+                                        strides[1] * iStride};
+    viewShape.append(shape.begin() + 2, shape.end());
+    viewStrides.append(strides.begin() + 2, strides.end());
+    return getTypeWithStrides(
+        RankedTensorType::get(viewShape, type.getElementType()), viewStrides);
+  }
+
+  LogicalResult matchAndRewrite(ChannelShuffleOp op,
+                                PatternRewriter &) const override {
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    int64_t g = op.getGroups(), perGroup = inType.getDimSize(1) / g;
+    Value src = calls.viewAt(getPlannedBuffer(op.getInput()), 0,
+                             splitChannels(inType, g, 1, perGroup));
+    Value dst = calls.viewAt(getPlannedBuffer(op.getOutput()), 0,
+                             splitChannels(outType, g, g, 1));
+    return calls.call(op, inType.getElementType(),
+                      kernels::copy{.input = src, .output = dst});
+  }
+};
+
+struct LayerNormLowering : RuntimePattern<LayerNormOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &) const override {
+    Value out = calls.view(op.getOutput());
+    return calls.call(
+        op, elementTypeOf(op.getInput()),
+        kernels::layer_norm{
+            .input = calls.view(op.getInput()),
+            .weight = op.getWeight() ? calls.view(op.getWeight()) : out,
+            .bias = op.getBias() ? calls.view(op.getBias()) : out,
+            .output = out,
+            .eps = op.getEps().convertToDouble(),
+            .has_weight = op.getWeight() ? 1 : 0,
+            .has_bias = op.getBias() ? 1 : 0,
+        });
+  }
+};
+
 } // namespace
 
 void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
@@ -474,7 +557,8 @@ void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
                BinaryLowering<DivOp>, MaxPoolLowering, MaxPoolWithIndicesLowering,
                AvgPoolLowering, AdaptiveAvgPoolLowering, LinearLowering,
                ElementCopyLowering, WeightLowering, EmptyLikeLowering,
-               ResizeAsLowering, CatLowering, ChunkLowering>(
+               ResizeAsLowering, CatLowering, ChunkLowering, SliceLowering,
+               ChannelShuffleLowering, LayerNormLowering>(
       patterns.getContext(), calls);
   populateTrainingToRuntimePatterns(patterns, calls);
 }

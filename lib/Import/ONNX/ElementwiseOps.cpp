@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The converters of the elementwise and activation family, each a memfmt op
-// of ATen's name: BatchNormalization in inference, Relu, Add (NumPy
+// The converters of the elementwise, activation and normalisation family,
+// each a memfmt op of ATen's name: BatchNormalization in inference,
+// LayerNormalization, Relu, Add (NumPy
 // broadcasting, and Add-1/6's `broadcast` and `axis`), Mul, Sub, Div,
 // Sigmoid, HardSigmoid, HardSwish, Clip (clamp; ReLU6) and Gelu. Add, Mul,
 // Sub and Div of two constants fold at import (ShapeArithmetic.h).
@@ -297,6 +298,93 @@ static LogicalResult convertGelu(GraphImporter &importer, Node &node) {
                             importer.getBuilder().getStringAttr(*approximate));
 }
 
+/// Input `i` of `node` (Scale or B of LayerNormalization) as a [D] tensor,
+/// or a null value where the input is absent.
+static FailureOr<Value> layerNormParameter(GraphImporter &importer, Node &node,
+                                           unsigned i, StringRef role,
+                                           ArrayRef<int64_t> normalized) {
+  if (!node.hasInput(i))
+    return Value();
+  OnnxValue &p = *node.inputs[i];
+  int64_t d = product(normalized);
+  if (product(p.shape) != d) {
+    std::optional<SmallVector<int64_t, 4>> b =
+        broadcastShapes(p.shape, normalized);
+    if (b && ArrayRef<int64_t>(*b) == normalized)
+      return importer.unsupported(
+          node, role + " " + formatShape(p.shape) +
+                    " broadcast to the normalised shape " +
+                    formatShape(normalized) + " is not supported");
+    return importer.invalid(node, role + " " + formatShape(p.shape) +
+                                      " does not fit the normalised shape " +
+                                      formatShape(normalized));
+  }
+  FailureOr<Value> v = importer.tensorOperand(node, i, role);
+  if (failed(v) || p.shape.size() == 1)
+    return v;
+  return importer.reshape(node, *v, {d});
+}
+
+/// LayerNormalization (opset 17; torch's decomposition before, see
+/// Decompositions.h): memfmt.layer_norm over the last axis. Normalising
+/// from an earlier axis normalises the trailing dimensions as one: a
+/// reshape to [leading, trailing] around the op (L7 makes it contiguous).
+static LogicalResult convertLayerNorm(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 3, 3)))
+    return failure();
+  if (node.hasOutput(1) || node.hasOutput(2))
+    return importer.unsupported(node, "the Mean and InvStdDev outputs are not "
+                                      "supported; memfmt compiles inference");
+  FailureOr<int64_t> axis = importer.intAttr(node, "axis", -1);
+  FailureOr<float> epsilon = importer.floatAttr(node, "epsilon", 1e-5f);
+  FailureOr<int64_t> stash = importer.intAttr(node, "stash_type", 1);
+  if (failed(axis) || failed(epsilon) || failed(stash))
+    return failure();
+  if (*stash != 1)
+    return importer.unsupported(node, "stash_type " + Twine(*stash) +
+                                          " is not supported (memfmt "
+                                          "computes the statistics in f32, "
+                                          "stash_type 1)");
+  if (!(*epsilon >= 0) || !std::isfinite(*epsilon))
+    return importer.invalid(node, "epsilon must be finite and >= 0");
+  OnnxValue &x = *node.inputs[0];
+  int64_t rank = x.shape.size();
+  if (rank == 0 || *axis < -rank || *axis >= rank)
+    return importer.invalid(node, "axis " + Twine(*axis) +
+                                      " is out of range for the input " +
+                                      formatShape(x.shape));
+  int64_t first = *axis < 0 ? *axis + rank : *axis;
+  ArrayRef<int64_t> shape = x.shape;
+  ArrayRef<int64_t> normalized = shape.drop_front(first);
+  int64_t d = product(normalized);
+  FailureOr<Value> input = importer.tensorOperand(node, 0, "X");
+  FailureOr<Value> weight =
+      layerNormParameter(importer, node, 1, "Scale", normalized);
+  FailureOr<Value> bias = layerNormParameter(importer, node, 2, "B", normalized);
+  if (failed(input) || failed(weight) || failed(bias))
+    return failure();
+  // Several normalised dimensions: rows of their elements.
+  SmallVector<int64_t, 4> rows = {product(shape.take_front(first)), d};
+  bool flatten = first != rank - 1;
+  if (flatten)
+    input = importer.reshape(node, *input, rows);
+  if (failed(input))
+    return failure();
+  OpBuilder &builder = importer.getBuilder();
+  FailureOr<Value> y = importer.verified(
+      node, LayerNormOp::create(
+                builder, node.loc,
+                importer.tensorType(flatten ? ArrayRef<int64_t>(rows) : shape),
+                *input, *weight, *bias, builder.getDenseI64ArrayAttr({d}),
+                builder.getF64FloatAttr(shortestDecimal(*epsilon))));
+  if (succeeded(y) && flatten)
+    y = importer.reshape(node, *y, shape);
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
+  return success();
+}
+
 void mlir::memfmt::onnx_import::registerElementwiseOps(
     ONNXOpRegistry &registry) {
   registry.add(
@@ -359,5 +447,20 @@ void mlir::memfmt::onnx_import::registerElementwiseOps(
   registry.add({"Gelu",
                 {"approximate"},
                 {{20, convertGelu}},
-                {"`gelu`", "`approximate` none (erf) or tanh", ""}});
+                {"`gelu`",
+                 "`approximate` none (erf) or tanh; before opset 20 the exact "
+                 "GELU torch writes as Div, Erf, Add, Mul, Mul "
+                 "(Decompositions.h)",
+                 ""}});
+  registry.add({"LayerNormalization",
+                {"axis", "epsilon", "stash_type"},
+                {{17, convertLayerNorm}},
+                {"`layer_norm` (+ `reshape`)",
+                 "any axis (the trailing dimensions normalised as one); Scale "
+                 "and B holding the normalised shape's elements; before opset "
+                 "17 the chain torch writes for F.layer_norm (ReduceMean, "
+                 "Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add; "
+                 "Decompositions.h)",
+                 "Scale and B that broadcast; the Mean and InvStdDev outputs; "
+                 "stash_type other than 1"}});
 }

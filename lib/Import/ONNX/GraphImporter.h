@@ -236,7 +236,10 @@ private:
   void createFunction();
   std::string inputShape(StringRef name, const onnx::TensorShapeProto &declared,
                          SmallVectorImpl<int64_t> &shape);
-  void convertNode(const onnx::NodeProto &proto, int64_t index);
+  /// Converts `proto` (at `index` in the graph); a `recognized` node stands
+  /// for a chain of nodes (Decompositions.h).
+  void convertNode(const onnx::NodeProto &proto, int64_t index,
+                   bool recognized = false);
   void finish();
   LogicalResult report();
 

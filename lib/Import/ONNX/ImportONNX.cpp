@@ -16,7 +16,9 @@
 //     (ONNXTensor.h), which checks their sizes. Every problem of this phase
 //     is listed, and the import stops.
 //  3. Convert. Nodes are converted in topological order into one function
-//     body. Each ONNX value is either a runtime value (an MLIR SSA value), a
+//     body; a chain that stands for one op (torch's layer norm and exact
+//     GELU below the opsets that have them, Decompositions.h) is converted
+//     as that op. Each ONNX value is either a runtime value (an MLIR SSA value), a
 //     constant on the host (an initializer, a Constant node, or a constant
 //     folded through Identity, Dropout, Reshape or Flatten), or failed.
 //     Constants become `memfmt.weight` ops where an op takes them as a
@@ -38,6 +40,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Decompositions.h"
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
 
@@ -46,6 +49,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -448,7 +452,8 @@ void GraphImporter::createFunction() {
 /// Converts one node through the registry: an operator the registry does
 /// not know, an attribute its definition does not list, or an input that
 /// failed earlier fails the node's outputs.
-void GraphImporter::convertNode(const onnx::NodeProto &proto, int64_t index) {
+void GraphImporter::convertNode(const onnx::NodeProto &proto, int64_t index,
+                                bool recognized) {
   Node node{proto, index, nodeLabel(proto, index), nodeLocation(proto), {}, {}};
   auto failOutputs = [&] {
     for (const std::string &output : proto.output())
@@ -469,7 +474,10 @@ void GraphImporter::convertNode(const onnx::NodeProto &proto, int64_t index) {
             index);
     return failOutputs();
   }
-  ConvertFn convert = op->converterFor(opset);
+  // A recognised chain is the op of its newest version, whatever the
+  // model's opset (Decompositions.h).
+  ConvertFn convert =
+      recognized ? op->converters.back().convert : op->converterFor(opset);
   if (!convert) {
     problem(ProblemKind::Unsupported, node.label,
             "operator " + printable(proto.op_type()) +
@@ -635,8 +643,22 @@ FailureOr<ONNXModel> GraphImporter::run() {
     return failure();
   chooseElementType();
   createFunction();
-  for (int64_t index : order)
-    convertNode(graph.node(index), index);
+  // Chains that stand for one op are converted as that op, in place of
+  // their last node; their other nodes are skipped.
+  std::vector<RecognizedOp> recognized =
+      recognizeDecompositions(graph, order, initializers, baseDirectory);
+  llvm::DenseMap<int64_t, const RecognizedOp *> byLast;
+  llvm::DenseSet<int64_t> absorbed;
+  for (const RecognizedOp &op : recognized) {
+    byLast[op.last] = &op;
+    absorbed.insert(op.members.begin(), op.members.end());
+  }
+  for (int64_t index : order) {
+    if (const RecognizedOp *op = byLast.lookup(index))
+      convertNode(op->node, index, /*recognized=*/true);
+    else if (!absorbed.contains(index))
+      convertNode(graph.node(index), index);
+  }
   finish();
   if (failed(report()))
     return failure();

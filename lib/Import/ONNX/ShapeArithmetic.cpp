@@ -15,6 +15,9 @@
 //   or float); Add, Mul, Sub and Div of two constants fold too
 //   (ElementwiseOps.cpp calls foldBinary), and so does Concat of constants
 //   (ShapeOps.cpp calls foldConcat).
+// * Slice and Transpose of a run-time tensor are memfmt.slice and
+//   memfmt.permute (data, not shape logic, but they share the index
+//   rules with their folds).
 // * Unsqueeze and Squeeze of a run-time tensor are a memfmt.reshape; a Cast
 //   of a floating-point tensor to a floating-point type is the identity
 //   (memfmt computes in the model's element type).
@@ -27,6 +30,8 @@
 
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
+
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
 #include <algorithm>
 #include <array>
@@ -254,20 +259,33 @@ LogicalResult convertGather(GraphImporter &importer, Node &node) {
   return success();
 }
 
-/// Slice of a constant: the starts, ends, axes and steps are attributes
-/// before opset 10, constant inputs from 10.
+/// Slice: the starts, ends, axes and steps are attributes before opset 10,
+/// constant inputs from 10. A constant folds; a run-time tensor is one
+/// memfmt.slice per sliced axis (positive steps).
 LogicalResult convertSlice(GraphImporter &importer, Node &node) {
   bool inputs = importer.getOpset() >= 10;
   if (failed(importer.checkArity(node, inputs ? 3 : 1, inputs ? 5 : 1, 1)))
     return failure();
-  if (!node.inputs[0]->isConstant())
-    return importer.unsupported(node, "Slice of a run-time tensor is not "
-                                      "supported (only of constants, as in "
-                                      "shape arithmetic)");
+  // Starts and ends beyond the dimension are clamped to it, so exporters
+  // write INT64_MAX for "to the end": clamp them to +-2^31 first.
+  auto bounds = [&](unsigned i, StringRef role)
+      -> FailureOr<SmallVector<int64_t>> {
+    FailureOr<HostTensor> t = importer.constantOperand(node, i, role);
+    if (failed(t))
+      return failure();
+    if (!isIntegerKind(t->kind) || t->shape.size() > 1)
+      return importer.invalid(node, "the " + role +
+                                        " input must be a 0-D or 1-D integer "
+                                        "tensor");
+    SmallVector<int64_t> values;
+    for (int64_t v : t->toInts())
+      values.push_back(std::clamp(v, -kMaxAttribute, kMaxAttribute));
+    return values;
+  };
   FailureOr<SmallVector<int64_t>> starts, ends, axes, steps;
   if (inputs) {
-    starts = intsInput(importer, node, 1, "starts");
-    ends = intsInput(importer, node, 2, "ends");
+    starts = bounds(1, "starts");
+    ends = bounds(2, "ends");
     axes = node.hasInput(3) ? intsInput(importer, node, 3, "axes")
                             : FailureOr<SmallVector<int64_t>>(
                                   SmallVector<int64_t>());
@@ -282,11 +300,8 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
   }
   if (failed(starts) || failed(ends) || failed(axes) || failed(steps))
     return failure();
-  FailureOr<HostValues> data =
-      HostValues::of(importer, node, *node.inputs[0]->constant, "data");
-  if (failed(data))
-    return failure();
-  int64_t rank = data->shape.size();
+  OnnxValue &x = *node.inputs[0];
+  int64_t rank = x.shape.size();
   size_t count = starts->size();
   if (axes->empty())
     for (size_t i = 0; i < count; ++i)
@@ -297,12 +312,12 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
     return importer.invalid(node, "starts, ends, axes and steps must have as "
                                   "many values");
   SmallVector<int64_t, 4> begin(rank, 0), step(rank, 1),
-      shape(data->shape.begin(), data->shape.end());
+      shape(x.shape.begin(), x.shape.end());
   for (size_t i = 0; i < count; ++i) {
     FailureOr<int64_t> axis = normalizeAxis(importer, node, (*axes)[i], rank);
     if (failed(axis))
       return failure();
-    int64_t dim = data->shape[*axis], s = (*steps)[i];
+    int64_t dim = x.shape[*axis], s = (*steps)[i];
     if (s == 0)
       return importer.invalid(node, "a step is 0");
     int64_t b = (*starts)[i], e = (*ends)[i];
@@ -323,6 +338,36 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
   if (llvm::is_contained(shape, 0))
     return importer.unsupported(node, "the slice is empty; empty tensors are "
                                       "not supported");
+  if (!x.isConstant()) {
+    if (llvm::any_of(step, [](int64_t s) { return s < 0; }))
+      return importer.unsupported(node, "Slice of a run-time tensor with a "
+                                        "negative step is not supported");
+    FailureOr<Value> y = importer.tensorOperand(node, 0, "data");
+    if (failed(y))
+      return failure();
+    SmallVector<int64_t, 4> current(x.shape.begin(), x.shape.end());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (shape[d] == current[d])
+        continue; // The whole axis.
+      current[d] = shape[d];
+      OpBuilder &builder = importer.getBuilder();
+      y = importer.verified(
+          node, SliceOp::create(builder, node.loc, importer.tensorType(current),
+                                *y, builder.getI64IntegerAttr(d),
+                                builder.getI64IntegerAttr(begin[d]),
+                                builder.getI64IntegerAttr(
+                                    begin[d] + (shape[d] - 1) * step[d] + 1),
+                                builder.getI64IntegerAttr(step[d])));
+      if (failed(y))
+        return failure();
+    }
+    importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
+    return success();
+  }
+  FailureOr<HostValues> data =
+      HostValues::of(importer, node, *x.constant, "data");
+  if (failed(data))
+    return failure();
   SmallVector<int64_t, 4> strides = rowMajorStrides(data->shape);
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
@@ -334,6 +379,63 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
                   [&](std::array<int64_t, 1> at) { picks.push_back(base + at[0]); });
   importer.setOutput(node, 0,
                      OnnxValue::ofConstant(data->gather(shape, picks).tensor()));
+  return success();
+}
+
+/// Transpose (`perm`, by default the reversed dimensions): memfmt.permute,
+/// which the layout passes make a view where it can be (a constant folds).
+LogicalResult convertTranspose(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  OnnxValue &x = *node.inputs[0];
+  int64_t rank = x.shape.size();
+  SmallVector<int64_t> reversed;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    reversed.push_back(d);
+  FailureOr<SmallVector<int64_t>> perm =
+      importer.intsAttr(node, "perm", reversed);
+  if (failed(perm))
+    return failure();
+  SmallVector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm->size()) == rank;
+  for (int64_t d : *perm) {
+    valid = valid && d >= 0 && d < rank && !seen[d];
+    if (valid)
+      seen[d] = true;
+  }
+  if (!valid)
+    return importer.invalid(node, "perm " + formatShape(*perm) +
+                                      " is not a permutation of the " +
+                                      Twine(rank) + " dimensions of " +
+                                      formatShape(x.shape));
+  SmallVector<int64_t, 4> shape;
+  for (int64_t d : *perm)
+    shape.push_back(x.shape[d]);
+  if (x.isConstant()) {
+    FailureOr<HostValues> data =
+        HostValues::of(importer, node, *x.constant, "data");
+    if (failed(data))
+      return failure();
+    SmallVector<int64_t, 4> inStrides = rowMajorStrides(data->shape), strides;
+    for (int64_t d : *perm)
+      strides.push_back(inStrides[d]);
+    std::vector<int64_t> picks;
+    forEachIndex<1>(shape, {strides},
+                    [&](std::array<int64_t, 1> at) { picks.push_back(at[0]); });
+    importer.setOutput(
+        node, 0, OnnxValue::ofConstant(data->gather(shape, picks).tensor()));
+    return success();
+  }
+  FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
+  if (failed(input))
+    return failure();
+  OpBuilder &builder = importer.getBuilder();
+  FailureOr<Value> y = importer.verified(
+      node, PermuteOp::create(builder, node.loc, importer.tensorType(shape),
+                              *input, builder.getDenseI64ArrayAttr(*perm)));
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
   return success();
 }
 
@@ -633,10 +735,18 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
   registry.add({"Slice",
                 {"starts", "ends", "axes"},
                 {{1, convertSlice}},
-                {folded,
-                 "constants; starts, ends, axes (attributes before opset "
-                 "10), steps",
-                 "run-time data; empty results"}});
+                {"`slice` per sliced axis (constants: folded)",
+                 "starts, ends, axes (attributes before opset 10), steps; "
+                 "negative steps on constants",
+                 "negative steps on run-time data; empty results"}});
+  registry.add({"Transpose",
+                {"perm"},
+                {{1, convertTranspose}},
+                {"`permute` (constants: folded)",
+                 "any permutation; a view (no copy) where the permuted "
+                 "strides are a memory format, as for ConvNeXt's NCHW <-> "
+                 "NHWC permutes in a channels-last build",
+                 ""}});
   registry.add({"Unsqueeze",
                 {"axes"},
                 {{1, convertUnsqueeze}},

@@ -26,6 +26,13 @@ def conv2d(x, w, b):
     return y + b.reshape(1, -1, 1, 1)
 
 
+def layer_norm(x, eps):
+    """Over the last axis, biased variance."""
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) +
+                                eps)
+
+
 def main():
     name, model_path, prefix = sys.argv[1:4]
     inputs = [np.load(p).astype(np.float64) for p in sys.argv[4:]]
@@ -53,6 +60,28 @@ def main():
         gelu_tanh = 0.5 * gelu * (1 + np.tanh(sqrt(2 / pi) *
                                               (gelu + 0.044715 * gelu ** 3)))
         expected = [(gelu_tanh * scale - x) / 2]
+    elif name == "transpose_slice":
+        x, = inputs
+        nhwc = x.transpose(0, 2, 3, 1)
+        odd = nhwc[..., 1:6:2].transpose(0, 3, 1, 2)
+        shuffled = x.reshape(2, 2, 3, 5, 3).transpose(0, 2, 1, 3, 4) \
+            .reshape(x.shape)
+        expected = [np.concatenate([odd, shuffled[:, :3], shuffled[:, 3:]],
+                                   1), x.transpose(3, 2, 1, 0)]
+    elif name == "layer_norm_decomposed":
+        from math import erf, sqrt
+        x, = inputs
+        gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / sqrt(2))))
+        ln1 = layer_norm(x.transpose(0, 2, 3, 1), 1e-6) * init["gamma"] + \
+            init["beta_init"]
+        fc2 = gelu(ln1 @ init["w1"] + init["b1"]) @ init["w2"]
+        expected = [fc2.transpose(0, 3, 1, 2), gelu(layer_norm(fc2, 1e-5))]
+    elif name == "layer_norm17":
+        x, = inputs
+        y = layer_norm(x, 1e-5) * init["scale"] + init["bias"]
+        z = layer_norm(y, 1e-5) * init["scale"]
+        w = layer_norm(z.reshape(1, 3, 30), 1e-5).reshape(z.shape)
+        expected = [w * init["scale2"] + init["bias2"]]
     else:
         raise SystemExit(f"no reference for {name}")
     for i, want in enumerate(expected):

@@ -7,9 +7,10 @@
 // The pass pipelines, built here so that memfmt-opt and memfmt-compile run
 // the same passes:
 //
-//  * memfmt-channels-last: propagate channels-last (with the options passed
-//    through), make reshape conversions explicit, fold conversions, then
-//    canonicalize and CSE. Running it twice gives the same IR as running it
+//  * memfmt-channels-last: canonicalize (canonical forms such as
+//    channel_shuffle first), propagate channels-last (with the options
+//    passed through), make reshape conversions explicit, fold conversions,
+//    then canonicalize and CSE. Running it twice gives the same IR as running it
 //    once.
 //  * memfmt-compile-pipeline: what memfmt-compile runs between loading a
 //    model and lowering it (its step 3). In order: channels-last arguments
@@ -50,6 +51,9 @@ void mlir::memfmt::buildChannelsLastPipeline(
   propagate.inputs = options.inputs;
   propagate.weights = options.weights;
   propagate.outputs = options.outputs;
+  // Canonical forms first (a channel shuffle written as reshape - permute -
+  // reshape becomes memfmt.channel_shuffle before L7 would convert it).
+  pm.addPass(createCanonicalizerPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createPropagateChannelsLast(propagate));
   funcPm.addPass(createMaterializeContiguous());
@@ -67,6 +71,7 @@ static void buildDeclaredLayoutPipeline(OpPassManager &pm) {
   declared.inputs = InputsMode::Keep;
   declared.weights = WeightsMode::Keep;
   declared.outputs = OutputsMode::Keep;
+  pm.addPass(createCanonicalizerPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createPropagateChannelsLast(declared));
   funcPm.addPass(createMaterializeContiguous());

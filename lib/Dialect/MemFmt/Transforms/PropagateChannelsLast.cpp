@@ -15,7 +15,8 @@
 //     channels-last}. A result of an op that declares L5 is channels-last if
 //     its declared type is or if any 4-D/5-D operand is: a join (logical or),
 //     so `add(a, b)` and `add(b, a)` agree. A result that preserves an
-//     operand's format (L6) follows that operand. Nothing else changes.
+//     operand's format (L6) follows that operand's strides, permuted for a
+//     view (`permute`, getPreservedStrides). Nothing else changes.
 //  3. Rewrite. Anchored arguments are either retyped (`inputs=channels-
 //     last`, the signature changes) or converted at entry (`inputs=convert`);
 //     anchored parameters get a conversion (memfmt-fold-conversions turns it
@@ -149,11 +150,28 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
             mark(result);
         return;
       }
-      for (OpResult result : op->getResults())
-        if (std::optional<unsigned> from =
-                op.getPreservedOperand(result.getResultNumber()))
-          if (isCL(op->getOperand(*from)))
-            mark(result);
+      // L6: the result follows its operand's strides (permuted for a
+      // view): it is channels-last if those strides are, or if they are
+      // both formats at once (L3) and the operand is channels-last.
+      for (OpResult result : op->getResults()) {
+        std::optional<unsigned> from =
+            op.getPreservedOperand(result.getResultNumber());
+        RankedTensorType type = getFormattedType(result);
+        if (!from || !type)
+          continue;
+        Value source = op->getOperand(*from);
+        auto sourceType = cast<RankedTensorType>(source.getType());
+        bool sourceCL = isCL(source);
+        SmallVector<int64_t> strides =
+            sourceCL && getFormattedType(source)
+                ? getStrides(
+                      getTypeInFormat(sourceType, MemoryFormat::ChannelsLast))
+                : getStrides(sourceType);
+        strides = op.getPreservedStrides(result.getResultNumber(), strides);
+        if (layout::isChannelsLastContiguous(type.getShape(), strides) &&
+            (sourceCL || !layout::isContiguous(type.getShape(), strides)))
+          mark(result);
+      }
     });
   }
   return channelsLast;
@@ -175,8 +193,8 @@ void PropagateChannelsLastPass::retypeResults(
       // L6: re-infer from the (possibly retyped) operand.
       auto source = cast<RankedTensorType>(op->getOperand(*from).getType());
       newType = getTypeWithStrides(
-          type,
-          layout::preserveFormatStrides(source.getShape(), getStrides(source)));
+          type, iface.getPreservedStrides(result.getResultNumber(),
+                                          getStrides(source)));
     } else if (channelsLast.contains(result) && !declaredChannelsLast(result)) {
       newType = getTypeInFormat(type, MemoryFormat::ChannelsLast);
     }

@@ -9,8 +9,9 @@
 // write) and why it is there (the `memfmt.reason` a pass recorded, or
 // "explicit in the input"), then the totals. Conversions that move no bytes
 // (L3) and conversions of parameters (done once at load) are listed but not
-// counted as runtime conversions. Output is text or JSON; the IR is not
-// changed.
+// counted as runtime conversions. Permutes are counted apart: those that
+// are views of their operand (no bytes) and those that copy, with the bytes
+// they move. Output is text or JSON; the IR is not changed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +95,19 @@ public:
       entries.push_back(std::move(e));
     });
 
+    // Permutes are views where the layout allows (no bytes), else copies.
+    int64_t permuteViews = 0, permuteCopies = 0, permuteBytes = 0;
+    getOperation().walk([&](PermuteOp op) {
+      if (cast<ElementCopyOpInterface>(op.getOperation()).isBufferAlias()) {
+        ++permuteViews;
+        return;
+      }
+      ++permuteCopies;
+      RankedTensorType type = op.getType();
+      permuteBytes += 2 * type.getNumElements() *
+                      ((type.getElementTypeBitWidth() + 7) / 8);
+    });
+
     std::string errorMessage;
     std::unique_ptr<llvm::ToolOutputFile> file;
     if (output != "-") {
@@ -125,6 +139,9 @@ public:
           {"free_conversions", free},
           {"parameter_conversions", parameter},
           {"conversions", std::move(list)},
+          {"permute_views", permuteViews},
+          {"permute_copies", permuteCopies},
+          {"permute_bytes_per_run", permuteBytes},
       };
       os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
          << "\n";
@@ -137,6 +154,10 @@ public:
            << " -> " << e.to << " " << e.shape << ", " << e.bytes
            << " bytes/run at " << e.location << "\n      why: " << e.reason
            << "\n";
+      if (permuteViews + permuteCopies > 0)
+        os << "  permutes: " << permuteViews << " view(s), no bytes moved; "
+           << permuteCopies << " copy(ies), " << permuteBytes
+           << " bytes moved per run\n";
     }
     if (file)
       file->keep();

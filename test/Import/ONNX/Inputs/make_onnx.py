@@ -619,7 +619,8 @@ def shape_arithmetic_errors():
     n = helper.make_node
     nodes = [
         n("Gather", ["x", "zero"], ["g"], name="gather_runtime", axis=0),
-        n("Slice", ["x", "zero1", "one1"], ["sl"], name="slice_runtime"),
+        n("Slice", ["x", "one1", "zero1", "one1", "minus1"], ["sl"],
+          name="slice_runtime"),
         n("Cast", ["x"], ["ci"], name="cast_runtime", to=TensorProto.INT64),
         n("Squeeze", ["x", "one1"], ["sq"], name="squeeze_wide"),
         n("Shape", ["x"], ["s"], name="shape"),
@@ -628,13 +629,162 @@ def shape_arithmetic_errors():
         n("Unsqueeze", ["x", "twice"], ["u"], name="unsqueeze_twice"),
     ]
     return build(nodes, [vi("x", [2, 4, 3, 3])],
-                 [vi("g", [4, 3, 3]), vi("sl", [1, 4, 3, 3]),
+                 [vi("g", [4, 3, 3]), vi("sl", [2, 1, 3, 3]),
                   vi("ci", [2, 4, 3, 3]),
                   vi("sq", [2, 3, 3]), vi("d", [4]), vi("g9", []),
                   vi("u", [1, 1, 2, 4, 3, 3])],
                  [init("zero", np.array(0, np.int64)), init("zero1", i64(0)),
-                  init("one1", i64(1)), init("nine", np.array(9, np.int64)),
+                  init("one1", i64(1)), init("minus1", i64(-1)),
+                  init("nine", np.array(9, np.int64)),
                   init("twice", i64(0, 0))])
+
+
+# ------------------------------ Transpose, Slice, channel shuffle, LayerNorm
+
+
+@model
+def transpose_slice():
+    # ConvNeXt's permutes, a strided Slice of channels in NHWC, ShuffleNet's
+    # channel shuffle (Reshape, Transpose, Reshape) and chunk (Slice).
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("Transpose", ["x"], ["nhwc"], name="to_nhwc", perm=[0, 2, 3, 1]),
+        n("Slice", ["nhwc", "s_start", "s_end", "s_axes", "s_step"], ["odd"],
+          name="odd_channels"),
+        n("Transpose", ["odd"], ["odd_nchw"], name="to_nchw",
+          perm=[0, 3, 1, 2]),
+        n("Reshape", ["x", "split_shape"], ["split"], name="split"),
+        n("Transpose", ["split"], ["swapped"], name="swap",
+          perm=[0, 2, 1, 3, 4]),
+        n("Reshape", ["swapped", "x_shape"], ["shuffled"], name="merge"),
+        n("Slice", ["shuffled", "zero", "three", "one"], ["first"],
+          name="first_half"),
+        n("Slice", ["shuffled", "minus_three", "big", "one"], ["second"],
+          name="second_half"),
+        n("Concat", ["odd_nchw", "first", "second"], ["y"], name="cat",
+          axis=1),
+        n("Transpose", ["x"], ["reversed"], name="reverse"),
+    ]
+    return build(nodes, [vi("x", [2, 6, 5, 3])],
+                 [vi("y", [2, 9, 5, 3]), vi("reversed", [3, 5, 6, 2])],
+                 [init("s_start", i64(1)), init("s_end", i64(6)),
+                  init("s_axes", i64(3)), init("s_step", i64(2)),
+                  init("split_shape", i64(2, 2, 3, 5, 3)),
+                  init("x_shape", i64(2, 6, 5, 3)), init("zero", i64(0)),
+                  init("three", i64(3)), init("one", i64(1)),
+                  init("minus_three", i64(-3)),
+                  init("big", i64(2 ** 63 - 1))])
+
+
+def layer_norm_chain(prefix, x, out, gamma=None, beta=None, eps="eps"):
+    """The nodes torch.onnx.export writes for F.layer_norm below opset 17."""
+    n = helper.make_node
+    nodes = [
+        n("ReduceMean", [x], [prefix + "mean"], axes=[-1]),
+        n("Sub", [x, prefix + "mean"], [prefix + "centred"]),
+        n("Pow", [prefix + "centred", "two"], [prefix + "square"]),
+        n("ReduceMean", [prefix + "square"], [prefix + "var"], axes=[-1]),
+        n("Add", [prefix + "var", eps], [prefix + "var_eps"]),
+        n("Sqrt", [prefix + "var_eps"], [prefix + "std"]),
+        n("Div", [prefix + "centred", prefix + "std"],
+          [prefix + "normed" if gamma else out]),
+    ]
+    if gamma:
+        nodes.append(n("Mul", [prefix + "normed", gamma],
+                       [prefix + "scaled" if beta else out]))
+    if beta:
+        nodes.append(n("Add", [prefix + "scaled", beta], [out]))
+    return nodes
+
+
+@model
+def layer_norm_decomposed():
+    # ConvNeXt's block as torch exports it at opset 13: permute to NHWC,
+    # layer norm (decomposed), Linear, exact GELU (decomposed), Linear,
+    # permute back. A second layer norm without affine parameters and the
+    # GELU's other order (x * 0.5 * (1 + erf(x * 1/sqrt(2)))).
+    n = helper.make_node
+    f32 = lambda v: np.array(v, np.float32)
+    nodes = [n("Transpose", ["x"], ["nhwc"], perm=[0, 2, 3, 1]),
+             n("Constant", [], ["eps"], value=numpy_helper.from_array(
+                 f32(1e-6))),
+             n("Identity", ["beta_init"], ["beta"])]
+    nodes += layer_norm_chain("ln1_", "nhwc", "ln1", "gamma", "beta")
+    nodes += [
+        n("MatMul", ["ln1", "w1"], ["fc1"]),
+        n("Add", ["b1", "fc1"], ["fc1_b"]),
+        n("Div", ["fc1_b", "sqrt2"], ["g_scaled"]),
+        n("Erf", ["g_scaled"], ["g_erf"]),
+        n("Add", ["g_erf", "one"], ["g_plus"]),
+        n("Mul", ["fc1_b", "g_plus"], ["g_prod"]),
+        n("Mul", ["g_prod", "half"], ["gelu"]),
+        n("MatMul", ["gelu", "w2"], ["fc2"]),
+        n("Transpose", ["fc2"], ["y"], perm=[0, 3, 1, 2]),
+    ]
+    nodes += layer_norm_chain("ln2_", "fc2", "ln2", eps="eps_init")
+    nodes += [
+        n("Mul", ["ln2", "half"], ["h_half"]),
+        n("Mul", ["ln2", "inv_sqrt2"], ["h_scaled"]),
+        n("Erf", ["h_scaled"], ["h_erf"]),
+        n("Add", ["one", "h_erf"], ["h_plus"]),
+        n("Mul", ["h_half", "h_plus"], ["z"]),
+    ]
+    return build(nodes, [vi("x", [2, 6, 3, 5])],
+                 [vi("y", [2, 6, 3, 5]), vi("z", [2, 3, 5, 6])],
+                 [init("two", f32(2)), init("eps_init", f32(1e-5)),
+                  init("gamma", RNG.uniform(0.5, 1.5, 6).astype(np.float32)),
+                  init("beta_init", rand(6)), init("w1", rand(6, 8)),
+                  init("b1", rand(8)), init("w2", rand(8, 6)),
+                  init("sqrt2", f32(np.sqrt(2))), init("one", f32(1)),
+                  init("half", f32(0.5)),
+                  init("inv_sqrt2", f32(1 / np.sqrt(2)))])
+
+
+@model
+def layer_norm17():
+    # LayerNormalization (opset 17) over the last axis, with and without B,
+    # and over the last two.
+    n = helper.make_node
+    nodes = [n("LayerNormalization", ["x", "scale", "bias"], ["y"],
+               name="ln", epsilon=1e-5),
+             n("LayerNormalization", ["y", "scale"], ["z"], name="ln_no_bias",
+               axis=3),
+             n("LayerNormalization", ["z", "scale2", "bias2"], ["w"],
+               name="ln_two_axes", axis=-2)]
+    return build(nodes, [vi("x", [1, 3, 5, 6])], [vi("w", [1, 3, 5, 6])],
+                 [init("scale", RNG.uniform(0.5, 1.5, 6).astype(np.float32)),
+                  init("bias", rand(6)),
+                  init("scale2",
+                       RNG.uniform(0.5, 1.5, (5, 6)).astype(np.float32)),
+                  init("bias2", rand(5, 6))], opset=17)
+
+
+@model
+def layer_norm_errors():
+    n = helper.make_node
+    f32 = lambda v: np.array(v, np.float32)
+    nodes = [
+        n("LayerNormalization", ["x", "scale"], ["a"], name="broadcast_scale",
+          axis=-2),
+        n("LayerNormalization", ["x", "scale"], ["f"], name="stash_half",
+          stash_type=10),
+        n("LayerNormalization", ["x", "scale"], ["b", "mean"],
+          name="with_mean"),
+        n("LayerNormalization", ["x", "wrong"], ["c"], name="wrong_scale"),
+        n("Transpose", ["x"], ["d"], name="bad_perm", perm=[0, 1, 1, 2]),
+    ]
+    # Not a layer norm: the square is a cube, so each node stays itself.
+    nodes += layer_norm_chain("cube_", "x", "e", eps="eps")
+    nodes[-5].input[1] = "three"
+    return build(nodes, [vi("x", [1, 3, 5, 6])],
+                 [vi("a", [1, 3, 5, 6]), vi("b", [1, 3, 5, 6]),
+                  vi("mean", [1, 3, 5, 1]), vi("c", [1, 3, 5, 6]),
+                  vi("d", [1, 3, 5, 6]), vi("e", [1, 3, 5, 6]),
+                  vi("f", [1, 3, 5, 6])],
+                 [init("scale", np.ones(6, np.float32)),
+                  init("wrong", np.ones(5, np.float32)), init("two", f32(2)),
+                  init("three", f32(3)), init("eps", f32(1e-5))], opset=17)
 
 
 # ------------------------------------------------------------ Initializers

@@ -16,6 +16,9 @@
 #ifndef MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H
 #define MEMFMT_DIALECT_MEMFMT_IR_MEMFMTINTERFACES_H
 
+#include "memfmt/Layout/Strides.h"
+
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
 

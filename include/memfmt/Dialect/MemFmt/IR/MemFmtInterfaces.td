@@ -42,6 +42,10 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
         (a gradient takes its primal's format, a weight's gradient the
         weight's), per result: `convolution_backward`'s grad_input follows
         `input` and its grad_weight follows `weight`.
+      * `getPreservedStrides` (L6 for views): the strides a preserved
+        result takes given its operand's strides: preserve_format's by
+        default; `permute` takes them permuted where that is a supported
+        format (its result is then a view and moves no bytes).
       * `getGradientOperandFormat` (L9): the format an incoming gradient
         operand must have, its primal's (`threshold_backward`'s grad_output
         takes `self`'s); memfmt-propagate-channels-last converts a gradient
@@ -73,6 +77,23 @@ def MemFmt_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
       "std::optional<unsigned>", "getPreservedOperand",
       (ins "unsigned":$resultIndex), "",
       [{ return std::nullopt; }]>,
+    InterfaceMethod<
+      "L6: the strides result `resultIndex` takes when its preserved "
+      "operand (getPreservedOperand) has `operandStrides`: by default "
+      "preserve_format's (the operand's own when dense, L4's otherwise).",
+      "::llvm::SmallVector<int64_t>", "getPreservedStrides",
+      (ins "unsigned":$resultIndex,
+           "::llvm::ArrayRef<int64_t>":$operandStrides), "",
+      [{
+        ::mlir::Value operand =
+            $_op->getOperand(*$_op.getPreservedOperand(resultIndex));
+        std::vector<int64_t> strides =
+            ::memfmt::layout::preserveFormatStrides(
+                ::llvm::cast<::mlir::RankedTensorType>(operand.getType())
+                    .getShape(),
+                operandStrides);
+        return {strides.begin(), strides.end()};
+      }]>,
     InterfaceMethod<
       "L9: the memory format operand `index` (an incoming gradient) must "
       "have, given the op's other operands (its primal's format); none "
@@ -146,6 +167,10 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
       * `isBufferAlias`: the result describes exactly the bytes of operand 0
         (an L3 conversion, a reshape of a contiguous tensor). The memory plan
         gives the result operand 0's buffer and the lowering emits no call.
+      * `getSourceView`: operand 0's bytes seen as a tensor of the result's
+        shape and logical order: operand 0's type (the default), or its
+        strides permuted (`permute`, which moves elements to other logical
+        positions and is otherwise a copy like the others).
       * `getLayoutCopyFormat`: the op only re-lays operand 0 into a memory
         format (same shape and element type: `contiguous`, `clone`).
         memfmt-convert-precision turns such a copy at a function's entry or
@@ -157,6 +182,14 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
       "True if the result describes the very bytes of operand 0 (no kernel, "
       "no copy).",
       "bool", "isBufferAlias", (ins)>,
+    InterfaceMethod<
+      "Operand 0's bytes as a tensor of the result's shape whose logical "
+      "order is the result's (the copy's source).",
+      "::mlir::RankedTensorType", "getSourceView", (ins), "",
+      [{
+        return ::llvm::cast<::mlir::RankedTensorType>(
+            $_op->getOperand(0).getType());
+      }]>,
     InterfaceMethod<
       "The memory format the op re-lays operand 0 into, if that is all it "
       "does (no reshape, no element type change).",

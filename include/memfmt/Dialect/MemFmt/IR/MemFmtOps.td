@@ -187,6 +187,38 @@ def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
   let hasVerifier = 1;
 }
 
+def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
+                                                 AttrSizedOperandSegments]> {
+  let summary = "layer normalisation over the last dimension (aten::layer_norm)";
+  let description = [{
+    Normalises each run of `normalized_shape = [D]` elements along the last
+    dimension: `(x - mean) / sqrt(var + eps) * weight + bias`, with the
+    biased variance; `weight` and `bias` are `[D]` and optional. Any layout
+    (the kernel takes general strides); the result has the input's format
+    (L5). ConvNeXt normalises over channels by permuting to `[N, H, W, C]`
+    first: in a channels-last build that permute is a view (see
+    `memfmt.permute`), so this op reads channels-last bytes directly.
+
+    ```mlir
+    %y = memfmt.layer_norm %x, %w, %b {normalized_shape = array<i64: 96>,
+                                       eps = 1.0e-06 : f64}
+        : tensor<1x56x56x96xf32> weight tensor<96xf32> bias tensor<96xf32>
+        -> tensor<1x56x56x96xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input,
+                       Optional<MemFmt_Tensor1D>:$weight,
+                       Optional<MemFmt_Tensor1D>:$bias,
+                       DenseI64ArrayAttr:$normalized_shape,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:` type($input)
+    (`weight` type($weight)^)? (`bias` type($bias)^)? `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -594,6 +626,85 @@ def MemFmt_ResizeAsOp : MemFmt_FixedLayoutOp<"resize_as", [
     $input `,` $the_template attr-dict `:` type($input) `,`
     type($the_template)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Views and data movement: permute, slice, channel_shuffle
+//===----------------------------------------------------------------------===//
+
+def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure,
+    DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
+                              ["getSourceView"]>,
+    DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                              ["getPreservedOperand", "getPreservedStrides"]>]> {
+  let summary = "reorder the dimensions (aten::permute)";
+  let description = [{
+    Result dimension `k` is input dimension `dims[k]`. In ATen the result is a view
+    with the input's strides permuted. memfmt keeps that view wherever it is
+    a supported memory format (L4): the layout passes give the result the
+    permuted strides, and the op then moves no bytes (like an L3
+    conversion). A channels-last `[N, C, H, W]` permuted by `[0, 2, 3, 1]`
+    is the contiguous `[N, H, W, C]` - ConvNeXt's permutes around its
+    LayerNorm are free in a channels-last build - and the permute back by
+    `[0, 3, 1, 2]` is channels-last again. Where the permuted strides are no
+    supported format, the result is contiguous and the op copies.
+
+    ```mlir
+    %y = memfmt.permute %x {dims = array<i64: 0, 2, 3, 1>}
+        : tensor<1x96x56x56xf32, #memfmt.strides<[301056, 1, 5376, 96]>>
+        -> tensor<1x56x56x96xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5]> {
+  let summary = "elements start, start + step, ... < end of `dim` "
+                "(aten::slice)";
+  let description = [{
+    Copies `input[..., start:end:step, ...]` along `dim` (0 <= start < end
+    <= size, step >= 1, as the importer normalises ONNX's Slice). The result
+    has the input's format (L5): slicing the channels of a channels-last
+    tensor, as ShuffleNet's `chunk` does, keeps it channels-last.
+
+    ```mlir
+    %y = memfmt.slice %x {dim = 1 : i64, start = 0 : i64, end = 58 : i64}
+        : tensor<1x116x28x28xf32> -> tensor<1x58x28x28xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, I64Attr:$dim, I64Attr:$start,
+                       I64Attr:$end, DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
+                                                           PropagatesL5]> {
+  let summary = "interleave `groups` groups of channels (aten::channel_shuffle)";
+  let description = [{
+    For an input `[N, C, *]` and `g = groups`: output channel `j * g + i`
+    is input channel `i * (C / g) + j`, i.e. the view `[N, g, C/g, *]`
+    transposed to `[N, C/g, g, *]` and flattened back (ShuffleNet). A
+    permutation of channels within each pixel, so the result keeps the
+    input's format (L5): a channels-last tensor is shuffled without a
+    conversion. Canonicalization recognises the reshape - transpose -
+    reshape sequence that exporters write (see `memfmt.permute`).
+
+    ```mlir
+    %y = memfmt.channel_shuffle %x {groups = 2 : i64}
+        : tensor<1x116x28x28xf32> -> tensor<1x116x28x28xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, I64Attr:$groups);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

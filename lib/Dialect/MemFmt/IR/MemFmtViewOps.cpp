@@ -1,0 +1,243 @@
+//===- MemFmtViewOps.cpp - permute, slice, channel_shuffle, layer_norm ----===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The ops that move elements to other logical positions - permute, slice
+// and channel_shuffle - and layer_norm, which models with them (ConvNeXt,
+// ShuffleNet) bring along. Verifiers, layout declarations and
+// canonicalization:
+//
+//  * permute is a view where its permuted strides are a supported format
+//    (L4): its result then preserves its operand's bytes (L6 for a view,
+//    `getPreservedStrides`) and it lowers to nothing; elsewhere it is a
+//    copy into a contiguous result.
+//  * Canonicalization composes permutes and recognises the channel shuffle
+//    exporters write as reshape [N, g, C/g, *] - permute [0, 2, 1, ...] -
+//    reshape back, so that ShuffleNet keeps channels-last (L5) instead of
+//    converting to NCHW for each reshape (L7).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpVerification.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
+#include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::memfmt;
+namespace layout = ::memfmt::layout;
+using namespace mlir::memfmt::detail;
+
+//===----------------------------------------------------------------------===//
+// PermuteOp
+//===----------------------------------------------------------------------===//
+
+/// `values` reordered by `dims`: element k is values[dims[k]].
+static SmallVector<int64_t> permuted(ArrayRef<int64_t> values,
+                                     ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> result;
+  for (int64_t d : dims)
+    result.push_back(values[d]);
+  return result;
+}
+
+LogicalResult PermuteOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.size() != in.size())
+    return emitOpError() << "'dims' " << formatList(dims) << " has "
+                         << dims.size() << " entries for an input of rank "
+                         << in.size();
+  SmallVector<bool> seen(in.size(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(in.size()) || seen[d])
+      return emitOpError() << "'dims' " << formatList(dims)
+                           << " is not a permutation of 0.." << in.size() - 1;
+    seen[d] = true;
+  }
+  if (failed(verifyShape(*this, getOutput().getType(), permuted(in, dims),
+                         "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  // The identity permutation of a tensor of the very same type.
+  for (auto [k, d] : llvm::enumerate(getDims()))
+    if (d != static_cast<int64_t>(k))
+      return {};
+  if (getInput().getType() != getOutput().getType())
+    return {};
+  return getInput();
+}
+
+std::optional<unsigned> PermuteOp::getPreservedOperand(unsigned) { return 0; }
+
+/// The view's strides where they are a supported format (L4), else the
+/// contiguous strides of a copy.
+SmallVector<int64_t> PermuteOp::getPreservedStrides(unsigned,
+                                                    ArrayRef<int64_t> strides) {
+  ArrayRef<int64_t> shape = getOutput().getType().getShape();
+  SmallVector<int64_t> view = permuted(strides, getDims());
+  if (layout::hasSupportedFormat(shape, view))
+    return view;
+  std::vector<int64_t> dense = layout::contiguousStrides(shape);
+  return {dense.begin(), dense.end()};
+}
+
+RankedTensorType PermuteOp::getSourceView() {
+  return getTypeWithStrides(getOutput().getType(),
+                            permuted(getStrides(getInput().getType()),
+                                     getDims()));
+}
+
+bool PermuteOp::isBufferAlias() {
+  return haveSameBytes(getSourceView(), getOutput().getType());
+}
+
+namespace {
+
+/// permute(permute(x, inner), outer) is permute(x, inner o outer).
+struct ComposePermutes : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<PermuteOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "the input is no permute");
+    SmallVector<int64_t> dims = permuted(inner.getDims(), op.getDims());
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, op.getType(), inner.getInput(),
+                                           dims);
+    return success();
+  }
+};
+
+/// reshape(permute(reshape(x, [N, g, C/g, *]), [0, 2, 1, ...]), shape of x)
+/// is channel_shuffle(x, g), when the reshape and the permute have no other
+/// use.
+struct RecognizeChannelShuffle : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto permute = op.getInput().getDefiningOp<PermuteOp>();
+    auto split = permute ? permute.getInput().getDefiningOp<ReshapeOp>()
+                         : ReshapeOp();
+    if (!split || !permute->hasOneUse() || !split->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "no reshape-permute-reshape");
+    Value x = split.getInput();
+    ArrayRef<int64_t> in = cast<RankedTensorType>(x.getType()).getShape();
+    ArrayRef<int64_t> mid = split.getOutput().getType().getShape();
+    if (in.size() < 3 || mid.size() != in.size() + 1 ||
+        op.getOutput().getType().getShape() != in)
+      return rewriter.notifyMatchFailure(op, "not [N, C, *] to [N, g, C/g, *]");
+    int64_t groups = mid[1];
+    if (mid[0] != in[0] || mid[1] * mid[2] != in[1] ||
+        ArrayRef<int64_t>(mid).drop_front(3) != in.drop_front(2))
+      return rewriter.notifyMatchFailure(op, "the split is not of channels");
+    for (auto [k, d] : llvm::enumerate(permute.getDims())) {
+      int64_t expected = k == 1 ? 2 : k == 2 ? 1 : static_cast<int64_t>(k);
+      if (d != expected)
+        return rewriter.notifyMatchFailure(op, "not a swap of dims 1 and 2");
+    }
+    rewriter.replaceOpWithNewOp<ChannelShuffleOp>(
+        op, op.getType(), x, rewriter.getI64IntegerAttr(groups));
+    return success();
+  }
+};
+
+} // namespace
+
+void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<ComposePermutes, RecognizeChannelShuffle>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.empty())
+    return emitOpError() << "expects an input of rank >= 1";
+  FailureOr<int64_t> dim = normalizeDim(*this, "dim", getDim(), in.size());
+  if (failed(dim))
+    return failure();
+  int64_t start = getStart(), end = getEnd(), step = getStep();
+  if (step < 1)
+    return emitOpError() << "expects 'step' >= 1, got " << step;
+  if (start < 0 || start >= end || end > in[*dim])
+    return emitOpError() << "expects 0 <= start < end <= " << in[*dim]
+                         << " (the size of dim " << *dim << "), got start "
+                         << start << " and end " << end;
+  SmallVector<int64_t> shape(in);
+  shape[*dim] = (end - start + step - 1) / step;
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool SliceOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// ChannelShuffleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ChannelShuffleOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.size() < 3)
+    return emitOpError() << "expects an input [N, C, *] of rank >= 3, got "
+                         << formatList(in);
+  if (getGroups() < 1 || in[1] % getGroups() != 0)
+    return emitOpError() << "expects 'groups' >= 1 dividing the " << in[1]
+                         << " channels, got " << getGroups();
+  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool ChannelShuffleOp::propagatesChannelsLast() { return true; }
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.empty())
+    return emitOpError() << "expects an input of rank >= 1";
+  ArrayRef<int64_t> normalized = getNormalizedShape();
+  if (normalized.size() != 1 || normalized[0] != in.back())
+    return emitOpError() << "normalises over the last dimension: "
+                            "'normalized_shape' must be ["
+                         << in.back() << "], got " << formatList(normalized);
+  if (getWeight() &&
+      failed(verifyShape(*this, getWeight().getType(), normalized, "weight")))
+    return failure();
+  if (getBias() &&
+      failed(verifyShape(*this, getBias().getType(), normalized, "bias")))
+    return failure();
+  double eps = getEps().convertToDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return emitOpError() << "expects a finite 'eps' >= 0, got " << eps;
+  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool LayerNormOp::propagatesChannelsLast() { return true; }

@@ -1,0 +1,63 @@
+# The torchvision CNNs that permute: ShuffleNetV2 (channel shuffle as
+# Reshape, Transpose, Reshape; chunk as Slice) and ConvNeXt (permutes to
+# NHWC around LayerNorm and the Linear layers, exact GELU), exported by
+# Debian's torch at opset 13 (layer norm and GELU written as chains of
+# primitive nodes) and 17 (LayerNormalization), with seeded weights whose
+# batch-norm statistics are a calibration batch's and whose layer scales are
+# O(1) (at initialisation they are 1e-6 and would hide every block),
+# compiled with memfmt-compile FILE.onnx in both memory formats and compared
+# with torch: max|a - b| / max|torch| <= 1e-4, at batch 1 and 2 and odd
+# sizes. In channels-last the only runtime conversion is the input's: the
+# channel shuffle keeps channels-last and every ConvNeXt permute is a view.
+#
+# REQUIRES: torch, python-onnx, memfmt-compile, memfmt-run
+# RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
+# CHECK: shufflenet_v2_x1_0 2x3x67x65 channels-last: PASS (1 runtime conversions;
+# CHECK: shufflenet_v2_x1_0 2x3x67x65 contiguous: PASS (0 runtime conversions
+# CHECK: shufflenet_v2_x0_5 1x3x64x64 channels-last: PASS (1 runtime conversions;
+# CHECK: shufflenet_v2_x0_5 1x3x64x64 contiguous: PASS (0 runtime conversions
+# CHECK: convnext_tiny 1x3x64x64 channels-last: PASS (1 runtime conversions, 0 permute copies
+# CHECK: convnext_tiny 1x3x64x64 contiguous: PASS (0 runtime conversions, 1 permute copies
+# CHECK: convnext_tiny 2x3x67x65 channels-last: PASS (1 runtime conversions, 0 permute copies
+# CHECK: convnext_tiny 2x3x67x65 contiguous: PASS (0 runtime conversions, 1 permute copies
+# CHECK: all 8 comparisons passed
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from torchref import (Tally, calibrated, check_onnx_export,  # noqa: E402
+                      seeded_model)
+
+TOLERANCE = 1e-4
+# (model, opset, batch, height, width)
+MODELS = [("shufflenet_v2_x1_0", 13, 2, 67, 65),
+          ("shufflenet_v2_x0_5", 17, 1, 64, 64),
+          ("convnext_tiny", 13, 1, 64, 64), ("convnext_tiny", 17, 2, 67, 65)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    os.makedirs(args.work, exist_ok=True)
+    tally = Tally()
+    for index, (name, opset, batch, height, width) in enumerate(MODELS):
+        rng = np.random.default_rng(index)
+        model = calibrated(seeded_model(name, seed=index + 31), torch.from_numpy(
+            rng.standard_normal((4, 3, height, width), dtype=np.float32)))
+        x = torch.from_numpy(
+            rng.standard_normal((batch, 3, height, width), dtype=np.float32))
+        check_onnx_export(tally, args.bin, args.work, f"{name}.opset{opset}",
+                          model, x, opset, TOLERANCE, show_conversions=True,
+                          label=name)
+    return tally.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
