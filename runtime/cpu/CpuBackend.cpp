@@ -9,10 +9,11 @@
 //  * MEMFMT_KERNELS_REFERENCE: always the reference kernel; f16 and bf16
 //    calls run the f32 reference on widened copies (Precision.cpp,
 //    "reference_widened"), the oracle of the reduced-precision kernels;
-//  * MEMFMT_KERNELS_FAST, f32: oneDNN for conv2d and linear (and their
-//    gradients) when the build has it and the call's layouts suit it, the
-//    layout-specialised loops for the other kernels, and the reference for
-//    whatever those decline;
+//  * MEMFMT_KERNELS_FAST, f32: oneDNN for conv2d, linear (and their
+//    gradients), sigmoid/silu/gelu and layer_norm when the build has it and
+//    the call's layouts suit it, the layout-specialised loops for the other
+//    kernels and for what oneDNN declines, and the reference for whatever
+//    those decline;
 //  * MEMFMT_KERNELS_FAST, bf16: oneDNN for conv2d, linear, pooling, copies
 //    and casts where the CPU has an implementation (convolutions need
 //    AVX-512 BF16 or AMX), else the widened reference; f16: the widened
@@ -44,6 +45,7 @@ public:
       conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
+      layerNorm = std::make_unique<OneDnnLayerNorm>(*dnn);
       convBackward =
           std::make_unique<OneDnnConvBackward>(*dnn, options.winograd);
       linearBackward = std::make_unique<OneDnnLinearBackward>(*dnn);
@@ -76,6 +78,8 @@ public:
       linear->clear();
     if (unary)
       unary->clear();
+    if (layerNorm)
+      layerNorm->clear();
     if (convBackward)
       convBackward->clear();
     if (linearBackward)
@@ -100,6 +104,7 @@ private:
   std::unique_ptr<OneDnnConv> conv;
   std::unique_ptr<OneDnnLinear> linear;
   std::unique_ptr<OneDnnUnary> unary;
+  std::unique_ptr<OneDnnLayerNorm> layerNorm;
   std::unique_ptr<OneDnnConvBackward> convBackward;
   std::unique_ptr<OneDnnLinearBackward> linearBackward;
 #endif
@@ -126,6 +131,7 @@ void reference(const args::relu &a) { reluReference(a); }
 void reference(const args::add &a) { addReference(a); }
 void reference(const args::binary &a) { binaryReference(a); }
 void reference(const args::eltwise &a) { eltwiseReference(a); }
+void reference(const args::layer_norm &a) { layerNormReference(a); }
 MaxPoolWindow windowOf(const args::max_pool2d &a) {
   return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
           a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
@@ -255,6 +261,15 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::eltwise &a) {
     return status;
 #endif
   return dispatchTyped(call, a, a.output, [&] { return eltwiseFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::layer_norm &a) {
+#ifdef MEMFMT_HAVE_ONEDNN
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (fast() && layerNorm->run(call, a, status))
+    return status;
+#endif
+  return dispatchTyped(call, a, a.output, [&] { return layerNormFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {

@@ -90,6 +90,15 @@ const char *avgPool2dFast(const args::avg_pool2d &a);
 void adaptiveAvgPool2dReference(const args::adaptive_avg_pool2d &a);
 const char *adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a);
 
+// LayerNorm.cpp
+void layerNormReference(const args::layer_norm &a);
+const char *layerNormFast(const args::layer_norm &a);
+/// The stride between consecutive rows of `t` (rows: every index of the
+/// dims before the last, in row-major order) when its last dim has unit
+/// stride (or size 1) and row r starts at r * rowStride; false otherwise.
+/// The layouts the fast layer norms (the loop, oneDNN) take.
+bool layerNormRows(const TensorView &t, int64_t &rowStride);
+
 // Linear.cpp
 void linearReference(const args::linear &a);
 

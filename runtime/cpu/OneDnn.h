@@ -18,7 +18,9 @@
 //  * OneDnnPool: max and average pooling (adaptive pooling whose windows
 //    tile the input) for the reduced-precision types;
 //  * OneDnnReorder: copies and casts between any positive strides for the
-//    reduced-precision types (f32 copies have their own kernels).
+//    reduced-precision types (f32 copies have their own kernels);
+//  * OneDnnLayerNorm: f32 layer_normalization_forward over the dense rows
+//    of an input and an output.
 // `run` returns false when the call is not one it takes (an output that is
 // neither NCHW nor NHWC, strides oneDNN cannot describe, a configuration
 // oneDNN has no implementation for); the caller then runs the reference.
@@ -346,6 +348,26 @@ private:
 
   OneDnnEngine &dnn;
   NodeCache<Entry> cache;
+};
+
+/// layer_norm (f32): layer_normalization_forward on the dense [rows, D]
+/// matrix of an input and an output whose last dim has unit stride and whose
+/// rows follow each other without gaps (OneDnnLayerNorm.cpp).
+class OneDnnLayerNorm {
+public:
+  explicit OneDnnLayerNorm(OneDnnEngine &dnn);
+  ~OneDnnLayerNorm();
+  bool run(KernelCall &call, const args::layer_norm &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  NodeCache<Entry> cache;
+  /// Dense copies of strided weights and biases.
+  std::vector<char> weightScratch, biasScratch;
 };
 
 /// "oneDNN convolution_forward: could not execute a primitive (status 3)".

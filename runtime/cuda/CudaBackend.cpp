@@ -8,8 +8,8 @@
 // MEMFMT_STATUS_NO_DEVICE with the CUDA runtime's message), the device
 // functions of memfmt_runtime.h (memory, copies, events, graph capture) and
 // the kernels that run on the backend's own CUDA code: relu, add, eltwise,
-// binary, batch norm, the poolings and their gradients, copies and dtype
-// conversions. Each
+// binary, batch norm, layer norm, the poolings and their gradients, copies
+// and dtype conversions. Each
 // kernel plans its launch on the host (CudaPlan.h) and records what ran for
 // the profile:
 //  * "flat" / "strided": elementwise kernels on one dense run or any
@@ -17,6 +17,7 @@
 //  * "rows" / "planes" / "generic": per-channel kernels (batch norm,
 //    epilogues) in NHWC, NCHW or any layout, "_vec" when 16-byte accesses
 //    apply;
+//  * "warp_per_row" / "block_per_row": layer norm (any layout);
 //  * "nhwc" / "nhwc_vec" / "generic": poolings;
 //  * "memcpy", "nchw_to_nhwc", "nhwc_to_nchw", "strided": copies.
 // Convolutions and linear layers are in CudaConv.cpp and CudaLinear.cpp.
@@ -617,6 +618,33 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
                              a.running_mean.data, a.running_var.data, a.eps));
   call.setImpl(format == ConvFormat::Nhwc ? "cudnn_nhwc" : "cudnn_nchw");
   done = true;
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::layer_norm &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  if (a.output.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  LayerNormArgs args;
+  planLayerNorm(args, static_cast<int>(a.output.rank), a.output.sizes,
+                a.output.strides, a.input.strides);
+  args.y = a.output.data;
+  args.x = a.input.data;
+  if (a.has_weight) {
+    args.weight = a.weight.data;
+    args.weightStride = a.weight.strides[0];
+  }
+  if (a.has_bias) {
+    args.bias = a.bias.data;
+    args.biasStride = a.bias.strides[0];
+  }
+  args.eps = static_cast<float>(a.eps);
+  call.setImpl(args.warpPerRow ? "warp_per_row" : "block_per_row");
+  MEMFMT_LAUNCH_TRY(call, "the layer norm kernel",
+                    launchLayerNorm(elemOf(call.dtype()), args, stream));
   return MEMFMT_STATUS_OK;
 }
 

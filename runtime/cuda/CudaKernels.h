@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The host entry points of the kernels in Elementwise.cu, Transpose.cu,
-// Pool.cu and PoolBackward.cu. Each takes a plan made by CudaPlan.h, launches
-// on `stream` and returns the launch's error (cudaGetLastError), or
-// cudaSuccess when there is no work. All arithmetic is in f32; f16/bf16
-// results are rounded once. Pointers are device pointers to the first
-// element; strides are in elements.
+// The host entry points of the kernels in Elementwise.cu, LayerNorm.cu,
+// Transpose.cu, Pool.cu and PoolBackward.cu. Each takes a plan made by
+// CudaPlan.h, launches on `stream` and returns the launch's error
+// (cudaGetLastError), or cudaSuccess when there is no work. All arithmetic is
+// in f32; f16/bf16 results are rounded once. Pointers are device pointers to
+// the first element; strides are in elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,12 @@ struct ChannelArgs {
 };
 cudaError_t launchChannelwise(Elem elem, const ChannelArgs &args,
                               cudaStream_t stream);
+
+/// Layer norm over the last dim (after planLayerNorm): each row becomes
+/// (x - mean) / sqrt(var + eps) * weight + bias, statistics in f32. y may be
+/// x (in place).
+cudaError_t launchLayerNorm(Elem elem, const LayerNormArgs &args,
+                            cudaStream_t stream);
 
 /// For b in [0, batches): y[b] = x[b]^T, where x[b] is a dense rows x cols
 /// matrix at x + b * rows * cols and y[b] a dense cols x rows matrix (the

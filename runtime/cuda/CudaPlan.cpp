@@ -126,6 +126,19 @@ int memfmt::runtime::cuda::channelVectorWidth(const StridedPlan<4> &plan,
   return width;
 }
 
+void memfmt::runtime::cuda::planLayerNorm(LayerNormArgs &args, int rank,
+                                          const int64_t *sizes,
+                                          const int64_t *outStrides,
+                                          const int64_t *inStrides) {
+  const int last = rank - 1;
+  const int64_t *strides[2] = {outStrides, inStrides};
+  args.rows = planStrided<2>(last, sizes, strides);
+  args.d = sizes[last];
+  args.yStep = outStrides[last];
+  args.xStep = inStrides[last];
+  args.warpPerRow = args.d <= kLayerNormWarpLimit;
+}
+
 GemmOperand memfmt::runtime::cuda::gemmOperand(int64_t rows, int64_t cols,
                                                int64_t rowStride,
                                                int64_t colStride) {

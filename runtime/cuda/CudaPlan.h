@@ -18,6 +18,8 @@
 //    generic walk;
 //  * pool plans: NHWC-vectorised or the generic walk, with the generic
 //    kernel's dim order taken from the output's strides;
+//  * layer norm plans: the rows (every dim but the last, as a StridedPlan)
+//    and whether a warp or a block normalizes each row;
 //  * GEMM operands for cuBLAS (column-major storage, transposed or not, and
 //    the leading dimension) from a matrix's strides;
 //  * the cuDNN convolution's tensor format and whether it needs packed
@@ -95,6 +97,39 @@ ChannelPattern classifyChannelPlan(const StridedPlan<4> &plan,
 /// (`alignedPointers`) allow 16-byte accesses, else 1.
 int channelVectorWidth(const StridedPlan<4> &plan, ChannelPattern pattern,
                        bool hasResidual, int width, bool alignedPointers);
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+/// Rows of at most this many elements get one warp each (eight rows per
+/// block); longer rows get a block each.
+constexpr int64_t kLayerNormWarpLimit = 1024;
+
+/// The parameters of the layer norm kernel (Kernels.def's layer_norm): each
+/// row of `d` elements is normalized over itself.
+struct LayerNormArgs {
+  /// The rows: the index space of the dims before the last, operands y and
+  /// x; rows.total rows (one for a 1-D tensor).
+  StridedPlan<2> rows;
+  /// Elements per row and their strides in y and x.
+  int64_t d = 0, yStep = 1, xStep = 1;
+  void *y = nullptr;
+  const void *x = nullptr;
+  /// Null when absent (weight 1, bias 0).
+  const void *weight = nullptr, *bias = nullptr;
+  int64_t weightStride = 0, biasStride = 0;
+  float eps = 0;
+  /// One warp per row; else one block per row.
+  bool warpPerRow = true;
+};
+
+/// Plans a layer norm over `rank`-D tensors of `sizes` (rank >= 1, the last
+/// dim normalized) with the output's and the input's strides: fills rows
+/// (output-ordered, merged like any StridedPlan), d, the steps and
+/// warpPerRow.
+void planLayerNorm(LayerNormArgs &args, int rank, const int64_t *sizes,
+                   const int64_t *outStrides, const int64_t *inStrides);
 
 //===----------------------------------------------------------------------===//
 // GEMM operands (cuBLAS is column-major)

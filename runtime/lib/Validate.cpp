@@ -18,11 +18,15 @@
 //    be its floor- or ceil-mode size;
 //  * add and binary: NumPy broadcasting of size-1 dims, ranks aligned to
 //    the right; binary's and eltwise's `op` one of elementwise_ops.h's;
+//  * layer_norm: rank >= 1, the output of the input's shape, weight and
+//    bias (when their flags say they are present) [D], D the input's last
+//    dim, and eps finite and >= 0, as batch_norm's;
 //  * casts: the output has the input's shape (in place only f32 to f32);
 // Attributes are bounded (kMaxAttribute) so that no shape arithmetic can
 // overflow, outputs must not have overlapping elements, and an output may
 // share its buffer with an input only where the kernel allows it (the
-// elementwise kernels and conv2d's residual, with identical layouts).
+// elementwise kernels, batch_norm, layer_norm and conv2d's residual, with
+// identical layouts).
 // The checks themselves are ValidateChecks.h's; the training kernels'
 // validators are in ValidateTraining.cpp.
 //
@@ -149,6 +153,35 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     return invalid(call, "alpha and beta must not be NaN");
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  return checkInPlace(call, a.input, "input", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::layer_norm &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_weight, "has_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  if (a.input.rank < 1)
+    return invalid(call, "input has rank 0 (shape " + formatShape(a.input) +
+                             "), expected at least 1 (the last dim is "
+                             "normalized)");
+  if (!std::isfinite(a.eps) || a.eps < 0)
+    return invalid(call, "eps is " + std::to_string(a.eps) +
+                             ", expected a finite value >= 0");
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  TensorView normalized = shapeOf({a.input.sizes[a.input.rank - 1]});
+  auto why = [&] {
+    return " (the last dim of input " + formatShape(a.input) + ")";
+  };
+  if (a.has_weight) {
+    MEMFMT_CHECK(checkShape(call, a.weight, "weight", normalized, why));
+    MEMFMT_CHECK(checkNotAliased(call, a.weight, "weight", a.output, "output"));
+  }
+  if (a.has_bias) {
+    MEMFMT_CHECK(checkShape(call, a.bias, "bias", normalized, why));
+    MEMFMT_CHECK(checkNotAliased(call, a.bias, "bias", a.output, "output"));
+  }
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   return checkInPlace(call, a.input, "input", a.output, "output");
 }

@@ -265,6 +265,74 @@ TEST_P(ErrorTest, ElementwiseShapes) {
               MEMFMT_STATUS_INVALID_ARGUMENT, {"at least 2"});
 }
 
+TEST_P(ErrorTest, LayerNormShapesFlagsAndEps) {
+  TestContext ctx(GetParam());
+  Tensor x({2, 3, 4}), y({2, 3, 4}), w({4}), b({4});
+  x.fillRandom(1);
+  auto run = [&](const Tensor &in, const Tensor &out, const Tensor &weight,
+                 const Tensor &bias, double eps, int64_t hasWeight,
+                 int64_t hasBias) {
+    return _mlir_ciface_memfmt_layer_norm_f32(
+        ctx, 11, in.memref(), weight.memref(), bias.memref(), out.memref(), eps,
+        hasWeight, hasBias);
+  };
+  const std::vector<float> untouched = y.buffer;
+
+  Tensor y5({2, 3, 5});
+  expectError(ctx, run(x, y5, w, b, 1e-5, 1, 1), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_layer_norm_f32 (node 11)", "output has shape [2, 3, 5]",
+               "expected [2, 3, 4] (the input's shape)"});
+  Tensor scalar(std::vector<int64_t>{}), scalarOut(std::vector<int64_t>{});
+  expectError(ctx, run(scalar, scalarOut, w, b, 1e-5, 0, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"input has rank 0", "expected at least 1"});
+  Tensor w5({5}), b41({4, 1});
+  expectError(ctx, run(x, y, w5, b, 1e-5, 1, 1), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"weight has shape [5], expected [4] (the last dim of input "
+               "[2, 3, 4])"});
+  expectError(ctx, run(x, y, w, b41, 1e-5, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"bias has shape [4, 1], expected [4]"});
+  // Absent parameters are not looked at (the output stands in for them).
+  EXPECT_EQ(run(x, y, w5, b41, 1e-5, 0, 0), MEMFMT_STATUS_OK)
+      << ctx.lastError();
+  y.buffer = untouched;
+  expectError(ctx, run(x, y, w, b, 1e-5, 2, 1), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"has_weight is 2, expected 0 or 1"});
+  expectError(ctx, run(x, y, w, b, 1e-5, 1, -1), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"has_bias is -1, expected 0 or 1"});
+  for (double eps : {-1e-5, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()})
+    expectError(ctx, run(x, y, w, b, eps, 1, 1), MEMFMT_STATUS_INVALID_ARGUMENT,
+                {"eps is ", ", expected a finite value >= 0"});
+  // The output as weight or bias, overlapping, or in place through another
+  // layout of the input's buffer.
+  Tensor row({4}), rowOut({4});
+  row.fillRandom(2);
+  expectError(ctx, run(row, rowOut, rowOut, b, 1e-5, 1, 0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"output is the same buffer as weight"});
+  expectError(ctx, run(row, rowOut, w, rowOut, 1e-5, 0, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"output is the same buffer as bias"});
+  Tensor expanded({2, 3, 4}, std::vector<int64_t>{0, 4, 1}, 0, 12);
+  expectError(ctx, run(x, expanded, w, b, 1e-5, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"overlapping elements"});
+  Tensor square({4, 4});
+  memfmt_memref_t alias = *square.memref();
+  std::vector<int64_t> descriptor(7); // {base, base, offset, sizes, strides}
+  std::memcpy(descriptor.data(), alias.descriptor, 7 * sizeof(int64_t));
+  descriptor[5] = 1; // Strides [1, 4]: the transpose, in the same buffer.
+  descriptor[6] = 4;
+  alias.descriptor = descriptor.data();
+  expectError(ctx,
+              _mlir_ciface_memfmt_layer_norm_f32(ctx, 11, square.memref(),
+                                                 w.memref(), b.memref(), &alias,
+                                                 1e-5, 1, 1),
+              MEMFMT_STATUS_INVALID_ARGUMENT, {"not its layout"});
+  EXPECT_EQ(y.buffer, untouched) << "a failed call wrote its output";
+}
+
 TEST_P(ErrorTest, PoolingWindowsAndSizes) {
   TestContext ctx(GetParam());
   Tensor in({1, 2, 4, 4}, CL);

@@ -103,6 +103,38 @@ inline Expected naiveBatchNorm(const Tensor &in, const Tensor &w,
   return e;
 }
 
+/// Layer norm over the last dim: each row of D elements (rows in row-major
+/// order of the other dims) normalized by its mean and biased variance,
+/// times w and plus b (1 and 0 when null). The magnitude is
+/// (|x| + |mean|) * rstd * |w| + |b|: rounding the mean or x - mean in f32
+/// errs in proportion to |mean| too.
+inline Expected naiveLayerNorm(const Tensor &in, const Tensor *w,
+                               const Tensor *b, double eps) {
+  Expected e;
+  int64_t d = in.sizes.back();
+  int64_t rows = d == 0 ? 0 : in.numElements() / d;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < d; ++c)
+      sum += in.flat(r * d + c);
+    double mean = sum / double(d);
+    double squares = 0;
+    for (int64_t c = 0; c < d; ++c)
+      squares += (in.flat(r * d + c) - mean) * (in.flat(r * d + c) - mean);
+    double rstd = 1.0 / std::sqrt(squares / double(d) + eps);
+    for (int64_t c = 0; c < d; ++c) {
+      double x = in.flat(r * d + c);
+      double scale = rstd * (w ? double(w->at({c})) : 1.0);
+      double shift = b ? double(b->at({c})) : 0.0;
+      e.value.push_back((x - mean) * scale + shift);
+      e.magnitude.push_back((std::fabs(x) + std::fabs(mean)) *
+                                std::fabs(scale) +
+                            std::fabs(shift));
+    }
+  }
+  return e;
+}
+
 inline double naiveRelu(double v) {
   return std::isnan(v) ? v : std::max(v, 0.0);
 }

@@ -131,6 +131,46 @@ TEST_P(WidenedTest, ReluAddBatchNormMatchNaive) {
                 "batch_norm " + what);
 }
 
+TEST_P(WidenedTest, LayerNormMatchesNaive) {
+  auto [kernels, kind, layout] = GetParam();
+  TestContext ctx(kernels);
+  bool f16 = kind == Kind::F16;
+  auto layerNorm = f16 ? _mlir_ciface_memfmt_layer_norm_f16
+                       : _mlir_ciface_memfmt_layer_norm_bf16;
+  // Rank 4 (in this layout) over D = 7, and rank 2 over D = 96.
+  for (const std::vector<int64_t> &shape :
+       {std::vector<int64_t>{2, 5, 3, 7}, std::vector<int64_t>{6, 96}}) {
+    int64_t d = shape.back();
+    Tensor xf(shape, layout), wf({d}), bf({d});
+    xf.fillRandom(13, -4, 4);
+    wf.fillRandom(14, 0.5, 1.5);
+    bf.fillRandom(15);
+    Half x = make16(kind, xf), w = make16(kind, wf), b = make16(kind, bf);
+    Tensor xr = widened(kind, x), wr = widened(kind, w), br = widened(kind, b);
+    std::string what = x.describe();
+    for (bool affine : {false, true}) {
+      Half out(shape, layout);
+      EXPECT_KERNEL_OK(ctx, layerNorm(ctx, 3, x.memref(),
+                                      affine ? w.memref() : out.memref(),
+                                      affine ? b.memref() : out.memref(),
+                                      out.memref(), 1e-5, affine, affine));
+      expectRounded(kind, out,
+                    naiveLayerNorm(xr, affine ? &wr : nullptr,
+                                   affine ? &br : nullptr, 1e-5),
+                    std::string("layer_norm ") + (affine ? "affine " : "") +
+                        what);
+      EXPECT_TRUE(out.gapsIntact()) << what;
+      EXPECT_EQ(ctx.implOf(3), "reference_widened");
+    }
+    // In place.
+    Half t = x;
+    EXPECT_KERNEL_OK(ctx, layerNorm(ctx, 4, t.memref(), w.memref(), b.memref(),
+                                    t.memref(), 1e-5, 1, 1));
+    expectRounded(kind, t, naiveLayerNorm(xr, &wr, &br, 1e-5),
+                  "layer_norm in place " + what);
+  }
+}
+
 TEST_P(WidenedTest, ConvAndLinearMatchNaive) {
   auto [kernels, kind, layout] = GetParam();
   TestContext ctx(kernels);

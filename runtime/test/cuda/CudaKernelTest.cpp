@@ -7,8 +7,9 @@
 // Every kernel of Kernels.def on the CUDA backend, in f32, f16 and bf16, with
 // tensors in NCHW, channels-last, a channels-last slice (padded channels)
 // and a general strided layout, on edge shapes (one pixel, one channel,
-// channel counts that do or do not fill 16-byte vectors, odd sizes, empty
-// tensors), against the CPU reference kernels on the same bytes
+// channel counts that do or do not fill 16-byte vectors, odd sizes, layer
+// norm rows longer than a warp takes, empty tensors), against the CPU
+// reference kernels on the same bytes
 // (CudaTestUtil.h). The implementation that ran is checked where the layout
 // decides it (the NHWC fast paths must be taken for channels-last tensors).
 // Without a CUDA device every test is skipped ("skipped: no CUDA device").
@@ -268,6 +269,79 @@ TEST_P(CudaBatchNormTest, EveryLayoutAndShape) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaBatchNormTest, ::testing::ValuesIn(kKinds),
+                         [](const auto &info) {
+                           return std::string(toString(info.param));
+                         });
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+class CudaLayerNormTest : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(CudaLayerNormTest, EveryLayoutShapeAndParameter) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  // Ranks 1, 2 and 4; D = 1, odd, 96 (a Swin stage) and one row longer than
+  // a warp takes (a block per row); empty tensors.
+  const std::vector<int64_t> shapes[] = {{7},    {5, 97},      {2, 3, 4, 96},
+                                         {3, 1}, {2, 3, 5, 7}, {3, 2000},
+                                         {1, 1}, {0, 4}};
+  for (const std::vector<int64_t> &shape : shapes)
+    for (Layout in : kLayouts)
+      for (Layout out : {in, C})
+        for (bool affine : {false, true}) {
+          int64_t d = shape.back();
+          Buf x(k, shape, in), y(k, shape, out), w(k, {d}), b(k, {d});
+          x.fill(11, -3, 3);
+          w.fill(12, 0.5, 1.5);
+          b.fill(13);
+          std::string what = "layer_norm " + name(k, in, out) + " " +
+                             x.describe() + (affine ? " affine" : "");
+          const memfmt_memref_t *dy = y.device(env().gpu);
+          ASSERT_EQ(
+              MEMFMT_ENTRY(layer_norm, k)(env().gpu, 12, x.device(env().gpu),
+                                          affine ? w.device(env().gpu) : dy,
+                                          affine ? b.device(env().gpu) : dy, dy,
+                                          1e-5, affine, affine),
+              MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          const memfmt_memref_t *hy = y.host();
+          ASSERT_EQ(MEMFMT_ENTRY(layer_norm, k)(
+                        env().cpu, 12, x.host(), affine ? w.host() : hy,
+                        affine ? b.host() : hy, hy, 1e-5, affine, affine),
+                    MEMFMT_STATUS_OK);
+          expectMatch(y, y.download(), Match::Reduction, what);
+          if (x.values.numElements() > 0)
+            EXPECT_EQ(env().implOf(12),
+                      d > 1024 ? "block_per_row" : "warp_per_row")
+                << what;
+        }
+}
+
+TEST_P(CudaLayerNormTest, InPlace) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  for (Layout layout : kLayouts) {
+    Buf x(k, {2, 4, 3, 96}, layout), w(k, {96}), b(k, {96});
+    x.fill(14, -2, 2);
+    w.fill(15, 0.5, 1.5);
+    b.fill(16);
+    const memfmt_memref_t *d = x.device(env().gpu);
+    ASSERT_EQ(MEMFMT_ENTRY(layer_norm, k)(env().gpu, 13, d, w.device(env().gpu),
+                                          b.device(env().gpu), d, 1e-5, 1, 1),
+              MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(env().gpu);
+    const memfmt_memref_t *h = x.host();
+    ASSERT_EQ(MEMFMT_ENTRY(layer_norm, k)(env().cpu, 13, h, w.host(), b.host(),
+                                          h, 1e-5, 1, 1),
+              MEMFMT_STATUS_OK);
+    expectMatch(x, x.download(), Match::Reduction,
+                "layer_norm in place " + x.describe());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CudaLayerNormTest, ::testing::ValuesIn(kKinds),
                          [](const auto &info) {
                            return std::string(toString(info.param));
                          });

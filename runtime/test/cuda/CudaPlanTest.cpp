@@ -11,7 +11,9 @@
 // counts, strides and pointers allow 16-byte accesses), cuBLAS gets the
 // right transposition flags and leading dimensions for row-major,
 // column-major and padded matrices, convolutions pick the format of their
-// output, and pools take the NHWC kernel only with unit channel strides.
+// output, pools take the NHWC kernel only with unit channel strides, and
+// layer norm walks the rows of any layout with a warp per row (a block per
+// row beyond kLayerNormWarpLimit elements).
 //
 //===----------------------------------------------------------------------===//
 
@@ -250,6 +252,44 @@ TEST(PoolPlanTest, NhwcNeedsUnitChannelStrides) {
   EXPECT_EQ(std::vector<int>(args.order, args.order + 4),
             (std::vector<int>{1, 3, 2, 0}));
   EXPECT_EQ(args.orderSizes[0], 64);
+}
+
+TEST(LayerNormPlanTest, RowsOfAnyLayout) {
+  // [2, 3, 4, 5] row-major: 24 rows of 5, one merged row dim.
+  LayerNormArgs dense;
+  planLayerNorm(dense, 4, kSizes, kNchw, kNchw);
+  EXPECT_EQ(dense.d, 5);
+  EXPECT_EQ(dense.yStep, 1);
+  EXPECT_EQ(dense.xStep, 1);
+  EXPECT_EQ(dense.rows.total, 24);
+  ASSERT_EQ(dense.rows.rank, 1);
+  EXPECT_EQ(dense.rows.strides[0][0], 5);
+  EXPECT_TRUE(dense.warpPerRow);
+
+  // The input channels-last (its last dim has stride 3), the output dense.
+  LayerNormArgs mixed;
+  planLayerNorm(mixed, 4, kSizes, kNchw, kNhwc);
+  EXPECT_EQ(mixed.yStep, 1);
+  EXPECT_EQ(mixed.xStep, 3);
+  EXPECT_EQ(mixed.rows.total, 24);
+
+  // Rank 1: one row, a rank-0 walk.
+  int64_t sizes1[1] = {7}, strides1[1] = {1};
+  LayerNormArgs single;
+  planLayerNorm(single, 1, sizes1, strides1, strides1);
+  EXPECT_EQ(single.rows.total, 1);
+  EXPECT_EQ(single.rows.rank, 0);
+  EXPECT_EQ(single.d, 7);
+
+  // Rows longer than a warp takes get a block each.
+  int64_t sizes2[2] = {3, kLayerNormWarpLimit + 1};
+  int64_t strides2[2] = {kLayerNormWarpLimit + 1, 1};
+  LayerNormArgs wide;
+  planLayerNorm(wide, 2, sizes2, strides2, strides2);
+  EXPECT_FALSE(wide.warpPerRow);
+  sizes2[1] = strides2[0] = kLayerNormWarpLimit;
+  planLayerNorm(wide, 2, sizes2, strides2, strides2);
+  EXPECT_TRUE(wide.warpPerRow);
 }
 
 } // namespace

@@ -241,3 +241,10 @@ LogicalResult LayerNormOp::verify() {
 }
 
 bool LayerNormOp::propagatesChannelsLast() { return true; }
+
+/// The kernel reads a whole row before it writes any of it.
+SmallVector<OpOperand *> LayerNormOp::getInPlaceOperands(unsigned) {
+  return {&getInputMutable()};
+}
+
+bool LayerNormOp::readsOperandsElementwise() { return false; }
