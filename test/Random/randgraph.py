@@ -13,7 +13,10 @@ operand order; div by a parameter), sigmoid, silu, hardswish, hardsigmoid,
 clamp, gelu, max_pool2d (+with_indices), avg_pool2d (ceil_mode,
 count_include_pad),
 adaptive_avg_pool2d, flatten, reshape (4-D to 2-D and back), linear, cat and
-chunk along the batch, clone, contiguous and to -- with random shapes (N=1,
+chunk along the batch, clone, contiguous and to, permute (any permutation:
+a view or a copy), slice (any dim, steps), channel_shuffle (also as the
+reshape - permute - reshape exporters write) and layer_norm (last dim,
+optional weight and bias) -- with random shapes (N=1,
 C=1, H=W=1 and odd sizes come up often), random attributes, and inputs and
 parameters (memfmt.weight) declared in random formats (contiguous or
 #memfmt.strides channels-last). Declared result types follow the layout
@@ -236,6 +239,15 @@ def op_text(op, types):
                 f"{op.results[0][1].text()}")
     if k in ("contiguous", "clone", "to"):
         return f"{res} = memfmt.{k} {op.operands[0]}{a} : {ins[0].text()}"
+    if k == "layer_norm":
+        # Optional weight and bias, each after its keyword.
+        roles = op.extra["roles"]
+        operands = " ".join(f"{r} {v}" if r else v
+                            for r, v in zip(roles, op.operands))
+        sig = " ".join(f"{r} {t.text()}" if r else t.text()
+                       for r, t in zip(roles, ins))
+        return (f"{res} = memfmt.{k} {operands}{a} : {sig} -> "
+                f"{op.results[0][1].text()}")
     outs = ", ".join(t.text() for _, t in op.results)
     if len(op.results) > 1:
         n = op.results[0][0].split("#")[0]
@@ -574,6 +586,75 @@ class Generator:
         self.live.extend(names[1:])
         return names[0]
 
+    def permute(self):
+        """A random permutation: a view where the permuted strides are a
+        memory format (what the layout passes make it), else a contiguous
+        copy."""
+        x = self.pick()
+        t = self.ty(x)
+        if t.rank() < 2:
+            return None
+        perm = list(range(t.rank()))
+        self.r.shuffle(perm)
+        shape = [t.shape[d] for d in perm]
+        strides = t.strides or contiguous_strides(t.shape)
+        view = [strides[d] for d in perm]
+        result = TType(shape)
+        if same_bytes(shape, view, contiguous_strides(shape)):
+            result = TType(shape)
+        elif len(shape) == 4 and same_bytes(shape, view,
+                                            channels_last_strides(shape)):
+            result = TType(shape, channels_last_strides(shape))
+        return self.add_op("permute", [x], [result],
+                           f"dims = {self.arr(perm)}")[0]
+
+    def slice(self):
+        x = self.pick()
+        t = self.ty(x)
+        dim = self.r.randrange(t.rank())
+        size = t.shape[dim]
+        start = self.r.randint(0, size - 1)
+        end = self.r.randint(start + 1, size)
+        step = self.r.choice([1, 1, 2, 3])
+        shape = list(t.shape)
+        shape[dim] = (end - start + step - 1) // step
+        return self.add_op(
+            "slice", [x], [joined(shape, [t])],
+            f"dim = {dim} : i64, end = {end} : i64, start = {start} : i64, "
+            f"step = {step} : i64")[0]
+
+    def channel_shuffle(self):
+        """aten::channel_shuffle, or the reshape - permute - reshape an
+        exporter writes for it (canonicalized to it)."""
+        x = self.pick(4)
+        t = self.ty(x)
+        n, c, h, w = t.shape
+        groups = self.r.choice([g for g in range(1, c + 1) if c % g == 0])
+        if self.r.random() < 0.5:
+            return self.add_op("channel_shuffle", [x], [joined(t.shape, [t])],
+                               f"groups = {groups} : i64")[0]
+        (split,) = self.add_op("reshape", [x],
+                               [TType([n, groups, c // groups, h, w])])
+        (swapped,) = self.add_op("permute", [split],
+                                 [TType([n, c // groups, groups, h, w])],
+                                 f"dims = {self.arr([0, 2, 1, 3, 4])}")
+        return self.add_op("reshape", [swapped], [TType(t.shape)])[0]
+
+    def layer_norm(self):
+        x = self.pick()
+        t = self.ty(x)
+        d = t.shape[-1]
+        layer = self.layer("ln")
+        operands, roles = [x], [""]
+        for role in ("weight", "bias"):
+            if self.r.random() < 0.7:
+                operands.append(self.param(layer, role, [d], False))
+                roles.append(role)
+        eps = self.r.choice(["1.0e-05", "1.0e-03", "1.000000e-01"])
+        return self.add_op("layer_norm", operands, [joined(t.shape, [t])],
+                           f"eps = {eps} : f64, normalized_shape = "
+                           f"{self.arr([d])}", extra={"roles": roles})[0]
+
     def conversion(self):
         x = self.pick()
         t = self.ty(x)
@@ -627,7 +708,9 @@ class Generator:
                    (self.flatten, 1), (self.reshape, 1), (self.linear, 1),
                    (self.cat, 1), (self.chunk, 1), (self.conversion, 2),
                    (self.eltwise, 2), (lambda: self.add("mul"), 2),
-                   (lambda: self.add("sub"), 1), (lambda: self.add("div"), 1)]
+                   (lambda: self.add("sub"), 1), (lambda: self.add("div"), 1),
+                   (self.permute, 2), (self.slice, 1),
+                   (self.channel_shuffle, 1), (self.layer_norm, 1)]
         self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
         if not produced:
