@@ -13,13 +13,17 @@
 //    contiguous on the other): per image, a transpose of a C x HW matrix
 //    into HW x C (or back) in cache-sized square tiles, split across
 //    (image, tile row) pairs;
-// anything else runs the reference.
+// * any other view of the same shape (a slice, a channel shuffle, a
+//   permute, a piece of a cat or chunk): the strided loop ordered by the
+//   side with the longer unit-stride run, with block copies for runs that
+//   are unit-stride on both sides.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "StridedLoop.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace memfmt::runtime;
@@ -106,5 +110,41 @@ const char *cpu::copyFast(const TensorView &input, const TensorView &output) {
       return "nhwc_to_nchw";
     }
   }
-  return nullptr;
+  if (input.rank != output.rank ||
+      !std::equal(input.sizes, input.sizes + input.rank, output.sizes))
+    return nullptr;
+  // Any other view (a slice, a channel shuffle, a permute, a piece of a
+  // cat): the strided loop with its innermost run along the longer
+  // unit-stride dimension of either side, and a block copy for runs that are
+  // unit-stride on both. A channel shuffle of g groups then reads runs of
+  // C/g channels instead of writing runs of g.
+  auto unitRun = [](const TensorView &v) {
+    int64_t run = 1;
+    for (int64_t d = 0; d < v.rank; ++d)
+      if (v.sizes[d] > 1 && v.strides[d] == 1)
+        run = v.sizes[d];
+    return run;
+  };
+  const bool byInput = unitRun(input) > unitRun(output);
+  const TensorView &first = byInput ? input : output;
+  const TensorView &second = byInput ? output : input;
+  const int in = byInput ? 0 : 1, out = byInput ? 1 : 0;
+  forEachStrided<2>(
+      output.rank, output.sizes, {first.strides, second.strides},
+      kMinPerThread,
+      [&](const OperandOffsets<2> &at, int64_t count,
+          const OperandOffsets<2> &step) {
+        const float *src = x + at[in];
+        float *dst = y + at[out];
+        const int64_t ss = step[in], ds = step[out];
+        if (ss == 1 && ds == 1)
+          std::memcpy(dst, src, count * sizeof(float));
+        else if (ds == 1)
+          for (int64_t i = 0; i < count; ++i)
+            dst[i] = src[i * ss];
+        else
+          for (int64_t i = 0; i < count; ++i)
+            dst[i * ds] = src[i * ss];
+      });
+  return byInput ? "strided_by_input" : "strided";
 }

@@ -154,11 +154,25 @@ namespace {
 
 /// out = fn(lhs, rhs[n, c]) where out and lhs are 4-D with one dense NCHW
 /// or channels-last layout and rhs is a per-channel [N or 1, C, 1, 1] (a
-/// squeeze-excite scale); else returns null.
+/// squeeze-excite scale) or [C, 1, 1] (a layer scale); else returns null.
 template <typename Fn>
-const char *perChannelFast(const TensorView &lhs, const TensorView &rhs,
+const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
                            const TensorView &out, Fn fn) {
-  if (out.rank != 4 || rhs.rank != 4 || !out.isDense() ||
+  // A lower-rank rhs ([C, 1, 1], as ConvNeXt's layer scale) is aligned to
+  // the right (NumPy).
+  if (out.rank != 4 || rhsView.rank > 4 || rhsView.rank < 3)
+    return nullptr;
+  TensorView rhs = rhsView;
+  if (rhs.rank == 3) {
+    rhs.rank = 4;
+    for (int d = 3; d > 0; --d) {
+      rhs.sizes[d] = rhs.sizes[d - 1];
+      rhs.strides[d] = rhs.strides[d - 1];
+    }
+    rhs.sizes[0] = 1;
+    rhs.strides[0] = 0;
+  }
+  if (!out.isDense() ||
       !lhs.sameLayoutAs(out) || rhs.sizes[1] != out.sizes[1] ||
       rhs.sizes[2] != 1 || rhs.sizes[3] != 1 ||
       (rhs.sizes[0] != 1 && rhs.sizes[0] != out.sizes[0]))
@@ -203,12 +217,16 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhs,
 }
 
 /// binary's fast paths for one function: same dense layouts, then a
-/// per-channel right-hand side.
+/// per-channel operand on either side.
 template <typename Fn>
 const char *binaryFastWith(const args::binary &a, Fn fn) {
   if (const char *impl = broadcastFast(a.lhs, a.rhs, a.output, fn))
     return impl;
-  return perChannelFast(a.lhs, a.rhs, a.output, fn);
+  if (const char *impl = perChannelFast(a.lhs, a.rhs, a.output, fn))
+    return impl;
+  // The per-channel operand on the left (ConvNeXt's layer_scale * x).
+  return perChannelFast(a.rhs, a.lhs, a.output,
+                        [fn](float x, float scale) { return fn(scale, x); });
 }
 
 /// eltwise's dense loop for one function (inlined, so that it vectorises).

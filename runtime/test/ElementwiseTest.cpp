@@ -385,6 +385,32 @@ TEST(BinaryTest, PerChannelFastPath) {
     }
 }
 
+TEST(BinaryTest, PerChannelOperandOfLowerRankOnEitherSide) {
+  // ConvNeXt's layer scale [C, 1, 1] times (here: minus) an activation, the
+  // scale on the left: the same loops, the operands swapped back.
+  for (Layout layout : {C, CL}) {
+    TestContext ctx(MEMFMT_KERNELS_FAST);
+    Tensor s({8, 1, 1}, C), x({2, 8, 5, 3}, layout), y({2, 8, 5, 3}, layout);
+    x.fillRandom(39);
+    s.fillRandom(40);
+    std::string what = s.describe() + " - " + x.describe();
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_binary_f32(
+                              ctx, 3, s.memref(), x.memref(), y.memref(),
+                              MEMFMT_BINARY_SUB))
+        << what;
+    Expected want;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 8; ++c)
+        for (int64_t h = 0; h < 5; ++h)
+          for (int64_t w = 0; w < 3; ++w) {
+            want.value.push_back(double(s.at({c, 0, 0})) - x.at({n, c, h, w}));
+            want.magnitude.push_back(0);
+          }
+    expectClose(y, want, 0, what);
+    EXPECT_EQ(ctx.implOf(3), "per_channel") << what;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // batch_norm
 //===----------------------------------------------------------------------===//
@@ -521,6 +547,31 @@ TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
       EXPECT_EQ(ctx.implOf(0), "dense");
     }
   }
+}
+
+/// Views the compiler copies between - a channel shuffle's [N, C/g, g, H, W]
+/// views, a slice of channels - run the strided loop, ordered by the side
+/// with the longer unit-stride run.
+TEST(CopyTest, ViewsUseTheStridedLoop) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  // channel_shuffle of [2, 6, 5, 3] channels-last with 2 groups.
+  Tensor in({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 1, 3, 18, 6}, 0, 180);
+  Tensor out({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 2, 1, 18, 6}, 0, 180);
+  in.fillRandom(44);
+  EXPECT_KERNEL_OK(
+      ctx, _mlir_ciface_memfmt_copy_f32(ctx, 0, in.memref(), out.memref()));
+  for (int64_t i = 0; i < in.numElements(); ++i)
+    ASSERT_EQ(out.flat(i), in.flat(i)) << i;
+  EXPECT_EQ(ctx.implOf(0), "strided_by_input");
+  // Channels 3..5 of a channels-last [2, 6, 5, 3].
+  Tensor whole({2, 3, 5, 3}, std::vector<int64_t>{90, 1, 18, 6}, 3, 180);
+  Tensor piece({2, 3, 5, 3}, CL);
+  whole.fillRandom(45);
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_copy_f32(ctx, 1, whole.memref(),
+                                                     piece.memref()));
+  for (int64_t i = 0; i < piece.numElements(); ++i)
+    ASSERT_EQ(piece.flat(i), whole.flat(i)) << i;
+  EXPECT_EQ(ctx.implOf(1), "strided");
 }
 
 /// Inputs may broadcast through zero strides (expand).

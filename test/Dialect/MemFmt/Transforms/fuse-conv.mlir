@@ -70,3 +70,29 @@ func.func @no_fusion(%x: tensor<1x4x5x5xf32>, %stats: tensor<4xf32>, %c: tensor<
   %7 = memfmt.add %6, %c : tensor<1x4x5x5xf32>, tensor<1x4x1x1xf32> -> tensor<1x4x5x5xf32>
   return %1, %3, %5, %7, %0 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
 }
+
+// -----
+
+// A 1-D bias added to a bias-free linear (ConvNeXt's MatMul then Add, on
+// N-D input through a reshape) becomes the linear's bias, in either operand
+// order; a bias of another size, or a linear used twice, stays an add.
+// CHECK-LABEL: func.func @linear_bias(
+// CHECK: %[[B:.+]] = memfmt.weight "fc.bias" : tensor<6xf32>
+// CHECK: %[[L:.+]] = memfmt.linear %{{.+}}, %{{.+}}, %[[B]] : (tensor<15x4xf32>, tensor<6x4xf32>, tensor<6xf32>) -> tensor<15x6xf32>
+// CHECK-NEXT: %[[R:.+]] = memfmt.reshape %[[L]] : tensor<15x6xf32> -> tensor<1x5x3x6xf32>
+// CHECK: %[[L2:.+]] = memfmt.linear %{{.+}}, %{{.+}}, %[[B]] : (tensor<15x4xf32>, tensor<6x4xf32>, tensor<6xf32>) -> tensor<15x6xf32>
+// CHECK: %[[U:.+]] = memfmt.linear %{{.+}}, %{{.+}} : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+// CHECK: memfmt.add %[[U]], %arg1
+// CHECK: return %[[R]], %[[L2]]
+func.func @linear_bias(%x: tensor<15x4xf32>, %other: tensor<15x6xf32>) -> (tensor<1x5x3x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>) {
+  %w = memfmt.weight "fc.weight" : tensor<6x4xf32>
+  %0 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %1 = memfmt.reshape %0 : tensor<15x6xf32> -> tensor<1x5x3x6xf32>
+  %b = memfmt.weight "fc.bias" : tensor<6xf32>
+  %2 = memfmt.add %b, %1 : tensor<6xf32>, tensor<1x5x3x6xf32> -> tensor<1x5x3x6xf32>
+  %3 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %4 = memfmt.add %3, %b : tensor<15x6xf32>, tensor<6xf32> -> tensor<15x6xf32>
+  %5 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %6 = memfmt.add %5, %other : tensor<15x6xf32>, tensor<15x6xf32> -> tensor<15x6xf32>
+  return %2, %4, %6, %5 : tensor<1x5x3x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>
+}
