@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The reference conv2d: PyTorch's semantics (groups, dilation, asymmetric
-// padding) plus the fused epilogue of Kernels.def, out = relu(conv + bias +
+// padding) plus the fused epilogue of Kernels.def, out = act(conv + bias +
 // residual), on tensors with any strides. It accumulates in double: for each
 // (image, output channel) it sums weight * input-row products into a double
 // plane, walking only the output columns whose input column is inside the
@@ -19,6 +19,7 @@
 #include "CpuKernels.h"
 #include "Scratch.h"
 
+#include "lib/ElementwiseMath.h"
 #include "lib/Parallel.h"
 
 #include <algorithm>
@@ -99,8 +100,12 @@ void cpu::conv2dReference(const args::conv2d &a) {
             v += residual[image * rs[0] + oc * rs[1] + oh * rs[2] + ow * rs[3]];
           if (a.relu && v < 0)
             v = 0;
-          y[image * ys[0] + oc * ys[1] + oh * ys[2] + ow * ys[3]] =
-              static_cast<float>(v);
+          float out = static_cast<float>(v);
+          if (a.activation)
+            out = math::eltwise(a.activation, out,
+                                static_cast<float>(a.activation_alpha),
+                                static_cast<float>(a.activation_beta));
+          y[image * ys[0] + oc * ys[1] + oh * ys[2] + ow * ys[3]] = out;
         }
       }
     }

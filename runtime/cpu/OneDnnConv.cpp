@@ -15,8 +15,9 @@
 // the primitive picked (format_tag::any): once, when they lie in memory the
 // context was told is constant (a model's weights), else on every call (a
 // weight that is a model input). Bias is fused; the residual is copied into the
-// output unless it already is the output and added by a sum post-op; relu is an
-// eltwise post-op after it, so the result is relu(conv + bias + residual) as
+// output unless it already is the output and added by a sum post-op; relu or
+// the activation is an eltwise post-op after it (hardsigmoid as a linear then
+// a clip post-op), so the result is act(conv + bias + residual) as
 // Kernels.def says. NCHW convolutions run in the layout oneDNN prefers for
 // them (NHWC or blocked) through reorders, see below.
 //
@@ -47,7 +48,11 @@
 #include "lib/KernelCall.h"
 #include "memfmt/Layout/Windows.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
+
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace memfmt::runtime;
@@ -116,14 +121,59 @@ PrimitiveKey makeKey(const args::conv2d &a, DType dtype, Tag format,
   for (int64_t value :
        {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
         a.pad_right, a.dilation_h, a.dilation_w, a.groups, a.has_bias,
-        a.has_residual, a.relu, static_cast<int64_t>(dtype),
+        a.has_residual, a.relu, a.activation, static_cast<int64_t>(dtype),
         static_cast<int64_t>(format), static_cast<int64_t>(reorderInput),
         static_cast<int64_t>(constantWeights)})
     key.add(value);
+  for (double value : {a.activation_alpha, a.activation_beta}) {
+    int64_t bits;
+    static_assert(sizeof(bits) == sizeof(value));
+    std::memcpy(&bits, &value, sizeof(bits));
+    key.add(bits);
+  }
   // Weights packed at build time belong to this buffer.
   if (constantWeights)
     key.add(static_cast<int64_t>(reinterpret_cast<intptr_t>(a.weight.data)));
   return key;
+}
+
+/// Appends `a`'s activation (a memfmt_eltwise_op_t) as eltwise post-ops;
+/// false where oneDNN has none for it.
+bool appendActivation(dnnl::post_ops &ops, const args::conv2d &a) {
+  using dnnl::algorithm;
+  const float alpha = static_cast<float>(a.activation_alpha);
+  const float beta = static_cast<float>(a.activation_beta);
+  const float big = std::numeric_limits<float>::max();
+  switch (a.activation) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_SILU:
+    ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_HARDSWISH:
+    ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    ops.append_eltwise(1.0f, algorithm::eltwise_linear, alpha, beta);
+    ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
+    return true;
+  case MEMFMT_ELTWISE_CLAMP:
+    // torch.clamp with min > max is max everywhere; oneDNN's clip is not.
+    if (alpha > beta)
+      return false;
+    ops.append_eltwise(1.0f, algorithm::eltwise_clip, std::max(alpha, -big),
+                       std::min(beta, big));
+    return true;
+  case MEMFMT_ELTWISE_GELU_ERF:
+    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_GELU_TANH:
+    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+    return true;
+  default:
+    return false;
+  }
 }
 
 } // namespace
@@ -230,6 +280,13 @@ struct OneDnnConv::Entry {
       ops.append_sum(1.0f);
     if (a.relu && !residualOutside)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    // The activation as eltwise post-ops (after the residual, which is then
+    // in the primitive too: an activation with the residual outside is
+    // left to the reference).
+    if (a.activation && residualOutside)
+      return;
+    if (a.activation && !appendActivation(ops, a))
+      return;
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
 

@@ -508,6 +508,20 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::binary &a) {
   return MEMFMT_STATUS_OK;
 }
 
+memfmt_status_t CudaBackend::applyActivation(KernelCall &call,
+                                             const args::conv2d &a) {
+  if (!a.activation)
+    return MEMFMT_STATUS_OK;
+  StridedPlan<2> plan = unaryPlan(a.output, a.output);
+  MEMFMT_LAUNCH_TRY(call, "the convolution's activation",
+                    launchEltwise(elemOf(call.dtype()), plan, a.output.data,
+                                  a.output.data, a.activation,
+                                  static_cast<float>(a.activation_alpha),
+                                  static_cast<float>(a.activation_beta),
+                                  stream));
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::eltwise &a) {
   if (memfmt_status_t s = enter(call))
     return s;

@@ -140,6 +140,9 @@ private:
                              ConvChoice &choice, Elem elem);
   /// conv2d in `format`; sets `unsupported` (and `why`) instead of failing
   /// when cuDNN has no algorithm for it.
+  /// conv2d's `activation` (a memfmt_eltwise_op_t, or 0) on its output,
+  /// in place, after the convolution and its epilogue.
+  memfmt_status_t applyActivation(KernelCall &call, const args::conv2d &a);
   memfmt_status_t runConv(KernelCall &call, const args::conv2d &a,
                           ConvFormat format, bool &unsupported,
                           std::string &why);

@@ -23,7 +23,8 @@
 //     cores with f32 accumulation.
 //  3. The epilogue: with a bias and a packed output, cuDNN's fused
 //     convolution (cudnnConvolutionBiasActivationForward) adds the bias,
-//     the residual and relu as it writes the output. Where cuDNN refuses
+//     the residual and relu as it writes the output (any other activation
+//     runs after, in place: the eltwise kernel). Where cuDNN refuses
 //     that for a shape (remembered per shape) or MEMFMT_CUDA_FUSED_CONV=0,
 //     a residual that is the output itself is accumulated by cuDNN (beta =
 //     1), and bias, any other residual, relu and the copy out of a scratch
@@ -194,12 +195,12 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::conv2d &a) {
   if (memfmt_status_t s = runConv(call, a, preferred, unsupported, why))
     return s;
   if (!unsupported)
-    return MEMFMT_STATUS_OK;
+    return applyActivation(call, a);
   std::string first = why;
   if (memfmt_status_t s = runConv(call, a, other, unsupported, why))
     return s;
   if (!unsupported)
-    return MEMFMT_STATUS_OK;
+    return applyActivation(call, a);
   return call.fail(
       MEMFMT_STATUS_UNSUPPORTED,
       std::string(preferred == ConvFormat::Nhwc ? "NHWC" : "NCHW") + ": " +

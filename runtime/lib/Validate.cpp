@@ -52,6 +52,16 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
   MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
   MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
+  if (a.activation != 0 && !math::isEltwiseOp(a.activation))
+    return invalid(call, "activation " + std::to_string(a.activation) +
+                             " is neither 0 nor a memfmt_eltwise_op_t (1 to "
+                             "7)");
+  if (a.activation != 0 && a.relu)
+    return invalid(call, "relu and an activation cannot both be applied");
+  if (a.activation != 0 &&
+      (std::isnan(a.activation_alpha) || std::isnan(a.activation_beta)))
+    return invalid(call, "activation_alpha and activation_beta must not be "
+                         "NaN");
   MEMFMT_CHECK(checkConvShapes(call, a, a.output, "output"));
   const int64_t *w = a.weight.sizes;
   if (a.has_bias) {

@@ -226,7 +226,7 @@ TEST(ContextTest, InvalidateCachesRepacksWeights) {
     EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                               ctx, 1, in.memref(), w.memref(), out.memref(),
                               out.memref(), out.memref(), 1, 1, 0, 0, 0, 0, 1,
-                              1, 1, 0, 0, 0));
+                              1, 1, 0, 0, 0, 0, 0.0, 0.0));
     expectClose(out, naiveConv(in, w, nullptr, nullptr, a), floatSumFactor(36),
                 "round " + std::to_string(round));
   }
@@ -250,7 +250,7 @@ TEST(ContextTest, ThreadCountDoesNotChangeResults) {
                      _mlir_ciface_memfmt_conv2d_f32(
                          ctx, 0, in.memref(), w.memref(), outs.back().memref(),
                          outs.back().memref(), outs.back().memref(), 1, 1, 0, 0,
-                         0, 0, 1, 1, 1, 0, 0, 1));
+                         0, 0, 1, 1, 1, 0, 0, 1, 0, 0.0, 0.0));
   }
   EXPECT_EQ(outs[0].buffer, outs[1].buffer);
   EXPECT_EQ(outs[0].buffer, outs[2].buffer);

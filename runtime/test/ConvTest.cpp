@@ -202,7 +202,7 @@ TEST_P(ConvTest, MatchesNaiveInEveryLayout) {
                          a.residual ? res.memref() : out.memref(), out.memref(),
                          a.strideH, a.strideW, a.padTop, a.padLeft, a.padBottom,
                          a.padRight, a.dilationH, a.dilationW, a.groups, a.bias,
-                         a.residual, a.relu))
+                         a.residual, a.relu, 0, 0.0, 0.0))
         << what;
     bool reference = kernels == MEMFMT_KERNELS_REFERENCE;
     int64_t terms = (cs.c / a.groups) * cs.kh * cs.kw;
@@ -247,7 +247,7 @@ TEST_P(ConvTest, ResidualInPlace) {
                               a.bias ? b.memref() : out.memref(), out.memref(),
                               out.memref(), a.strideH, a.strideW, a.padTop,
                               a.padLeft, a.padBottom, a.padRight, a.dilationH,
-                              a.dilationW, a.groups, a.bias, 1, a.relu));
+                              a.dilationW, a.groups, a.bias, 1, a.relu, 0, 0.0, 0.0));
     int64_t terms = (cs.c / a.groups) * cs.kh * cs.kw;
     expectClose(out, want,
                 kernels == MEMFMT_KERNELS_REFERENCE ? kReferenceFactor
@@ -282,7 +282,7 @@ TEST(ConvCacheTest, NodeReusedWithOtherShapesAndWeights) {
     EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                               ctx, 7, in.memref(), w.memref(), b.memref(),
                               out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1,
-                              1, 1, 1, 0, 1));
+                              1, 1, 1, 0, 1, 0, 0.0, 0.0));
     expectClose(out, naiveConv(in, w, &b, nullptr, a), floatSumFactor(27),
                 "round " + std::to_string(round));
   }
@@ -304,7 +304,7 @@ TEST(ConvCacheTest, ConstantWeightsPackedOnceOthersEveryCall) {
     EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                               ctx, 3, in.memref(), w.memref(), b.memref(),
                               out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1,
-                              1, 1, 1, 0, 0));
+                              1, 1, 1, 0, 0, 0, 0.0, 0.0));
   };
   auto packs = [&] {
     memfmt_context_counters_t counters;
@@ -366,7 +366,7 @@ TEST(ConvPreferredLayoutTest, NchwRunsInOneDnnsLayout) {
     EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                               ctx, residual, in.memref(), w.memref(),
                               b.memref(), out.memref(), out.memref(), 1, 1, 0,
-                              0, 0, 0, 1, 1, 1, 1, residual, 1));
+                              0, 0, 0, 1, 1, 1, 1, residual, 1, 0, 0.0, 0.0));
     std::string what = std::string("NCHW 1x1") +
                        (residual ? " with an in-place residual" : "");
     expectClose(out, want, floatSumFactor(24), what);
@@ -478,7 +478,7 @@ TEST(ConvWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
                       ctx, node, in.memref(), w.memref(),
                       cs.bias ? b.memref() : out.memref(), residualRef,
                       out.memref(), 1, 1, cs.padTop, cs.padLeft, cs.padBottom,
-                      cs.padRight, 1, 1, 1, cs.bias, hasResidual, cs.relu),
+                      cs.padRight, 1, 1, 1, cs.bias, hasResidual, cs.relu, 0, 0.0, 0.0),
                   MEMFMT_STATUS_OK)
             << what << ": " << ctx.lastError();
         std::string impl = ctx.implOf(node);
@@ -533,7 +533,7 @@ TEST(ConvWinogradTest, RepackedWeightsOnlyOnLargeOutputs) {
       ASSERT_EQ(_mlir_ciface_memfmt_conv2d_f32(
                     ctx, node, in.memref(), w.memref(), out.memref(),
                     out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
-                    0, 0),
+                    0, 0, 0, 0.0, 0.0),
                 MEMFMT_STATUS_OK)
           << ctx.lastError();
       std::string what = "batch " + std::to_string(n) + " call " +

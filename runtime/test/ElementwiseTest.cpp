@@ -245,6 +245,60 @@ TEST(EltwiseTest, MatchesNaiveInEveryLayoutAndRank) {
   }
 }
 
+/// conv2d's activation epilogue (fused_conv2d's `activation`): every
+/// function after a depthwise convolution with bias and after a 1x1 one
+/// with a residual, in both formats, fast (oneDNN post-ops, or the
+/// reference where oneDNN has none) and reference kernels.
+TEST(EltwiseTest, FusedIntoConvolution) {
+  for (memfmt_kernels_t kernels : kBothKernels) {
+    TestContext ctx(kernels);
+    int64_t node = 0;
+    for (const EltwiseCase &c : kEltwiseCases)
+      for (Layout layout : {C, CL})
+        for (bool depthwise : {true, false}) {
+          ConvAttrs a;
+          a.groups = depthwise ? 6 : 1;
+          a.padTop = a.padLeft = a.padBottom = a.padRight = depthwise ? 1 : 0;
+          a.bias = depthwise;
+          a.residual = !depthwise;
+          int64_t o = depthwise ? 6 : 8, k = depthwise ? 3 : 1;
+          Tensor in({2, 6, 5, 7}, layout), w({o, 6 / a.groups, k, k}, layout);
+          Tensor b({o}), r({2, o, 5, 7}, layout), out({2, o, 5, 7}, layout);
+          in.fillRandom(51);
+          w.fillRandom(52);
+          b.fillRandom(53);
+          r.fillRandom(54);
+          for (int64_t i = 0; i < w.numElements(); ++i)
+            w.flat(i) *= 3.0f; // reach the clamps' corners
+          Expected want = naiveConv(in, w, a.bias ? &b : nullptr,
+                                    a.residual ? &r : nullptr, a);
+          for (double &v : want.value)
+            v = naiveEltwise(c, v);
+          std::string what = std::string(toString(kernels)) + " conv + " +
+                             c.name + " " + out.describe() +
+                             (depthwise ? " depthwise" : " 1x1 + residual");
+          EXPECT_KERNEL_OK(
+              ctx, _mlir_ciface_memfmt_conv2d_f32(
+                       ctx, node, in.memref(), w.memref(),
+                       a.bias ? b.memref() : out.memref(),
+                       a.residual ? r.memref() : out.memref(), out.memref(),
+                       1, 1, a.padTop, a.padLeft, a.padBottom, a.padRight, 1,
+                       1, a.groups, a.bias, a.residual, 0, c.op, c.alpha,
+                       c.beta))
+              << what;
+          // The f32 activation adds a few ulps of its input, which the
+          // convolution's magnitude bounds.
+          expectClose(out, want,
+                      std::max(kernels == MEMFMT_KERNELS_REFERENCE
+                                   ? kReferenceFactor
+                                   : floatSumFactor(6 * k * k),
+                               2e-6),
+                      what);
+          ++node;
+        }
+  }
+}
+
 TEST(EltwiseTest, SpecialValuesAndInPlace) {
   const float inf = std::numeric_limits<float>::infinity();
   const float values[] = {std::numeric_limits<float>::quiet_NaN(),

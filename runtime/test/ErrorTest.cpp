@@ -16,6 +16,10 @@
 
 #include "RuntimeTest.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
+
+#include <cmath>
+
 #include <cstring>
 
 using namespace memfmt::test;
@@ -51,7 +55,7 @@ struct Conv {
               int64_t groups = 1, int64_t relu = 0, int64_t pad = 1) {
     return _mlir_ciface_memfmt_conv2d_f32(
         ctx, 42, input, w.memref(), b.memref(), output, output, stride, stride,
-        pad, pad, pad, pad, 1, 1, groups, 1, 0, relu);
+        pad, pad, pad, pad, 1, 1, groups, 1, 0, relu, 0, 0.0, 0.0);
   }
 };
 
@@ -132,13 +136,29 @@ TEST_P(ErrorTest, ConvShapesAndAttributes) {
               conv.run(ctx, conv.in.memref(), conv.out.memref(), 1, 1, 0, -1),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"pad_top is -1"});
 
+  // The activation: 0 or a memfmt_eltwise_op_t, not with relu, no NaN.
+  auto withActivation = [&](int64_t relu, int64_t activation, double alpha) {
+    return _mlir_ciface_memfmt_conv2d_f32(
+        ctx, 42, conv.in.memref(), conv.w.memref(), conv.b.memref(),
+        conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+        relu, activation, alpha, 6.0);
+  };
+  expectError(ctx, withActivation(0, 9, 0.0), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"activation 9 is neither 0 nor a memfmt_eltwise_op_t"});
+  expectError(ctx, withActivation(1, MEMFMT_ELTWISE_CLAMP, 0.0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"relu and an activation cannot both be applied"});
+  expectError(ctx, withActivation(0, MEMFMT_ELTWISE_CLAMP, std::nan("")),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"activation_alpha and activation_beta must not be NaN"});
+
   // Weight channels must be input channels / groups.
   Tensor w2({8, 2, 3, 3});
   expectError(ctx,
               _mlir_ciface_memfmt_conv2d_f32(
                   ctx, 42, conv.in.memref(), w2.memref(), conv.b.memref(),
                   conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
-                  1, 1, 0, 0),
+                  1, 1, 0, 0, 0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT,
               {"weight has shape [8, 2, 3, 3]"});
 
@@ -148,7 +168,7 @@ TEST_P(ErrorTest, ConvShapesAndAttributes) {
               _mlir_ciface_memfmt_conv2d_f32(
                   ctx, 42, conv.in.memref(), big.memref(), conv.b.memref(),
                   conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
-                  1, 1, 0, 0),
+                  1, 1, 0, 0, 0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"larger than the padded input"});
 
   // Wrong bias and residual shapes.
@@ -157,14 +177,14 @@ TEST_P(ErrorTest, ConvShapesAndAttributes) {
               _mlir_ciface_memfmt_conv2d_f32(
                   ctx, 42, conv.in.memref(), conv.w.memref(), bias7.memref(),
                   conv.out.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
-                  1, 1, 0, 0),
+                  1, 1, 0, 0, 0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"bias has shape [7]"});
   Tensor residual({1, 8, 6, 5});
   expectError(ctx,
               _mlir_ciface_memfmt_conv2d_f32(
                   ctx, 42, conv.in.memref(), conv.w.memref(), conv.b.memref(),
                   residual.memref(), conv.out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
-                  1, 1, 1, 0),
+                  1, 1, 1, 0, 0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"residual has shape"});
 }
 
@@ -182,7 +202,7 @@ TEST_P(ErrorTest, OutputsMustNotOverlapOrAlias) {
       ctx,
       _mlir_ciface_memfmt_conv2d_f32(
           ctx, 42, square.memref(), w.memref(), square.memref(),
-          square.memref(), square.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0),
+          square.memref(), square.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0.0, 0.0),
       MEMFMT_STATUS_INVALID_ARGUMENT, {"output is the same buffer as input"});
 
   // relu in place, but through a different layout of the same buffer.

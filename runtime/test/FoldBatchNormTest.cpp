@@ -90,7 +90,7 @@ TEST(FoldBatchNormTest, FoldedConvEqualsConvThenBatchNorm) {
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                             ctx, 1, x.memref(), w.memref(), y.memref(),
                             y.memref(), y.memref(), 1, 1, 0, 0, 0, 0, 1, 1, 1,
-                            0, 0, 0));
+                            0, 0, 0, 0, 0.0, 0.0));
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_batch_norm_f32(
                             ctx, 2, y.memref(), bn.gamma.memref(),
                             bn.beta.memref(), bn.mean.memref(),
@@ -98,7 +98,7 @@ TEST(FoldBatchNormTest, FoldedConvEqualsConvThenBatchNorm) {
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_conv2d_f32(
                             ctx, 3, x.memref(), wf.memref(), bf.memref(),
                             yf.memref(), yf.memref(), 1, 1, 0, 0, 0, 0, 1, 1,
-                            1, 1, 0, 0));
+                            1, 1, 0, 0, 0, 0.0, 0.0));
   for (int64_t i = 0; i < z.numElements(); ++i)
     EXPECT_NEAR(yf.flat(i), z.flat(i), 1e-5 * (1 + std::fabs(z.flat(i))));
 }

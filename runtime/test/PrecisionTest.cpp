@@ -189,7 +189,7 @@ TEST_P(WidenedTest, ConvAndLinearMatchNaive) {
       f16 ? _mlir_ciface_memfmt_conv2d_f16 : _mlir_ciface_memfmt_conv2d_bf16;
   EXPECT_KERNEL_OK(ctx, conv(ctx, 0, x.memref(), w.memref(), b.memref(),
                              out.memref(), out.memref(), 1, 1, 1, 1, 1, 1, 1, 1,
-                             1, 1, 0, 1));
+                             1, 1, 0, 1, 0, 0.0, 0.0));
   Tensor br = widened(kind, b);
   expectRounded(
       kind, out,

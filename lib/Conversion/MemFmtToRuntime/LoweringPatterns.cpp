@@ -32,6 +32,8 @@
 
 #include "memfmt/runtime/elementwise_ops.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 #include <limits>
 #include <type_traits>
 
@@ -43,6 +45,56 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
+
+/// The eltwise kernel's function (memfmt_eltwise_op_t) and parameters for
+/// each unary elementwise op.
+struct EltwiseFunction {
+  int64_t op;
+  double alpha = 0.0, beta = 0.0;
+};
+EltwiseFunction eltwiseFunctionOf(SigmoidOp) {
+  return {MEMFMT_ELTWISE_SIGMOID};
+}
+EltwiseFunction eltwiseFunctionOf(SiluOp) { return {MEMFMT_ELTWISE_SILU}; }
+EltwiseFunction eltwiseFunctionOf(HardswishOp) {
+  return {MEMFMT_ELTWISE_HARDSWISH};
+}
+EltwiseFunction eltwiseFunctionOf(HardsigmoidOp op) {
+  return {MEMFMT_ELTWISE_HARDSIGMOID, op.getAlpha().convertToDouble(),
+          op.getBeta().convertToDouble()};
+}
+EltwiseFunction eltwiseFunctionOf(ClampOp op) {
+  double inf = std::numeric_limits<double>::infinity();
+  return {MEMFMT_ELTWISE_CLAMP,
+          op.getMin() ? op.getMin()->convertToDouble() : -inf,
+          op.getMax() ? op.getMax()->convertToDouble() : inf};
+}
+EltwiseFunction eltwiseFunctionOf(GeluOp op) {
+  return {op.getApproximate() == "tanh" ? MEMFMT_ELTWISE_GELU_TANH
+                                        : MEMFMT_ELTWISE_GELU_ERF};
+}
+
+/// The activation of a fused_conv2d (its `activation` names the op).
+EltwiseFunction activationOf(FusedConv2dOp conv) {
+  StringRef name = *conv.getActivation();
+  double inf = std::numeric_limits<double>::infinity();
+  auto value = [](std::optional<APFloat> v, double otherwise) {
+    return v ? v->convertToDouble() : otherwise;
+  };
+  return llvm::StringSwitch<EltwiseFunction>(name)
+      .Case("sigmoid", {MEMFMT_ELTWISE_SIGMOID})
+      .Case("silu", {MEMFMT_ELTWISE_SILU})
+      .Case("hardswish", {MEMFMT_ELTWISE_HARDSWISH})
+      .Case("hardsigmoid", {MEMFMT_ELTWISE_HARDSIGMOID,
+                            value(conv.getActivationAlpha(), 1.0 / 6.0),
+                            value(conv.getActivationBeta(), 0.5)})
+      .Case("clamp", {MEMFMT_ELTWISE_CLAMP,
+                      value(conv.getActivationAlpha(), -inf),
+                      value(conv.getActivationBeta(), inf)})
+      .Case("gelu", {MEMFMT_ELTWISE_GELU_ERF})
+      .Case("gelu_tanh", {MEMFMT_ELTWISE_GELU_TANH})
+      .Default({0});
+}
 
 /// conv2d and fused_conv2d: the conv2d kernel, an absent bias or residual
 /// passed as the output with its flag 0.
@@ -56,11 +108,14 @@ template <typename OpTy> struct ConvLowering : RuntimePattern<OpTy> {
     Value bias = conv.getBias() ? b.view(conv.getBias()) : out;
     Value residual = out;
     bool hasResidual = false, relu = false;
+    EltwiseFunction activation{0};
     if constexpr (std::is_same_v<OpTy, FusedConv2dOp>) {
       hasResidual = static_cast<bool>(conv.getResidual());
       if (hasResidual)
         residual = b.view(conv.getResidual());
       relu = conv.getRelu();
+      if (conv.getActivation())
+        activation = activationOf(conv);
     }
     return b.call(conv, elementTypeOf(conv.getInput()),
                   kernels::conv2d{
@@ -81,6 +136,9 @@ template <typename OpTy> struct ConvLowering : RuntimePattern<OpTy> {
                       .has_bias = conv.getBias() ? 1 : 0,
                       .has_residual = hasResidual ? 1 : 0,
                       .relu = relu ? 1 : 0,
+                      .activation = activation.op,
+                      .activation_alpha = activation.alpha,
+                      .activation_beta = activation.beta,
                   });
   }
 };
@@ -159,34 +217,6 @@ struct AddLowering : RuntimePattern<AddOp> {
                       });
   }
 };
-
-/// The eltwise kernel's function (memfmt_eltwise_op_t) and parameters for
-/// each unary elementwise op.
-struct EltwiseFunction {
-  int64_t op;
-  double alpha = 0.0, beta = 0.0;
-};
-EltwiseFunction eltwiseFunctionOf(SigmoidOp) {
-  return {MEMFMT_ELTWISE_SIGMOID};
-}
-EltwiseFunction eltwiseFunctionOf(SiluOp) { return {MEMFMT_ELTWISE_SILU}; }
-EltwiseFunction eltwiseFunctionOf(HardswishOp) {
-  return {MEMFMT_ELTWISE_HARDSWISH};
-}
-EltwiseFunction eltwiseFunctionOf(HardsigmoidOp op) {
-  return {MEMFMT_ELTWISE_HARDSIGMOID, op.getAlpha().convertToDouble(),
-          op.getBeta().convertToDouble()};
-}
-EltwiseFunction eltwiseFunctionOf(ClampOp op) {
-  double inf = std::numeric_limits<double>::infinity();
-  return {MEMFMT_ELTWISE_CLAMP,
-          op.getMin() ? op.getMin()->convertToDouble() : -inf,
-          op.getMax() ? op.getMax()->convertToDouble() : inf};
-}
-EltwiseFunction eltwiseFunctionOf(GeluOp op) {
-  return {op.getApproximate() == "tanh" ? MEMFMT_ELTWISE_GELU_TANH
-                                        : MEMFMT_ELTWISE_GELU_ERF};
-}
 
 template <typename OpTy> struct EltwiseLowering : RuntimePattern<OpTy> {
   using RuntimePattern<OpTy>::RuntimePattern;

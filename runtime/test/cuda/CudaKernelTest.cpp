@@ -408,12 +408,16 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
           std::string(cs.name) + " " + x.describe() + " weight " + w.describe();
       const memfmt_memref_t *dy = y.device(env().gpu);
       const memfmt_memref_t *db = b.device(env().gpu);
+      // Cases without relu fuse ReLU6 (clamp to [0, 6]) instead, the
+      // activation epilogue the mobile CNNs use.
+      int64_t activation = cs.relu ? 0 : MEMFMT_ELTWISE_CLAMP;
       ASSERT_EQ(MEMFMT_ENTRY(conv2d, k)(
                     env().gpu, 6, x.device(env().gpu), w.device(env().gpu),
                     cs.bias ? db : dy, cs.residual ? r.device(env().gpu) : dy,
                     dy, cs.stride, cs.stride, cs.padTop, cs.padLeft,
                     cs.padBottom, cs.padRight, cs.dilation, cs.dilation,
-                    cs.groups, cs.bias, cs.residual, cs.relu),
+                    cs.groups, cs.bias, cs.residual, cs.relu, activation, 0.0,
+                    6.0),
                 MEMFMT_STATUS_OK)
           << what << ": " << memfmt_context_last_error(env().gpu);
       const memfmt_memref_t *hy = y.host();
@@ -422,7 +426,7 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
                     cs.residual ? r.host() : hy, hy, cs.stride, cs.stride,
                     cs.padTop, cs.padLeft, cs.padBottom, cs.padRight,
                     cs.dilation, cs.dilation, cs.groups, cs.bias, cs.residual,
-                    cs.relu),
+                    cs.relu, activation, 0.0, 6.0),
                 MEMFMT_STATUS_OK);
       expectMatch(y, y.download(), Match::Reduction, what);
       std::string impl = env().implOf(6);
@@ -481,14 +485,15 @@ TEST(CudaConvTest, ResidualInPlace) {
         ASSERT_EQ(MEMFMT_ENTRY(conv2d, k)(
                       env().gpu, 7, x.device(env().gpu), w.device(env().gpu),
                       bias ? b.device(env().gpu) : dy, dy, dy, 1, 1, 1, 1, 1, 1,
-                      1, 1, 1, bias, 1, 1),
+                      1, 1, 1, bias, 1, 1, 0, 0.0, 0.0),
                   MEMFMT_STATUS_OK)
             << what << ": " << memfmt_context_last_error(env().gpu);
         std::string impl = env().implOf(7);
         const memfmt_memref_t *hy = y.host();
         ASSERT_EQ(MEMFMT_ENTRY(conv2d, k)(env().cpu, 7, x.host(), w.host(),
                                           bias ? b.host() : hy, hy, hy, 1, 1, 1,
-                                          1, 1, 1, 1, 1, 1, bias, 1, 1),
+                                          1, 1, 1, 1, 1, 1, bias, 1, 1, 0,
+                                          0.0, 0.0),
                   MEMFMT_STATUS_OK);
         expectMatch(y, y.download(), Match::Reduction,
                     what + " (" + impl + ")");

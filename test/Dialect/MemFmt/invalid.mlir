@@ -798,3 +798,35 @@ func.func @fold_bn_eps(%w: tensor<4x2x3x3xf32>, %p: tensor<4xf32>) -> tensor<4x2
   %0, %1 = memfmt.fold_batch_norm %w, %p, %p, %p, %p {eps = -1.0 : f64} : tensor<4x2x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x2x3x3xf32>, tensor<4xf32>
   return %0 : tensor<4x2x3x3xf32>
 }
+
+// -----
+
+func.func @fused_conv_unknown_activation(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{unknown activation 'tanh' (sigmoid, silu, hardswish, hardsigmoid, clamp, gelu or gelu_tanh)}}
+  %y = memfmt.fused_conv2d %x, %w {activation = "tanh"} : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_relu_and_activation(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{has both relu and activation 'silu'}}
+  %y = memfmt.fused_conv2d %x, %w {relu = true, activation = "silu"} : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_hardsigmoid_parameters(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{hardsigmoid needs activation_alpha and activation_beta}}
+  %y = memfmt.fused_conv2d %x, %w {activation = "hardsigmoid"} : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_stray_parameters(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{activation_alpha and activation_beta belong to a hardsigmoid or clamp activation}}
+  %y = memfmt.fused_conv2d %x, %w {activation = "silu", activation_alpha = 1.0 : f64} : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x5x5xf32>
+  return
+}

@@ -78,6 +78,31 @@ LogicalResult FusedConv2dOp::verify() {
       failed(verifyShape(*this, getResidual().getType(),
                          getOutput().getType().getShape(), "residual")))
     return failure();
+  if (std::optional<StringRef> activation = getActivation()) {
+    if (!llvm::is_contained({"sigmoid", "silu", "hardswish", "hardsigmoid",
+                             "clamp", "gelu", "gelu_tanh"},
+                            *activation))
+      return emitOpError() << "unknown activation '" << *activation
+                           << "' (sigmoid, silu, hardswish, hardsigmoid, "
+                              "clamp, gelu or gelu_tanh)";
+    if (getRelu())
+      return emitOpError() << "has both relu and activation '" << *activation
+                           << "'";
+    if (*activation == "hardsigmoid" &&
+        (!getActivationAlpha() || !getActivationBeta()))
+      return emitOpError() << "hardsigmoid needs activation_alpha and "
+                              "activation_beta";
+  }
+  for (std::optional<APFloat> value :
+       {getActivationAlpha(), getActivationBeta()})
+    if (value && value->isNaN())
+      return emitOpError() << "activation_alpha and activation_beta must not "
+                              "be NaN";
+  if ((getActivationAlpha() || getActivationBeta()) &&
+      (!getActivation() || (*getActivation() != "hardsigmoid" &&
+                            *getActivation() != "clamp")))
+    return emitOpError() << "activation_alpha and activation_beta belong to a "
+                            "hardsigmoid or clamp activation";
   return success();
 }
 

@@ -127,6 +127,11 @@ FusedConv2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   SmallVector<Value> grads = noGradients(*this);
   if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
     return grads;
+  if (getActivation())
+    return emitOpError() << "has no vector-Jacobian product for its '"
+                         << *getActivation()
+                         << "' activation (training compiles without "
+                            "fusion)";
   Value g = resultGrads[0];
   if (getRelu())
     g = ThresholdBackwardOp::create(b, getLoc(), getOutput().getType(), g,

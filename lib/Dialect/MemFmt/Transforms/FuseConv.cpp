@@ -16,7 +16,10 @@
 //  * FuseResidualAdd: add(conv, r) or add(r, conv) with equal shapes becomes
 //    fused_conv2d(..., residual = r); the first operand is tried first, so
 //    the rewrite is deterministic.
-//  * FuseRelu: relu(conv) becomes fused_conv2d(..., relu = true).
+//  * FuseRelu: relu(conv) becomes fused_conv2d(..., relu = true), and
+//    FuseActivation the other activations (sigmoid, silu, hardswish,
+//    hardsigmoid, clamp as ReLU6, gelu): fused_conv2d(..., activation =
+//    "<op>") with the op's parameters.
 //  * FuseLinearBias: a 1-D bias added to a bias-free linear (through the
 //    reshape of an N-D MatMul) becomes the linear's bias.
 //
@@ -65,6 +68,10 @@ struct ConvParts {
   DenseI64ArrayAttr stride, padding, dilation;
   IntegerAttr groups;
   bool relu = false;
+  StringAttr activation;
+  FloatAttr activationAlpha, activationBeta;
+
+  bool hasEpilogueActivation() const { return relu || activation; }
 };
 
 std::optional<ConvParts> getConvParts(Operation *op) {
@@ -79,7 +86,9 @@ std::optional<ConvParts> getConvParts(Operation *op) {
                      conv.getBias(),      conv.getResidual(),
                      conv.getStrideAttr(), conv.getPaddingAttr(),
                      conv.getDilationAttr(), conv.getGroupsAttr(),
-                     conv.getRelu()};
+                     conv.getRelu(),        conv.getActivationAttr(),
+                     conv.getActivationAlphaAttr(),
+                     conv.getActivationBetaAttr()};
   return std::nullopt;
 }
 
@@ -91,7 +100,8 @@ void replaceWithFused(PatternRewriter &rewriter, Operation *root,
   auto fused = FusedConv2dOp::create(
       rewriter, loc, type, parts.input, parts.weight, parts.bias,
       parts.residual, parts.stride, parts.padding, parts.dilation,
-      parts.groups, rewriter.getBoolAttr(parts.relu));
+      parts.groups, rewriter.getBoolAttr(parts.relu), parts.activation,
+      parts.activationAlpha, parts.activationBeta);
   rewriter.replaceOp(root, fused.getResult());
 }
 
@@ -141,7 +151,8 @@ struct FuseResidualAdd : OpRewritePattern<AddOp> {
           std::pair{add.getOther(), add.getSelf()}}) {
       Operation *def = convSide.getDefiningOp();
       std::optional<ConvParts> parts = getConvParts(def);
-      if (!parts || parts->residual || parts->relu || !def->hasOneUse())
+      if (!parts || parts->residual || parts->hasEpilogueActivation() ||
+          !def->hasOneUse())
         continue;
       // No broadcasting: the residual is added element by element.
       ArrayRef<int64_t> shape = add.getType().getShape();
@@ -207,11 +218,46 @@ struct FuseRelu : OpRewritePattern<ReluOp> {
                                 PatternRewriter &rewriter) const override {
     Operation *def = relu.getInput().getDefiningOp();
     std::optional<ConvParts> parts = getConvParts(def);
-    if (!parts || parts->relu || !def->hasOneUse())
+    if (!parts || parts->hasEpilogueActivation() || !def->hasOneUse())
       return rewriter.notifyMatchFailure(
-          relu, "input is not a conv without relu used only here");
+          relu, "input is not a conv without activation used only here");
     parts->relu = true;
     replaceWithFused(rewriter, relu, def, relu.getType(), *parts);
+    rewriter.eraseOp(def);
+    return success();
+  }
+};
+
+/// An elementwise activation of a conv (sigmoid, silu, hardswish,
+/// hardsigmoid, clamp - ReLU6 -, gelu) becomes the fused convolution's
+/// `activation`, as FuseRelu does for relu: the op's name and parameters.
+template <typename OpTy> struct FuseActivation : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  /// The fused op's activation attributes of `op`.
+  static void describe(OpTy op, Builder &b, ConvParts &parts) {
+    parts.activation = b.getStringAttr(op->getName().stripDialect());
+    if constexpr (std::is_same_v<OpTy, GeluOp>) {
+      if (op.getApproximate() == "tanh")
+        parts.activation = b.getStringAttr("gelu_tanh");
+    } else if constexpr (std::is_same_v<OpTy, HardsigmoidOp>) {
+      parts.activationAlpha = op.getAlphaAttr();
+      parts.activationBeta = op.getBetaAttr();
+    } else if constexpr (std::is_same_v<OpTy, ClampOp>) {
+      parts.activationAlpha = op.getMinAttr();
+      parts.activationBeta = op.getMaxAttr();
+    }
+  }
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Operation *def = op.getInput().getDefiningOp();
+    std::optional<ConvParts> parts = getConvParts(def);
+    if (!parts || parts->hasEpilogueActivation() || !def->hasOneUse())
+      return rewriter.notifyMatchFailure(
+          op, "input is not a conv without activation used only here");
+    describe(op, rewriter, *parts);
+    replaceWithFused(rewriter, op, def, op.getType(), *parts);
     rewriter.eraseOp(def);
     return success();
   }
@@ -227,7 +273,11 @@ public:
     if (foldBatchNorm)
       patterns.add<FoldBatchNormIntoConv>(&getContext());
     if (fuseEpilogues)
-      patterns.add<FuseResidualAdd, FuseRelu, FuseLinearBias>(&getContext());
+      patterns.add<FuseResidualAdd, FuseRelu, FuseLinearBias,
+                   FuseActivation<SigmoidOp>, FuseActivation<SiluOp>,
+                   FuseActivation<HardswishOp>, FuseActivation<HardsigmoidOp>,
+                   FuseActivation<ClampOp>, FuseActivation<GeluOp>>(
+          &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -96,3 +96,39 @@ func.func @linear_bias(%x: tensor<15x4xf32>, %other: tensor<15x6xf32>) -> (tenso
   %6 = memfmt.add %5, %other : tensor<15x6xf32>, tensor<15x6xf32> -> tensor<15x6xf32>
   return %2, %4, %6, %5 : tensor<1x5x3x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>
 }
+
+// -----
+
+// The activations of MobileNet, EfficientNet and ConvNeXt after a
+// convolution become its epilogue: ReLU6 (clamp), hardswish, silu, a
+// hardsigmoid with its parameters, gelu (tanh form), after a residual too;
+// a conv whose output has another user keeps its activation apart.
+// CHECK-LABEL: func.func @activations(
+// CHECK: memfmt.fused_conv2d %arg0, %{{.+}} {activation = "clamp", activation_alpha = 0.000000e+00 : f64, activation_beta = 6.000000e+00 : f64, groups = 4 : i64, padding = array<i64: 1, 1>}
+// CHECK: memfmt.fused_conv2d %{{.+}}, %{{.+}} {activation = "hardswish"}
+// CHECK: memfmt.fused_conv2d %{{.+}}, %{{.+}} residual %arg0 {activation = "silu"}
+// CHECK: memfmt.fused_conv2d %{{.+}}, %{{.+}} {activation = "hardsigmoid", activation_alpha = 2.000000e-01 : f64, activation_beta = 5.000000e-01 : f64}
+// CHECK: memfmt.fused_conv2d %{{.+}}, %{{.+}} {activation = "gelu_tanh"}
+// CHECK: %[[SHARED:.+]] = memfmt.conv2d
+// CHECK: memfmt.sigmoid %[[SHARED]]
+// NOEPI-LABEL: func.func @activations(
+// NOEPI-NOT: memfmt.fused_conv2d
+func.func @activations(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %dw = memfmt.weight "dw" : tensor<4x1x3x3xf32>
+  %pw = memfmt.weight "pw" : tensor<4x4x1x1xf32>
+  %0 = memfmt.conv2d %x, %dw {groups = 4 : i64, padding = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %1 = memfmt.clamp %0 {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %2 = memfmt.conv2d %1, %pw : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %3 = memfmt.hardswish %2 : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %4 = memfmt.conv2d %3, %pw : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %5 = memfmt.add %4, %x : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %6 = memfmt.silu %5 : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %7 = memfmt.conv2d %6, %pw : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %8 = memfmt.hardsigmoid %7 {alpha = 0.2 : f64} : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %9 = memfmt.conv2d %8, %pw : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %10 = memfmt.gelu %9 {approximate = "tanh"} : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %11 = memfmt.conv2d %10, %pw : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %12 = memfmt.sigmoid %11 : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %13 = memfmt.add %12, %11 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  return %10, %13 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}

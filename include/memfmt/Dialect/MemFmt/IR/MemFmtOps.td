@@ -94,12 +94,16 @@ def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5, Vjp]> {
 
 def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
     InPlace, AttrSizedOperandSegments, Vjp]> {
-  let summary = "convolution with fused bias, residual add and relu";
+  let summary = "convolution with fused bias, residual add and activation";
   let description = [{
     `output = act(conv2d(input, weight) + bias + residual)`, where `act` is
-    relu when `relu` is set and the identity otherwise. Produced by
-    `memfmt-fuse-conv` from conv2d / add / relu chains (oneDNN post-ops and
-    cuDNN's fused convolution serve it); attributes as for `memfmt.conv2d`.
+    relu when `relu` is set, the elementwise op `activation` names when it
+    is set (`sigmoid`, `silu`, `hardswish`, `gelu`, `gelu_tanh`;
+    `hardsigmoid` with `activation_alpha` and `activation_beta` as its
+    `alpha` and `beta`; `clamp` with them as `min` and `max`, each optional),
+    and the identity otherwise. Produced by `memfmt-fuse-conv` from conv2d /
+    add / activation chains (oneDNN post-ops and cuDNN's fused convolution
+    serve it); attributes as for `memfmt.conv2d`.
 
     ```mlir
     %y = memfmt.fused_conv2d %x, %w, %b, %r {relu = true}
@@ -114,7 +118,10 @@ def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
                        MemFmt_I64Pair0:$padding,
                        MemFmt_I64Pair1:$dilation,
                        DefaultValuedAttr<I64Attr, "1">:$groups,
-                       DefaultValuedAttr<BoolAttr, "false">:$relu);
+                       DefaultValuedAttr<BoolAttr, "false">:$relu,
+                       OptionalAttr<StrAttr>:$activation,
+                       OptionalAttr<F64Attr>:$activation_alpha,
+                       OptionalAttr<F64Attr>:$activation_beta);
   let results = (outs MemFmt_Tensor4D:$output);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
