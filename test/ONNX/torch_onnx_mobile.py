@@ -20,7 +20,15 @@
 # CHECK: efficientnet_b0 1x3x67x65 contiguous: PASS (0 runtime conversions
 # CHECK: regnet_y_400mf 2x3x64x64 channels-last: PASS (1 runtime conversions
 # CHECK: regnet_y_400mf 2x3x64x64 contiguous: PASS (0 runtime conversions
-# CHECK: all 8 comparisons passed
+# CHECK: mobilenet_v2 1x3x64x64 channels-last: PASS (1 runtime conversions
+# CHECK: mobilenet_v2 1x3x64x64 contiguous: PASS (0 runtime conversions
+# CHECK: mobilenet_v3_small 2x3x67x65 channels-last: PASS (1 runtime conversions
+# CHECK: mobilenet_v3_small 2x3x67x65 contiguous: PASS (0 runtime conversions
+# CHECK: efficientnet_b0 2x3x64x64 channels-last: PASS (1 runtime conversions
+# CHECK: efficientnet_b0 2x3x64x64 contiguous: PASS (0 runtime conversions
+# CHECK: regnet_y_400mf 1x3x65x67 channels-last: PASS (1 runtime conversions
+# CHECK: regnet_y_400mf 1x3x65x67 contiguous: PASS (0 runtime conversions
+# CHECK: all 16 comparisons passed
 import argparse
 import os
 import sys
@@ -34,8 +42,11 @@ from torchref import (Tally, calibrated, check_onnx_export,  # noqa: E402
 
 TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
+# Each model at batch 1 and 2, once at an odd size.
 MODELS = [("mobilenet_v2", 13, 2, 65, 67), ("mobilenet_v3_small", 14, 1, 64, 64),
-          ("efficientnet_b0", 13, 1, 67, 65), ("regnet_y_400mf", 13, 2, 64, 64)]
+          ("efficientnet_b0", 13, 1, 67, 65), ("regnet_y_400mf", 13, 2, 64, 64),
+          ("mobilenet_v2", 13, 1, 64, 64), ("mobilenet_v3_small", 14, 2, 67, 65),
+          ("efficientnet_b0", 13, 2, 64, 64), ("regnet_y_400mf", 13, 1, 65, 67)]
 
 
 def main():

@@ -16,11 +16,13 @@
 # CHECK: shufflenet_v2_x1_0 2x3x67x65 contiguous: PASS (0 runtime conversions
 # CHECK: shufflenet_v2_x0_5 1x3x64x64 channels-last: PASS (1 runtime conversions;
 # CHECK: shufflenet_v2_x0_5 1x3x64x64 contiguous: PASS (0 runtime conversions
+# CHECK: shufflenet_v2_x1_0 1x3x64x64 channels-last: PASS (1 runtime conversions;
+# CHECK: shufflenet_v2_x1_0 1x3x64x64 contiguous: PASS (0 runtime conversions
 # CHECK: convnext_tiny 1x3x64x64 channels-last: PASS (1 runtime conversions, 0 permute copies
 # CHECK: convnext_tiny 1x3x64x64 contiguous: PASS (0 runtime conversions, 1 permute copies
 # CHECK: convnext_tiny 2x3x67x65 channels-last: PASS (1 runtime conversions, 0 permute copies
 # CHECK: convnext_tiny 2x3x67x65 contiguous: PASS (0 runtime conversions, 1 permute copies
-# CHECK: all 8 comparisons passed
+# CHECK: all 10 comparisons passed
 import argparse
 import os
 import sys
@@ -36,6 +38,7 @@ TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
 MODELS = [("shufflenet_v2_x1_0", 13, 2, 67, 65),
           ("shufflenet_v2_x0_5", 17, 1, 64, 64),
+          ("shufflenet_v2_x1_0", 17, 1, 64, 64),
           ("convnext_tiny", 13, 1, 64, 64), ("convnext_tiny", 17, 2, 67, 65)]
 
 

@@ -9,4 +9,4 @@
 // RUN: memfmt-opt %S/../../Dialect/MemFmt/Transforms/Inputs/resnet50.mlir --memfmt-channels-last --convert-memfmt-to-runtime --finalize-memref-to-llvm --convert-arith-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
 // CHECK: module attributes {memfmt.arena_bytes = 57802752 : i64, memfmt.kernel_calls = 176 : i64, memfmt.peak_live_bytes = 57802752 : i64, memfmt.weights_bytes = 102440640 : i64}
 // LLVM-DAG: define i32 @_mlir_ciface_memfmt_forward(ptr
-// LLVM-DAG: declare i32 @_mlir_ciface_memfmt_conv2d_f32(ptr, i64, ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// LLVM-DAG: declare i32 @_mlir_ciface_memfmt_conv2d_f32(ptr, i64, ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, double, double)
