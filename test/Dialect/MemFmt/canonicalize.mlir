@@ -119,3 +119,21 @@ func.func @live_ops(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
   %r = memfmt.relu %c : tensor<1x4x6x6xf32> -> tensor<1x4x6x6xf32>
   return %r : tensor<1x4x6x6xf32>
 }
+
+// x * sigmoid(x), in either order, is silu(x); a broadcast gate (a
+// squeeze-excite sigmoid of another value) stays a mul.
+// CHECK-LABEL: func.func @silu(
+// CHECK-NEXT: %[[A:.+]] = memfmt.silu %arg0 : tensor<1x4x3x3xf32> -> tensor<1x4x3x3xf32>
+// CHECK-NEXT: %[[B:.+]] = memfmt.silu %[[A]]
+// CHECK-NEXT: %[[G:.+]] = memfmt.sigmoid %arg1
+// CHECK-NEXT: %[[C:.+]] = memfmt.mul %[[B]], %[[G]]
+// CHECK-NEXT: return %[[C]]
+func.func @silu(%x: tensor<1x4x3x3xf32>, %s: tensor<1x4x1x1xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = memfmt.sigmoid %x : tensor<1x4x3x3xf32> -> tensor<1x4x3x3xf32>
+  %1 = memfmt.mul %x, %0 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32> -> tensor<1x4x3x3xf32>
+  %2 = memfmt.sigmoid %1 : tensor<1x4x3x3xf32> -> tensor<1x4x3x3xf32>
+  %3 = memfmt.mul %2, %1 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32> -> tensor<1x4x3x3xf32>
+  %4 = memfmt.sigmoid %s : tensor<1x4x1x1xf32> -> tensor<1x4x1x1xf32>
+  %5 = memfmt.mul %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32> -> tensor<1x4x3x3xf32>
+  return %5 : tensor<1x4x3x3xf32>
+}

@@ -261,6 +261,31 @@ SmallVector<OpOperand *> AddOp::getInPlaceOperands(unsigned) {
 
 bool AddOp::readsOperandsElementwise() { return true; }
 
+namespace {
+/// x * sigmoid(x) (either order, no broadcasting) is silu(x).
+struct MulOfSigmoidIsSilu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (auto [x, gate] : {std::pair(mul.getSelf(), mul.getOther()),
+                           std::pair(mul.getOther(), mul.getSelf())}) {
+      auto sigmoid = gate.getDefiningOp<SigmoidOp>();
+      if (!sigmoid || sigmoid.getInput() != x || x.getType() != mul.getType())
+        continue;
+      rewriter.replaceOpWithNewOp<SiluOp>(mul, mul.getType(), x);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not x * sigmoid(x)");
+  }
+};
+} // namespace
+
+void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<MulOfSigmoidIsSilu>(context);
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

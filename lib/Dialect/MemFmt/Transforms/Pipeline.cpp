@@ -15,8 +15,10 @@
 //  * memfmt-compile-pipeline: what memfmt-compile runs between loading a
 //    model and lowering it (its step 3). In order: channels-last arguments
 //    into an NCHW model (memory-format=contiguous input-format=
-//    channels-last), fusion, the layout passes (memfmt-channels-last for a
-//    channels-last model; for an NCHW model, propagation of what the model
+//    channels-last), canonicalization and fusion (x * sigmoid(x) is silu
+//    before silu fuses into a convolution), the layout passes
+//    (memfmt-channels-last for a channels-last model; for an NCHW model,
+//    propagation of what the model
 //    itself declares channels-last, L5, then the same clean-up), the layout
 //    check, the reports, and last the precision conversion with a second
 //    check (the report lists layout conversions, so it comes before the
@@ -85,8 +87,11 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
   bool channelsLastInput = options.inputFormat == MemoryFormat::ChannelsLast;
   if (!channelsLastModel && channelsLastInput)
     pm.addNestedPass<func::FuncOp>(createDeclareChannelsLastInputs());
-  if (options.fusion)
+  if (options.fusion) {
+    // Canonical forms first, so that x * sigmoid(x) fuses as silu.
+    pm.addPass(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createFuseConv());
+  }
   if (channelsLastModel) {
     ChannelsLastPipelineOptions layout;
     layout.inputs =

@@ -359,8 +359,10 @@ def MemFmt_MulOp : MemFmt_BinaryElementwiseOp<"mul", "self * other"> {
   let description = [{
     A squeeze-excite scale `[N, C, 1, 1]` times a channels-last
     `[N, C, H, W]` activation is channels-last with no conversion: the
-    scale is in both formats at once (L3).
+    scale is in both formats at once (L3). `x * sigmoid(x)` (how exporters
+    write SiLU below ONNX opset 22) canonicalizes to `memfmt.silu`.
   }];
+  let hasCanonicalizer = 1;
 }
 def MemFmt_SubOp : MemFmt_BinaryElementwiseOp<"sub", "self - other">;
 def MemFmt_DivOp : MemFmt_BinaryElementwiseOp<"div", "self / other">;
