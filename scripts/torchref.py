@@ -144,6 +144,38 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
                     ours.shape == reference.shape and err <= tolerance, detail)
 
 
+def check_calibrated_exports(models, seed_base, tolerance):
+    """The whole of a torch_onnx_*.py test (`--bin DIR --work DIR`): for
+    each (model, opset, batch, height, width) of `models`, the seeded
+    torchvision model (seed `seed_base` + its index) with its batch norms
+    calibrated on a random batch, exported at `opset` and checked in both
+    memory formats (check_onnx_export, with the conversions shown). Returns
+    the exit status."""
+    import argparse
+    import os
+    import numpy as np
+    import torch
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    os.makedirs(args.work, exist_ok=True)
+    tally = Tally()
+    for index, (name, opset, batch, height, width) in enumerate(models):
+        rng = np.random.default_rng(index)
+        model = calibrated(
+            seeded_model(name, seed=seed_base + index),
+            torch.from_numpy(rng.standard_normal((4, 3, height, width),
+                                                 dtype=np.float32)))
+        x = torch.from_numpy(
+            rng.standard_normal((batch, 3, height, width), dtype=np.float32))
+        check_onnx_export(tally, args.bin, args.work, f"{name}.{index}",
+                          model, x, opset, tolerance, show_conversions=True,
+                          label=name)
+    return tally.finish()
+
+
 class Tally:
     """Counts PASS/FAIL lines and prints the closing line of a test."""
 

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "RowSums.h"
 #include "Scratch.h"
 #include "StridedLoop.h"
 
@@ -47,6 +48,8 @@
 
 using namespace memfmt::runtime;
 using memfmt::runtime::cpu::scratchBuffer;
+using memfmt::runtime::cpu::squaredDeviations;
+using memfmt::runtime::cpu::sumContiguous;
 
 namespace {
 
@@ -199,39 +202,6 @@ void cpu::nativeBatchNormBackwardReference(
 
 namespace {
 
-/// The sum of `count` contiguous floats, in double with eight independent
-/// lanes (vectorisable without reassociation).
-double sumPlane(const float *x, int64_t count) {
-  double lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    for (int j = 0; j < 8; ++j)
-      lane[j] += x[i + j];
-  double sum = 0;
-  for (; i < count; ++i)
-    sum += x[i];
-  for (double v : lane)
-    sum += v;
-  return sum;
-}
-
-/// The sum of (x - mean)^2 over `count` contiguous floats, likewise.
-double squaredDeviations(const float *x, int64_t count, double mean) {
-  double lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    for (int j = 0; j < 8; ++j) {
-      double d = x[i + j] - mean;
-      lane[j] += d * d;
-    }
-  double sum = 0;
-  for (; i < count; ++i)
-    sum += (x[i] - mean) * (x[i] - mean);
-  for (double v : lane)
-    sum += v;
-  return sum;
-}
-
 /// Sums of g and of g * (x - mean) over `count` contiguous floats.
 void gradientSums(const float *g, const float *x, int64_t count, double mean,
                   double &sumGrad, double &sumGradCentered) {
@@ -266,7 +236,7 @@ void planesForward(const args::native_batch_norm &a) {
     for (int64_t c = begin; c < end; ++c) {
       double sum = 0, squares = 0;
       for (int64_t b = 0; b < batch; ++b)
-        sum += sumPlane(x + (b * channels + c) * plane, plane);
+        sum += sumContiguous(x + (b * channels + c) * plane, plane);
       const double m = sum / n;
       for (int64_t b = 0; b < batch; ++b)
         squares += squaredDeviations(x + (b * channels + c) * plane, plane, m);

@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "RowSums.h"
 #include "Scratch.h"
 
 #include "lib/Parallel.h"
@@ -55,39 +56,6 @@ constexpr int64_t kMinPerThread = 1 << 15;
 /// Rows per thread for rows of `d` elements.
 int64_t minRowsPerThread(int64_t d) {
   return std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(d, 1));
-}
-
-/// The sum of `count` contiguous floats, in double with eight independent
-/// lanes (vectorisable without reassociation).
-double sumRow(const float *x, int64_t count) {
-  double lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    for (int j = 0; j < 8; ++j)
-      lane[j] += x[i + j];
-  double sum = 0;
-  for (; i < count; ++i)
-    sum += x[i];
-  for (double v : lane)
-    sum += v;
-  return sum;
-}
-
-/// The sum of (x - mean)^2 over `count` contiguous floats, likewise.
-double squaredDeviations(const float *x, int64_t count, double mean) {
-  double lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    for (int j = 0; j < 8; ++j) {
-      double d = x[i + j] - mean;
-      lane[j] += d * d;
-    }
-  double sum = 0;
-  for (; i < count; ++i)
-    sum += (x[i] - mean) * (x[i] - mean);
-  for (double v : lane)
-    sum += v;
-  return sum;
 }
 
 } // namespace
@@ -191,7 +159,7 @@ const char *cpu::layerNormFast(const args::layer_norm &a) {
     for (int64_t r = begin; r < end; ++r) {
       const float *xr = x + r * xRow;
       float *yr = y + r * yRow;
-      const double mean = sumRow(xr, d) / double(d);
+      const double mean = sumContiguous(xr, d) / double(d);
       const double var = squaredDeviations(xr, d, mean) / double(d);
       const float m = static_cast<float>(mean);
       const float rstd = static_cast<float>(1.0 / std::sqrt(var + eps));

@@ -29,16 +29,12 @@
 # CHECK: regnet_y_400mf 1x3x65x67 channels-last: PASS (1 runtime conversions
 # CHECK: regnet_y_400mf 1x3x65x67 contiguous: PASS (0 runtime conversions
 # CHECK: all 16 comparisons passed
-import argparse
 import os
 import sys
 
-import numpy as np
-import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (Tally, calibrated, check_onnx_export,  # noqa: E402
-                      seeded_model)
+from torchref import check_calibrated_exports  # noqa: E402
 
 TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
@@ -49,24 +45,5 @@ MODELS = [("mobilenet_v2", 13, 2, 65, 67), ("mobilenet_v3_small", 14, 1, 64, 64)
           ("efficientnet_b0", 13, 2, 64, 64), ("regnet_y_400mf", 13, 1, 65, 67)]
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    torch.set_num_threads(2)
-    os.makedirs(args.work, exist_ok=True)
-    tally = Tally()
-    for index, (name, opset, batch, height, width) in enumerate(MODELS):
-        rng = np.random.default_rng(index)
-        model = calibrated(seeded_model(name, seed=index + 21), torch.from_numpy(
-            rng.standard_normal((4, 3, height, width), dtype=np.float32)))
-        x = torch.from_numpy(
-            rng.standard_normal((batch, 3, height, width), dtype=np.float32))
-        check_onnx_export(tally, args.bin, args.work, name, model, x, opset,
-                          TOLERANCE, show_conversions=True)
-    return tally.finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check_calibrated_exports(MODELS, seed_base=21, tolerance=TOLERANCE))

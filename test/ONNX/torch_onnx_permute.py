@@ -23,16 +23,12 @@
 # CHECK: convnext_tiny 2x3x67x65 channels-last: PASS (1 runtime conversions, 0 permute copies
 # CHECK: convnext_tiny 2x3x67x65 contiguous: PASS (0 runtime conversions, 1 permute copies
 # CHECK: all 10 comparisons passed
-import argparse
 import os
 import sys
 
-import numpy as np
-import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (Tally, calibrated, check_onnx_export,  # noqa: E402
-                      seeded_model)
+from torchref import check_calibrated_exports  # noqa: E402
 
 TOLERANCE = 1e-4
 # (model, opset, batch, height, width)
@@ -42,25 +38,5 @@ MODELS = [("shufflenet_v2_x1_0", 13, 2, 67, 65),
           ("convnext_tiny", 13, 1, 64, 64), ("convnext_tiny", 17, 2, 67, 65)]
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    torch.set_num_threads(2)
-    os.makedirs(args.work, exist_ok=True)
-    tally = Tally()
-    for index, (name, opset, batch, height, width) in enumerate(MODELS):
-        rng = np.random.default_rng(index)
-        model = calibrated(seeded_model(name, seed=index + 31), torch.from_numpy(
-            rng.standard_normal((4, 3, height, width), dtype=np.float32)))
-        x = torch.from_numpy(
-            rng.standard_normal((batch, 3, height, width), dtype=np.float32))
-        check_onnx_export(tally, args.bin, args.work, f"{name}.opset{opset}",
-                          model, x, opset, TOLERANCE, show_conversions=True,
-                          label=name)
-    return tally.finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check_calibrated_exports(MODELS, seed_base=31, tolerance=TOLERANCE))

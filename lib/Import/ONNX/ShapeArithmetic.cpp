@@ -136,9 +136,12 @@ FailureOr<int64_t> normalizeAxis(GraphImporter &importer, Node &node,
   return axis < 0 ? axis + rank : axis;
 }
 
-/// A 1-D (or 0-D) integer constant input's values.
+/// A 1-D (or 0-D) integer constant input's values; with `clamp`, values
+/// beyond +-2^31 are clamped to it instead of rejected (Slice's starts and
+/// ends, where exporters write INT64_MAX for "to the end").
 FailureOr<SmallVector<int64_t>> intsInput(GraphImporter &importer, Node &node,
-                                          unsigned i, StringRef role) {
+                                          unsigned i, StringRef role,
+                                          bool clamp = false) {
   FailureOr<HostTensor> t = importer.constantOperand(node, i, role);
   if (failed(t))
     return failure();
@@ -146,7 +149,12 @@ FailureOr<SmallVector<int64_t>> intsInput(GraphImporter &importer, Node &node,
     return importer.invalid(node, "the " + role +
                                       " input must be a 0-D or 1-D integer "
                                       "tensor");
-  return importer.intValues(node, *t, role);
+  if (!clamp)
+    return importer.intValues(node, *t, role);
+  SmallVector<int64_t> values;
+  for (int64_t v : t->toInts())
+    values.push_back(std::clamp(v, -kMaxAttribute, kMaxAttribute));
+  return values;
 }
 
 /// The axes of Unsqueeze and Squeeze (after checking the node's arity): the
@@ -266,26 +274,11 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
   bool inputs = importer.getOpset() >= 10;
   if (failed(importer.checkArity(node, inputs ? 3 : 1, inputs ? 5 : 1, 1)))
     return failure();
-  // Starts and ends beyond the dimension are clamped to it, so exporters
-  // write INT64_MAX for "to the end": clamp them to +-2^31 first.
-  auto bounds = [&](unsigned i, StringRef role)
-      -> FailureOr<SmallVector<int64_t>> {
-    FailureOr<HostTensor> t = importer.constantOperand(node, i, role);
-    if (failed(t))
-      return failure();
-    if (!isIntegerKind(t->kind) || t->shape.size() > 1)
-      return importer.invalid(node, "the " + role +
-                                        " input must be a 0-D or 1-D integer "
-                                        "tensor");
-    SmallVector<int64_t> values;
-    for (int64_t v : t->toInts())
-      values.push_back(std::clamp(v, -kMaxAttribute, kMaxAttribute));
-    return values;
-  };
   FailureOr<SmallVector<int64_t>> starts, ends, axes, steps;
   if (inputs) {
-    starts = bounds(1, "starts");
-    ends = bounds(2, "ends");
+    // Starts and ends beyond the dimension are clamped to it.
+    starts = intsInput(importer, node, 1, "starts", /*clamp=*/true);
+    ends = intsInput(importer, node, 2, "ends", /*clamp=*/true);
     axes = node.hasInput(3) ? intsInput(importer, node, 3, "axes")
                             : FailureOr<SmallVector<int64_t>>(
                                   SmallVector<int64_t>());
