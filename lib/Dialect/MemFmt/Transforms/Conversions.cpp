@@ -32,10 +32,13 @@ ConversionKind mlir::memfmt::classifyConversion(ContiguousOp op) {
   return ConversionKind::Runtime;
 }
 
-int64_t mlir::memfmt::conversionBytes(ContiguousOp op) {
-  RankedTensorType type = op.getType();
+int64_t mlir::memfmt::copyBytes(RankedTensorType type) {
   int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
   return 2 * type.getNumElements() * elementBytes;
+}
+
+int64_t mlir::memfmt::conversionBytes(ContiguousOp op) {
+  return copyBytes(op.getType());
 }
 
 StringRef mlir::memfmt::formatName(RankedTensorType type) {

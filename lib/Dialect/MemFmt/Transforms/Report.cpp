@@ -98,14 +98,12 @@ public:
     // Permutes are views where the layout allows (no bytes), else copies.
     int64_t permuteViews = 0, permuteCopies = 0, permuteBytes = 0;
     getOperation().walk([&](PermuteOp op) {
-      if (cast<ElementCopyOpInterface>(op.getOperation()).isBufferAlias()) {
+      if (op.isBufferAlias()) {
         ++permuteViews;
         return;
       }
       ++permuteCopies;
-      RankedTensorType type = op.getType();
-      permuteBytes += 2 * type.getNumElements() *
-                      ((type.getElementTypeBitWidth() + 7) / 8);
+      permuteBytes += copyBytes(op.getType());
     });
 
     std::string errorMessage;

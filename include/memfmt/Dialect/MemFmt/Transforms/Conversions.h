@@ -42,6 +42,9 @@ enum class ConversionKind {
 /// Classifies `op`.
 ConversionKind classifyConversion(ContiguousOp op);
 
+/// Bytes a copy into a tensor of `type` reads and writes.
+int64_t copyBytes(RankedTensorType type);
+
 /// Bytes a runtime conversion reads and writes per run.
 int64_t conversionBytes(ContiguousOp op);
 
