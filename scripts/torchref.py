@@ -17,8 +17,13 @@ import sys
 def seeded_model(name, seed, **kwargs):
     """torchvision model `name` in eval mode, weights from `seed`, with batch
     and layer norm scales in [0.5, 1.5], shifts and means ~N(0, 0.1) and
-    variances in [0.5, 1.5], and ConvNeXt's layer scales (1e-6 at
-    initialisation, which would hide every block) in [0.5, 1]."""
+    variances in [0.5, 1.5], ConvNeXt's layer scales (1e-6 at
+    initialisation, which would hide every block) in [0.5, 1], and the
+    tensors some models initialise to zeros (ViT's class token ~N(0, 1),
+    and its classifier's weight, whose output would be 0 and prove
+    nothing, ~N(0, 1/fan_in)).
+    `name` may be a torchvision class (VisionTransformer) with its arguments
+    in `kwargs`."""
     import torch
     import torchvision
     torch.manual_seed(seed)
@@ -37,6 +42,10 @@ def seeded_model(name, seed, **kwargs):
         for name, parameter in model.named_parameters():
             if name.endswith("layer_scale"):
                 parameter.uniform_(0.5, 1.0)
+            if name == "class_token":
+                parameter.normal_(0.0, 1.0)
+            elif parameter.dim() >= 2 and not parameter.any():
+                parameter.normal_(0.0, parameter.shape[1] ** -0.5)
     return model.eval()
 
 
@@ -146,8 +155,9 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
 
 def check_calibrated_exports(models, seed_base, tolerance):
     """The whole of a torch_onnx_*.py test (`--bin DIR --work DIR`): for
-    each (model, opset, batch, height, width) of `models`, the seeded
-    torchvision model (seed `seed_base` + its index) with its batch norms
+    each (model, opset, batch, height, width[, kwargs]) of `models`, the
+    seeded torchvision model (seed `seed_base` + its index; built with
+    `kwargs`, labelled `label` if kwargs has one) with its batch norms
     calibrated on a random batch, exported at `opset` and checked in both
     memory formats (check_onnx_export, with the conversions shown). Returns
     the exit status."""
@@ -162,17 +172,20 @@ def check_calibrated_exports(models, seed_base, tolerance):
     torch.set_num_threads(2)
     os.makedirs(args.work, exist_ok=True)
     tally = Tally()
-    for index, (name, opset, batch, height, width) in enumerate(models):
+    for index, (name, opset, batch, height, width, *rest) in \
+            enumerate(models):
+        kwargs = dict(rest[0]) if rest else {}
+        label = kwargs.pop("label", name)
         rng = np.random.default_rng(index)
         model = calibrated(
-            seeded_model(name, seed=seed_base + index),
+            seeded_model(name, seed=seed_base + index, **kwargs),
             torch.from_numpy(rng.standard_normal((4, 3, height, width),
                                                  dtype=np.float32)))
         x = torch.from_numpy(
             rng.standard_normal((batch, 3, height, width), dtype=np.float32))
         check_onnx_export(tally, args.bin, args.work, f"{name}.{index}",
                           model, x, opset, tolerance, show_conversions=True,
-                          label=name)
+                          label=label)
     return tally.finish()
 
 

@@ -65,7 +65,8 @@ MACS = {"resnet18": 1.82e9, "resnet50": 4.11e9, "resnet34": 3.67e9,
         "resnet101": 7.83e9, "mobilenet_v2": 0.30e9,
         "mobilenet_v3_large": 0.22e9, "mobilenet_v3_small": 0.06e9,
         "efficientnet_b0": 0.39e9, "regnet_y_400mf": 0.40e9,
-        "shufflenet_v2_x1_0": 0.15e9, "convnext_tiny": 4.46e9}
+        "shufflenet_v2_x1_0": 0.15e9, "convnext_tiny": 4.46e9,
+        "vit_b_16": 17.56e9}
 # Models of memfmt's zoo (memfmt-compile --model); the others are compiled
 # from their ONNX export (opset 14), the file the ONNX peers run, with batch
 # norms calibrated so that activations stay O(1) (torchref.calibrated).

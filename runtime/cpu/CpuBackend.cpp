@@ -132,6 +132,7 @@ void reference(const args::add &a) { addReference(a); }
 void reference(const args::binary &a) { binaryReference(a); }
 void reference(const args::eltwise &a) { eltwiseReference(a); }
 void reference(const args::layer_norm &a) { layerNormReference(a); }
+void reference(const args::softmax &a) { softmaxReference(a); }
 MaxPoolWindow windowOf(const args::max_pool2d &a) {
   return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
           a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
@@ -270,6 +271,11 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::layer_norm &a) {
     return status;
 #endif
   return dispatchTyped(call, a, a.output, [&] { return layerNormFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::softmax &a) {
+  // No oneDNN: the row loop is as fast as its softmax (Softmax.cpp).
+  return dispatchTyped(call, a, a.output, [&] { return softmaxFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {

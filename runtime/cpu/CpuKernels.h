@@ -99,6 +99,11 @@ const char *layerNormFast(const args::layer_norm &a);
 /// The layouts the fast layer norms (the loop, oneDNN) take.
 bool layerNormRows(const TensorView &t, int64_t &rowStride);
 
+// Softmax.cpp
+void softmaxReference(const args::softmax &a);
+/// Rows with unit stride along `dim` in both tensors (any other strides).
+const char *softmaxFast(const args::softmax &a);
+
 // Linear.cpp
 void linearReference(const args::linear &a);
 

@@ -8,8 +8,8 @@
 // MEMFMT_STATUS_NO_DEVICE with the CUDA runtime's message), the device
 // functions of memfmt_runtime.h (memory, copies, events, graph capture) and
 // the kernels that run on the backend's own CUDA code: relu, add, eltwise,
-// binary, batch norm, layer norm, the poolings and their gradients, copies
-// and dtype conversions. Each
+// binary, batch norm, layer norm, softmax, the poolings and their
+// gradients, copies and dtype conversions. Each
 // kernel plans its launch on the host (CudaPlan.h) and records what ran for
 // the profile:
 //  * "flat" / "strided": elementwise kernels on one dense run or any
@@ -17,7 +17,8 @@
 //  * "rows" / "planes" / "generic": per-channel kernels (batch norm,
 //    epilogues) in NHWC, NCHW or any layout, "_vec" when 16-byte accesses
 //    apply;
-//  * "warp_per_row" / "block_per_row": layer norm (any layout);
+//  * "warp_per_row" / "block_per_row": layer norm (any layout), and
+//    softmax with unit stride along its dim ("thread_per_row" otherwise);
 //  * "nhwc" / "nhwc_vec" / "generic": poolings;
 //  * "memcpy", "nchw_to_nhwc", "nhwc_to_nchw", "strided": copies.
 // Convolutions and linear layers are in CudaConv.cpp and CudaLinear.cpp.
@@ -659,6 +660,24 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::layer_norm &a) {
   call.setImpl(args.warpPerRow ? "warp_per_row" : "block_per_row");
   MEMFMT_LAUNCH_TRY(call, "the layer norm kernel",
                     launchLayerNorm(elemOf(call.dtype()), args, stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::softmax &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  if (a.output.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  SoftmaxArgs args;
+  planSoftmax(args, static_cast<int>(a.output.rank), a.output.sizes,
+              static_cast<int>(a.dim), a.output.strides, a.input.strides);
+  args.y = a.output.data;
+  args.x = a.input.data;
+  call.setImpl(toString(args.team));
+  MEMFMT_LAUNCH_TRY(call, "the softmax kernel",
+                    launchSoftmax(elemOf(call.dtype()), args, stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The host entry points of the kernels in Elementwise.cu, LayerNorm.cu,
-// Transpose.cu, Pool.cu and PoolBackward.cu. Each takes a plan made by
-// CudaPlan.h, launches on `stream` and returns the launch's error
+// Softmax.cu, Transpose.cu, Pool.cu and PoolBackward.cu. Each takes a plan made
+// by CudaPlan.h, launches on `stream` and returns the launch's error
 // (cudaGetLastError), or cudaSuccess when there is no work. All arithmetic is
 // in f32; f16/bf16 results are rounded once. Pointers are device pointers to
 // the first element; strides are in elements.
@@ -78,6 +78,12 @@ cudaError_t launchChannelwise(Elem elem, const ChannelArgs &args,
 /// x (in place).
 cudaError_t launchLayerNorm(Elem elem, const LayerNormArgs &args,
                             cudaStream_t stream);
+
+/// Softmax along one dim (after planSoftmax): each row becomes
+/// exp(x - max) / sum(exp(x - max)), max and sum in f32. y may be x (in
+/// place).
+cudaError_t launchSoftmax(Elem elem, const SoftmaxArgs &args,
+                          cudaStream_t stream);
 
 /// For b in [0, batches): y[b] = x[b]^T, where x[b] is a dense rows x cols
 /// matrix at x + b * rows * cols and y[b] a dense cols x rows matrix (the

@@ -20,6 +20,29 @@ namespace {
 
 int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
+/// Fills args.rows, d, yStep and xStep (LayerNormArgs, SoftmaxArgs) for
+/// rows along `dim`: the walk of the other dims over the output and the
+/// input, and the row's length and strides.
+template <typename RowArgs>
+void planRowsAlong(RowArgs &args, int rank, const int64_t *sizes, int dim,
+                   const int64_t *outStrides, const int64_t *inStrides) {
+  int64_t otherSizes[kMaxDims], otherOut[kMaxDims], otherIn[kMaxDims];
+  int others = 0;
+  for (int k = 0; k < rank; ++k) {
+    if (k == dim)
+      continue;
+    otherSizes[others] = sizes[k];
+    otherOut[others] = outStrides[k];
+    otherIn[others] = inStrides[k];
+    ++others;
+  }
+  const int64_t *strides[2] = {otherOut, otherIn};
+  args.rows = planStrided<2>(others, otherSizes, strides);
+  args.d = sizes[dim];
+  args.yStep = outStrides[dim];
+  args.xStep = inStrides[dim];
+}
+
 } // namespace
 
 template <int K>
@@ -130,13 +153,32 @@ void memfmt::runtime::cuda::planLayerNorm(LayerNormArgs &args, int rank,
                                           const int64_t *sizes,
                                           const int64_t *outStrides,
                                           const int64_t *inStrides) {
-  const int last = rank - 1;
-  const int64_t *strides[2] = {outStrides, inStrides};
-  args.rows = planStrided<2>(last, sizes, strides);
-  args.d = sizes[last];
-  args.yStep = outStrides[last];
-  args.xStep = inStrides[last];
+  planRowsAlong(args, rank, sizes, rank - 1, outStrides, inStrides);
   args.warpPerRow = args.d <= kLayerNormWarpLimit;
+}
+
+const char *memfmt::runtime::cuda::toString(SoftmaxTeam team) {
+  switch (team) {
+  case SoftmaxTeam::Warp:
+    return "warp_per_row";
+  case SoftmaxTeam::Block:
+    return "block_per_row";
+  case SoftmaxTeam::Thread:
+    return "thread_per_row";
+  }
+  return "?";
+}
+
+void memfmt::runtime::cuda::planSoftmax(SoftmaxArgs &args, int rank,
+                                        const int64_t *sizes, int dim,
+                                        const int64_t *outStrides,
+                                        const int64_t *inStrides) {
+  planRowsAlong(args, rank, sizes, dim, outStrides, inStrides);
+  if (args.d == 1 || args.xStep != 1)
+    args.team = SoftmaxTeam::Thread;
+  else
+    args.team =
+        args.d <= kSoftmaxWarpLimit ? SoftmaxTeam::Warp : SoftmaxTeam::Block;
 }
 
 GemmOperand memfmt::runtime::cuda::gemmOperand(int64_t rows, int64_t cols,

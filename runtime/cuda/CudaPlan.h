@@ -20,6 +20,9 @@
 //    kernel's dim order taken from the output's strides;
 //  * layer norm plans: the rows (every dim but the last, as a StridedPlan)
 //    and whether a warp or a block normalizes each row;
+//  * softmax plans: the rows along any dim (every other dim, as a
+//    StridedPlan) and whether a warp, a block or a single thread owns each
+//    row;
 //  * GEMM operands for cuBLAS (column-major storage, transposed or not, and
 //    the leading dimension) from a matrix's strides;
 //  * the cuDNN convolution's tensor format and whether it needs packed
@@ -130,6 +133,53 @@ struct LayerNormArgs {
 /// warpPerRow.
 void planLayerNorm(LayerNormArgs &args, int rank, const int64_t *sizes,
                    const int64_t *outStrides, const int64_t *inStrides);
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+/// Unit-stride rows of at most this many elements get one warp each; longer
+/// ones get a block each.
+constexpr int64_t kSoftmaxWarpLimit = 1024;
+
+/// What owns one row of the softmax kernel.
+enum class SoftmaxTeam : int {
+  /// A warp (eight rows per block), lane i reading elements i, i + 32, ...:
+  /// coalesced when the input has unit stride along the dim.
+  Warp = 0,
+  /// A block of 256 threads, likewise, for rows longer than
+  /// kSoftmaxWarpLimit.
+  Block = 1,
+  /// One thread, walking the row with its stride: rows along a dim that is
+  /// not the input's innermost (the channels of an NCHW tensor), where
+  /// consecutive threads own rows whose elements are neighbours in memory.
+  /// Also rows of one element, which need no team.
+  Thread = 2,
+};
+
+/// "warp_per_row", "block_per_row" or "thread_per_row" (the profile's impl).
+const char *toString(SoftmaxTeam team);
+
+/// The parameters of the softmax kernel (Kernels.def's softmax): each row of
+/// `d` elements becomes exp(x - max) / sum(exp(x - max)).
+struct SoftmaxArgs {
+  /// The rows: the index space of every dim but the softmax one, operands y
+  /// and x; rows.total rows (one for a 1-D tensor).
+  StridedPlan<2> rows;
+  /// Elements per row and their strides in y and x.
+  int64_t d = 0, yStep = 1, xStep = 1;
+  void *y = nullptr;
+  const void *x = nullptr;
+  SoftmaxTeam team = SoftmaxTeam::Warp;
+};
+
+/// Plans a softmax along dim `dim` (0 <= dim < rank) of `rank`-D tensors of
+/// `sizes` with the output's and the input's strides: fills rows
+/// (output-ordered, merged like any StridedPlan), d, the steps and the team
+/// (a warp or a block when the input has unit stride along `dim`, by the
+/// row's length; else a thread).
+void planSoftmax(SoftmaxArgs &args, int rank, const int64_t *sizes, int dim,
+                 const int64_t *outStrides, const int64_t *inStrides);
 
 //===----------------------------------------------------------------------===//
 // GEMM operands (cuBLAS is column-major)

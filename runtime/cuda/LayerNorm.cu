@@ -9,7 +9,8 @@
 // with the biased variance. A team of threads owns one row at a time:
 //  * a warp (rows of up to kLayerNormWarpLimit elements, eight rows per
 //    256-thread block), reducing with shuffles;
-//  * a block of 256 threads (longer rows), reducing through shared memory.
+//  * a block of 256 threads (longer rows), reducing through shared memory
+//    (both RowReduce.cuh's).
 // The team's threads stride over the row (lane i reads elements i, i + 32,
 // ...: coalesced when the last dim has unit stride, any stride works), the
 // row's offsets come from the host plan's walk of the other dims
@@ -23,41 +24,13 @@
 
 #include "CudaKernels.h"
 #include "DeviceTypes.cuh"
+#include "RowReduce.cuh"
 
 namespace memfmt::runtime::cuda {
 namespace {
 
-constexpr int kWarp = 32;
-
-__device__ __forceinline__ float warpSum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-/// The sum over a warp, in every lane.
-struct WarpReduce {
-  __device__ float operator()(float v) const { return warpSum(v); }
-};
-
-/// The sum over the block (a multiple of 32 threads), in every thread.
-struct BlockReduce {
-  float *partial; // One slot per warp, in shared memory.
-  __device__ float operator()(float v) const {
-    v = warpSum(v);
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    __syncthreads(); // The previous reduction has read `partial`.
-    if (lane == 0)
-      partial[warp] = v;
-    __syncthreads();
-    const int warps = blockDim.x / kWarp;
-    return warpSum(lane < warps ? partial[lane] : 0.0f);
-  }
-};
-
 /// Normalizes row `row` with `team` threads, this one being `member`;
-/// `reduce` sums a value over the team.
+/// `reduce` combines a value over the team (RowReduce.cuh).
 template <typename T, typename Reduce>
 __device__ void normalizeRow(const LayerNormArgs &a, int64_t row, int member,
                              int team, const Reduce &reduce) {
@@ -70,14 +43,14 @@ __device__ void normalizeRow(const LayerNormArgs &a, int64_t row, int member,
   float sum = 0.0f;
   for (int64_t i = member; i < a.d; i += team)
     sum += toFloat(x[i * a.xStep]);
-  const float mean = reduce(sum) / n;
+  const float mean = reduce(sum, SumOp()) / n;
 
   float squares = 0.0f;
   for (int64_t i = member; i < a.d; i += team) {
     float dev = toFloat(x[i * a.xStep]) - mean;
     squares += dev * dev;
   }
-  const float rstd = 1.0f / sqrtf(reduce(squares) / n + a.eps);
+  const float rstd = 1.0f / sqrtf(reduce(squares, SumOp()) / n + a.eps);
 
   const T *w = static_cast<const T *>(a.weight);
   const T *b = static_cast<const T *>(a.bias);

@@ -21,12 +21,14 @@
 //  * layer_norm: rank >= 1, the output of the input's shape, weight and
 //    bias (when their flags say they are present) [D], D the input's last
 //    dim, and eps finite and >= 0, as batch_norm's;
+//  * softmax: rank >= 1, dim in [0, rank) (the compiler normalizes
+//    PyTorch's negative dims), the output of the input's shape;
 //  * casts: the output has the input's shape (in place only f32 to f32);
 // Attributes are bounded (kMaxAttribute) so that no shape arithmetic can
 // overflow, outputs must not have overlapping elements, and an output may
 // share its buffer with an input only where the kernel allows it (the
-// elementwise kernels, batch_norm, layer_norm and conv2d's residual, with
-// identical layouts).
+// elementwise kernels, batch_norm, layer_norm, softmax and conv2d's
+// residual, with identical layouts).
 // The checks themselves are ValidateChecks.h's; the training kernels'
 // validators are in ValidateTraining.cpp.
 //
@@ -192,6 +194,23 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", normalized, why));
     MEMFMT_CHECK(checkNotAliased(call, a.bias, "bias", a.output, "output"));
   }
+  MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
+  return checkInPlace(call, a.input, "input", a.output, "output");
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::softmax &a) {
+  if (a.input.rank < 1)
+    return invalid(call, "input has rank 0 (shape " + formatShape(a.input) +
+                             "), expected at least 1 (softmax runs along a "
+                             "dim)");
+  if (a.dim < 0 || a.dim >= a.input.rank)
+    return invalid(call, "dim is " + std::to_string(a.dim) +
+                             ", expected a dim of input " +
+                             formatShape(a.input) + " in [0, " +
+                             std::to_string(a.input.rank) + ")");
+  MEMFMT_CHECK(
+      checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
   return checkInPlace(call, a.input, "input", a.output, "output");
 }

@@ -59,6 +59,21 @@ struct Conv {
   }
 };
 
+/// The transpose of the square matrix `square` over the same buffer
+/// (strides [1, n]): an output that shares an input's buffer but not its
+/// layout. Its descriptor {base, base, offset, sizes, strides} is kept in
+/// `storage`.
+memfmt_memref_t transposedAlias(const Tensor &square,
+                                std::vector<int64_t> &storage) {
+  memfmt_memref_t alias = *square.memref();
+  const int64_t *descriptor = static_cast<const int64_t *>(alias.descriptor);
+  storage.assign(descriptor, descriptor + 7);
+  storage[5] = 1;
+  storage[6] = square.sizes[0];
+  alias.descriptor = storage.data();
+  return alias;
+}
+
 class ErrorTest : public ::testing::TestWithParam<memfmt_kernels_t> {};
 
 TEST_P(ErrorTest, NullContext) {
@@ -339,17 +354,52 @@ TEST_P(ErrorTest, LayerNormShapesFlagsAndEps) {
   expectError(ctx, run(x, expanded, w, b, 1e-5, 1, 1),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"overlapping elements"});
   Tensor square({4, 4});
-  memfmt_memref_t alias = *square.memref();
-  std::vector<int64_t> descriptor(7); // {base, base, offset, sizes, strides}
-  std::memcpy(descriptor.data(), alias.descriptor, 7 * sizeof(int64_t));
-  descriptor[5] = 1; // Strides [1, 4]: the transpose, in the same buffer.
-  descriptor[6] = 4;
-  alias.descriptor = descriptor.data();
+  std::vector<int64_t> descriptor;
+  memfmt_memref_t alias = transposedAlias(square, descriptor);
   expectError(ctx,
               _mlir_ciface_memfmt_layer_norm_f32(ctx, 11, square.memref(),
                                                  w.memref(), b.memref(), &alias,
                                                  1e-5, 1, 1),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"not its layout"});
+  EXPECT_EQ(y.buffer, untouched) << "a failed call wrote its output";
+}
+
+TEST_P(ErrorTest, SoftmaxShapesAndDim) {
+  TestContext ctx(GetParam());
+  Tensor x({2, 3, 4}), y({2, 3, 4});
+  x.fillRandom(1);
+  auto run = [&](const Tensor &in, const Tensor &out, int64_t dim) {
+    return _mlir_ciface_memfmt_softmax_f32(ctx, 12, in.memref(), out.memref(),
+                                           dim);
+  };
+  const std::vector<float> untouched = y.buffer;
+
+  Tensor y5({2, 3, 5});
+  expectError(ctx, run(x, y5, 2), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"memfmt_softmax_f32 (node 12)", "output has shape [2, 3, 5]",
+               "expected [2, 3, 4] (the input's shape)"});
+  Tensor flat({24});
+  expectError(ctx, run(x, flat, 0), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"output has shape [24], expected [2, 3, 4]"});
+  Tensor scalar(std::vector<int64_t>{}), scalarOut(std::vector<int64_t>{});
+  expectError(ctx, run(scalar, scalarOut, 0), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"input has rank 0", "expected at least 1"});
+  // PyTorch's negative dims are the compiler's to normalize.
+  expectError(ctx, run(x, y, -1), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"dim is -1, expected a dim of input [2, 3, 4] in [0, 3)"});
+  expectError(ctx, run(x, y, 3), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"dim is 3, expected a dim of input [2, 3, 4] in [0, 3)"});
+  // An overlapping output, or in place through another layout of the
+  // input's buffer.
+  Tensor expanded({2, 3, 4}, std::vector<int64_t>{0, 4, 1}, 0, 12);
+  expectError(ctx, run(x, expanded, 2), MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"overlapping elements"});
+  Tensor square({4, 4});
+  std::vector<int64_t> descriptor;
+  memfmt_memref_t alias = transposedAlias(square, descriptor);
+  expectError(
+      ctx, _mlir_ciface_memfmt_softmax_f32(ctx, 12, square.memref(), &alias, 1),
+      MEMFMT_STATUS_INVALID_ARGUMENT, {"not its layout"});
   EXPECT_EQ(y.buffer, untouched) << "a failed call wrote its output";
 }
 

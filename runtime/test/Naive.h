@@ -135,6 +135,47 @@ inline Expected naiveLayerNorm(const Tensor &in, const Tensor *w,
   return e;
 }
 
+/// Softmax along `dim`: each row (the elements that differ only in their
+/// index along `dim`) becomes exp(x - max) / sum(exp(x - max)). A row
+/// holding NaN or only -inf gives NaN, as in PyTorch. The magnitude is
+/// p * (1 + |x - max|): rounding x - max in f32 errs in proportion to
+/// |x - max|, which exp turns into a relative error of the result, and
+/// rounding the row's sum errs relative to p (the caller's factor carries
+/// the row's length).
+inline Expected naiveSoftmax(const Tensor &in, int64_t dim) {
+  const int64_t count = in.numElements(), d = in.sizes[dim];
+  // In row-major order, consecutive elements along `dim` are `inner` apart.
+  int64_t inner = 1;
+  for (int64_t k = dim + 1; k < in.rank(); ++k)
+    inner *= in.sizes[k];
+  Expected e;
+  e.value.resize(count);
+  e.magnitude.resize(count);
+  for (int64_t first = 0; first < count; ++first) {
+    if ((first / inner) % d != 0)
+      continue; // Not the first element of its row.
+    double max = -std::numeric_limits<double>::infinity();
+    bool nan = false;
+    for (int64_t k = 0; k < d; ++k) {
+      double x = in.flat(first + k * inner);
+      nan = nan || std::isnan(x);
+      max = std::max(max, x);
+    }
+    double sum = 0;
+    for (int64_t k = 0; k < d; ++k)
+      sum += std::exp(in.flat(first + k * inner) - max);
+    for (int64_t k = 0; k < d; ++k) {
+      double x = in.flat(first + k * inner);
+      double p = nan ? std::nan("") : std::exp(x - max) / sum;
+      e.value[first + k * inner] = p;
+      // An exact 0 (a -inf entry) has no error to bound.
+      e.magnitude[first + k * inner] =
+          p > 0 ? p * (1 + std::fabs(x - max)) : 0.0;
+    }
+  }
+  return e;
+}
+
 inline double naiveRelu(double v) {
   return std::isnan(v) ? v : std::max(v, 0.0);
 }

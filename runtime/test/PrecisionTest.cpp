@@ -171,6 +171,32 @@ TEST_P(WidenedTest, LayerNormMatchesNaive) {
   }
 }
 
+TEST_P(WidenedTest, SoftmaxMatchesNaive) {
+  auto [kernels, kind, layout] = GetParam();
+  TestContext ctx(kernels);
+  auto softmax = kind == Kind::F16 ? _mlir_ciface_memfmt_softmax_f16
+                                   : _mlir_ciface_memfmt_softmax_bf16;
+  // Rank 4 (in this layout) along C and W, rank 2 along both dims.
+  const std::pair<std::vector<int64_t>, int64_t> calls[] = {
+      {{2, 5, 3, 7}, 1}, {{2, 5, 3, 7}, 3}, {{6, 96}, 1}, {{6, 96}, 0}};
+  for (const auto &[shape, dim] : calls) {
+    Tensor xf(shape, layout);
+    xf.fillRandom(16, -4, 4);
+    Half x = make16(kind, xf);
+    Tensor xr = widened(kind, x);
+    std::string what = x.describe() + " dim " + std::to_string(dim);
+    Half out(shape, layout);
+    EXPECT_KERNEL_OK(ctx, softmax(ctx, 5, x.memref(), out.memref(), dim));
+    expectRounded(kind, out, naiveSoftmax(xr, dim), "softmax " + what);
+    EXPECT_TRUE(out.gapsIntact()) << what;
+    EXPECT_EQ(ctx.implOf(5), "reference_widened");
+    // In place.
+    Half t = x;
+    EXPECT_KERNEL_OK(ctx, softmax(ctx, 6, t.memref(), t.memref(), dim));
+    expectRounded(kind, t, naiveSoftmax(xr, dim), "softmax in place " + what);
+  }
+}
+
 TEST_P(WidenedTest, ConvAndLinearMatchNaive) {
   auto [kernels, kind, layout] = GetParam();
   TestContext ctx(kernels);

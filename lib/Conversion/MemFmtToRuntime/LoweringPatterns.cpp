@@ -574,6 +574,17 @@ struct LayerNormLowering : RuntimePattern<LayerNormOp> {
   }
 };
 
+struct SoftmaxLowering : RuntimePattern<SoftmaxOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxOp op, PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getInput()),
+                      kernels::softmax{.input = calls.view(op.getInput()),
+                                       .output = calls.view(op.getOutput()),
+                                       .dim = op.getDim()});
+  }
+};
+
 } // namespace
 
 void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
@@ -588,7 +599,7 @@ void mlir::memfmt::populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
                AvgPoolLowering, AdaptiveAvgPoolLowering, LinearLowering,
                ElementCopyLowering, WeightLowering, EmptyLikeLowering,
                ResizeAsLowering, CatLowering, ChunkLowering, SliceLowering,
-               ChannelShuffleLowering, LayerNormLowering>(
+               ChannelShuffleLowering, LayerNormLowering, SoftmaxLowering>(
       patterns.getContext(), calls);
   populateTrainingToRuntimePatterns(patterns, calls);
 }

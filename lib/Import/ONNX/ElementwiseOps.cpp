@@ -385,6 +385,52 @@ static LogicalResult convertLayerNorm(GraphImporter &importer, Node &node) {
   return success();
 }
 
+/// Softmax: memfmt.softmax. From opset 13 along one axis (default -1);
+/// before, over the input coerced to 2-D at `axis` (default 1): the
+/// trailing dimensions from `axis` on are one row, which is one dimension
+/// only when `axis` is the last (else a reshape to [leading, trailing]
+/// around the op, as for LayerNormalization).
+static LogicalResult convertSoftmax(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  bool coerced = importer.getOpset() < 13;
+  FailureOr<int64_t> axis = importer.intAttr(node, "axis", coerced ? 1 : -1);
+  if (failed(axis))
+    return failure();
+  OnnxValue &x = *node.inputs[0];
+  ArrayRef<int64_t> shape = x.shape;
+  int64_t rank = shape.size();
+  if (rank == 0 || *axis < -rank || *axis >= rank)
+    return importer.invalid(node, "axis " + Twine(*axis) +
+                                      " is out of range for the input " +
+                                      formatShape(shape));
+  int64_t dim = *axis < 0 ? *axis + rank : *axis;
+  FailureOr<Value> input = importer.tensorOperand(node, 0, "input");
+  if (failed(input))
+    return failure();
+  SmallVector<int64_t, 4> rows = {product(shape.take_front(dim)),
+                                  product(shape.drop_front(dim))};
+  bool flatten = coerced && dim != rank - 1;
+  if (flatten) {
+    input = importer.reshape(node, *input, rows);
+    dim = 1;
+  }
+  if (failed(input))
+    return failure();
+  OpBuilder &builder = importer.getBuilder();
+  FailureOr<Value> y = importer.verified(
+      node, SoftmaxOp::create(
+                builder, node.loc,
+                importer.tensorType(flatten ? ArrayRef<int64_t>(rows) : shape),
+                *input, builder.getI64IntegerAttr(dim)));
+  if (succeeded(y) && flatten)
+    y = importer.reshape(node, *y, shape);
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
+  return success();
+}
+
 void mlir::memfmt::onnx_import::registerElementwiseOps(
     ONNXOpRegistry &registry) {
   registry.add(
@@ -463,4 +509,11 @@ void mlir::memfmt::onnx_import::registerElementwiseOps(
                  "Decompositions.h)",
                  "Scale and B that broadcast; the Mean and InvStdDev outputs; "
                  "stash_type other than 1"}});
+  registry.add({"Softmax",
+                {"axis"},
+                {{1, convertSoftmax}},
+                {"`softmax` (+ `reshape`)",
+                 "any axis; before opset 13 the input coerced to 2-D at "
+                 "`axis` (a reshape unless `axis` is the last)",
+                 ""}});
 }

@@ -357,6 +357,21 @@ FailureOr<Value> GraphImporter::reshape(Node &node, Value value,
   return result;
 }
 
+FailureOr<Value> GraphImporter::slice(Node &node, Value value, int64_t dim,
+                                      int64_t start, int64_t end,
+                                      int64_t step) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t, 4> shape(type.getShape());
+  shape[dim] = (end - start + step - 1) / step;
+  return verified(
+      node, SliceOp::create(builder, node.loc,
+                            RankedTensorType::get(shape, type.getElementType()),
+                            value, builder.getI64IntegerAttr(dim),
+                            builder.getI64IntegerAttr(start),
+                            builder.getI64IntegerAttr(end),
+                            builder.getI64IntegerAttr(step)));
+}
+
 LogicalResult GraphImporter::setReshapedOutput(Node &node,
                                                ArrayRef<int64_t> shape,
                                                StringRef role) {

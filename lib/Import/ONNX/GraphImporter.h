@@ -213,6 +213,10 @@ public:
   FailureOr<Value> verified(Node &node, Operation *op);
   /// `value` reshaped to `shape` (looking through temporary reshapes).
   FailureOr<Value> reshape(Node &node, Value value, ArrayRef<int64_t> shape);
+  /// Elements start, start + step, ... (< end) of dimension `dim` of the
+  /// run-time `value` (a memfmt.slice; positive `step`).
+  FailureOr<Value> slice(Node &node, Value value, int64_t dim, int64_t start,
+                         int64_t end, int64_t step = 1);
   /// Sets output 0 to input 0 (in role `role`) with `shape`: the same
   /// constant with the new shape, or a reshape of the run-time tensor.
   LogicalResult setReshapedOutput(Node &node, ArrayRef<int64_t> shape,

@@ -274,6 +274,18 @@ std::vector<int64_t> HostTensor::toInts() const {
   return values;
 }
 
+HostTensor HostTensor::toBools() const {
+  std::vector<int64_t> values = toInts();
+  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    (*bytes)[i] = values[i] != 0;
+  HostTensor tensor;
+  tensor.kind = ElementKind::Bool;
+  tensor.shape = shape;
+  tensor.bytes = std::move(bytes);
+  return tensor;
+}
+
 HostTensor HostTensor::fromFloats(llvm::ArrayRef<int64_t> shape,
                                   std::vector<float> values) {
   auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * 4);

@@ -92,6 +92,8 @@ struct HostTensor {
                                std::vector<float> values);
   static HostTensor fromInts(llvm::ArrayRef<int64_t> shape,
                              llvm::ArrayRef<int64_t> values);
+  /// A bool tensor of this integer tensor's shape: true where it is nonzero.
+  HostTensor toBools() const;
 };
 
 /// The largest number of elements a tensor may have (2^40).

@@ -11,13 +11,13 @@
 // Shape is always a constant.
 //
 // * Shape and Size of any value (its shape is static), Gather, Slice,
-//   ConstantOfShape, Cast and Range of constants fold to constants (int64
-//   or float); Add, Mul, Sub and Div of two constants fold too
+//   ConstantOfShape, Cast, Range, Expand, Equal, Less, Greater and Where of
+//   constants fold to constants (int64, float or bool); Add, Mul, Sub and Div of two constants fold too
 //   (ElementwiseOps.cpp calls foldBinary), and so does Concat of constants
 //   (ShapeOps.cpp calls foldConcat).
-// * Slice and Transpose of a run-time tensor are memfmt.slice and
-//   memfmt.permute (data, not shape logic, but they share the index
-//   rules with their folds).
+// * Slice, Gather and Transpose of a run-time tensor are memfmt.slice (per
+//   run of gathered indices, concatenated) and memfmt.permute (data, not
+//   shape logic, but they share the index rules with their folds).
 // * Unsqueeze and Squeeze of a run-time tensor are a memfmt.reshape; a Cast
 //   of a floating-point tensor to a floating-point type is the identity
 //   (memfmt computes in the model's element type).
@@ -52,6 +52,9 @@ bool isIntegerKind(ElementKind kind) {
 /// A constant's values as int64 or as float, with its shape.
 struct HostValues {
   bool integer = true;
+  /// Integer values that are ONNX bools (0 or 1): Equal's result, Where's
+  /// condition.
+  bool boolean = false;
   std::vector<int64_t> ints;
   std::vector<float> floats;
   SmallVector<int64_t, 4> shape;
@@ -60,8 +63,9 @@ struct HostValues {
                                   const HostTensor &t, StringRef role) {
     HostValues v;
     v.shape = t.shape;
-    if (isIntegerKind(t.kind)) {
+    if (isIntegerKind(t.kind) || t.kind == ElementKind::Bool) {
       v.ints = t.toInts();
+      v.boolean = t.kind == ElementKind::Bool;
     } else if (isFloatKind(t.kind) || t.kind == ElementKind::Double) {
       v.integer = false;
       v.floats = t.toFloats();
@@ -76,14 +80,19 @@ struct HostValues {
     return integer ? int64_t(ints.size()) : int64_t(floats.size());
   }
   HostTensor tensor() const {
-    return integer ? HostTensor::fromInts(shape, ints)
-                   : HostTensor::fromFloats(shape, floats);
+    if (!integer)
+      return HostTensor::fromFloats(shape, floats);
+    HostTensor t = HostTensor::fromInts(shape, ints);
+    return boolean ? t.toBools() : t;
   }
+  /// The value at `i` of a float or integer tensor, as a double.
+  double at(int64_t i) const { return integer ? double(ints[i]) : floats[i]; }
   /// A tensor of `newShape` holding the elements at `indices`.
   HostValues gather(ArrayRef<int64_t> newShape,
                     ArrayRef<int64_t> indices) const {
     HostValues out;
     out.integer = integer;
+    out.boolean = boolean;
     out.shape.assign(newShape.begin(), newShape.end());
     for (int64_t i : indices) {
       if (integer)
@@ -124,6 +133,35 @@ void forEachIndex(ArrayRef<int64_t> shape,
       index[d] = 0;
     }
   }
+}
+
+/// The NumPy broadcast of the operands' shapes and each operand's strides
+/// over it (0 where it is broadcast), or a located error.
+template <size_t N>
+FailureOr<std::pair<SmallVector<int64_t, 4>,
+                    std::array<SmallVector<int64_t, 4>, N>>>
+broadcastOperands(GraphImporter &importer, Node &node,
+                  std::array<const HostValues *, N> operands) {
+  SmallVector<int64_t, 4> shape = operands[0]->shape;
+  for (const HostValues *v : ArrayRef(operands).drop_front()) {
+    std::optional<SmallVector<int64_t, 4>> b = broadcastShapes(shape, v->shape);
+    if (!b)
+      return importer.invalid(node, "operand shapes " + formatShape(shape) +
+                                        " and " + formatShape(v->shape) +
+                                        " do not broadcast");
+    shape = *b;
+  }
+  int64_t rank = shape.size();
+  std::array<SmallVector<int64_t, 4>, N> strides;
+  for (auto [k, v] : llvm::enumerate(operands)) {
+    SmallVector<int64_t, 4> own = rowMajorStrides(v->shape);
+    strides[k].assign(rank, 0);
+    int64_t lead = rank - v->shape.size();
+    for (int64_t d = lead; d < rank; ++d)
+      if (v->shape[d - lead] != 1)
+        strides[k][d] = own[d - lead];
+  }
+  return std::make_pair(shape, strides);
 }
 
 /// An axis attribute or input value normalised into [0, rank).
@@ -211,33 +249,68 @@ LogicalResult convertSize(GraphImporter &importer, Node &node) {
   return success();
 }
 
-/// Gather of a constant along `axis`.
+/// Gather of run-time data at constant `indices` along `axis` (for example
+/// ViT's class token, `x[:, 0]`): one memfmt.slice per run of consecutive
+/// indices, a memfmt.cat of the runs, and a reshape to the result's shape.
+static LogicalResult gatherRuntime(GraphImporter &importer, Node &node,
+                                   int64_t axis, ArrayRef<int64_t> indices,
+                                   ArrayRef<int64_t> shape) {
+  FailureOr<Value> data = importer.tensorOperand(node, 0, "data");
+  if (failed(data))
+    return failure();
+  SmallVector<Value> runs;
+  int64_t extent = 0;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i + 1;
+    while (j < indices.size() && indices[j] == indices[j - 1] + 1)
+      ++j;
+    FailureOr<Value> run = importer.slice(node, *data, axis, indices[i],
+                                          indices[j - 1] + 1);
+    if (failed(run))
+      return failure();
+    runs.push_back(*run);
+    extent += int64_t(j - i);
+    i = j;
+  }
+  FailureOr<Value> y = runs.front();
+  if (runs.size() > 1) {
+    OpBuilder &builder = importer.getBuilder();
+    SmallVector<int64_t, 4> catShape(node.inputs[0]->shape);
+    catShape[axis] = extent;
+    y = importer.verified(
+        node, CatOp::create(builder, node.loc, importer.tensorType(catShape),
+                            runs,
+                            axis == 0 ? IntegerAttr()
+                                      : builder.getI64IntegerAttr(axis)));
+  }
+  if (succeeded(y))
+    y = importer.reshape(node, *y, shape);
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
+  return success();
+}
+
+/// Gather along `axis` at constant indices: folded for constant data, else
+/// slices of the run-time tensor (gatherRuntime).
 LogicalResult convertGather(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
-  if (!node.inputs[0]->isConstant())
-    return importer.unsupported(node, "Gather of a run-time tensor is not "
-                                      "supported (only of constants, as in "
-                                      "shape arithmetic)");
-  FailureOr<HostTensor> dataTensor = importer.constantOperand(node, 0, "data");
+  OnnxValue &x = *node.inputs[0];
   FailureOr<HostTensor> indexTensor =
       importer.constantOperand(node, 1, "indices");
   FailureOr<int64_t> axisAttr = importer.intAttr(node, "axis", 0);
-  if (failed(dataTensor) || failed(indexTensor) || failed(axisAttr))
-    return failure();
-  FailureOr<HostValues> data =
-      HostValues::of(importer, node, *dataTensor, "data");
-  if (failed(data))
+  if (failed(indexTensor) || failed(axisAttr))
     return failure();
   if (!isIntegerKind(indexTensor->kind))
     return importer.invalid(node, "the indices must be integers");
-  int64_t rank = data->shape.size();
+  int64_t rank = x.shape.size();
   if (rank == 0)
     return importer.invalid(node, "cannot gather from a 0-D tensor");
   FailureOr<int64_t> axis = normalizeAxis(importer, node, *axisAttr, rank);
   if (failed(axis))
     return failure();
-  int64_t extent = data->shape[*axis];
+  int64_t extent = x.shape[*axis];
   std::vector<int64_t> indices = indexTensor->toInts();
   for (int64_t &i : indices) {
     if (i < -extent || i >= extent)
@@ -247,16 +320,24 @@ LogicalResult convertGather(GraphImporter &importer, Node &node) {
                                         Twine(extent));
     i = i < 0 ? i + extent : i;
   }
+  SmallVector<int64_t, 4> shape(x.shape.begin(), x.shape.begin() + *axis);
+  shape.append(indexTensor->shape.begin(), indexTensor->shape.end());
+  shape.append(x.shape.begin() + *axis + 1, x.shape.end());
+  if (!x.isConstant()) {
+    if (indices.empty())
+      return importer.unsupported(node, "the result is empty; empty tensors "
+                                        "are not supported");
+    return gatherRuntime(importer, node, *axis, indices, shape);
+  }
+  FailureOr<HostValues> data = HostValues::of(importer, node, *x.constant, "data");
+  if (failed(data))
+    return failure();
   // out[outer, j..., inner] = data[outer, indices[j...], inner].
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < *axis; ++d)
     outer *= data->shape[d];
   for (int64_t d = *axis + 1; d < rank; ++d)
     inner *= data->shape[d];
-  SmallVector<int64_t, 4> shape(data->shape.begin(),
-                                data->shape.begin() + *axis);
-  shape.append(indexTensor->shape.begin(), indexTensor->shape.end());
-  shape.append(data->shape.begin() + *axis + 1, data->shape.end());
   std::vector<int64_t> picks;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : indices)
@@ -338,22 +419,12 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
     FailureOr<Value> y = importer.tensorOperand(node, 0, "data");
     if (failed(y))
       return failure();
-    SmallVector<int64_t, 4> current(x.shape.begin(), x.shape.end());
-    for (int64_t d = 0; d < rank; ++d) {
-      if (shape[d] == current[d])
-        continue; // The whole axis.
-      current[d] = shape[d];
-      OpBuilder &builder = importer.getBuilder();
-      y = importer.verified(
-          node, SliceOp::create(builder, node.loc, importer.tensorType(current),
-                                *y, builder.getI64IntegerAttr(d),
-                                builder.getI64IntegerAttr(begin[d]),
-                                builder.getI64IntegerAttr(
-                                    begin[d] + (shape[d] - 1) * step[d] + 1),
-                                builder.getI64IntegerAttr(step[d])));
-      if (failed(y))
-        return failure();
-    }
+    for (int64_t d = 0; d < rank && succeeded(y); ++d)
+      if (shape[d] != x.shape[d]) // Else the whole axis.
+        y = importer.slice(node, *y, d, begin[d],
+                           begin[d] + (shape[d] - 1) * step[d] + 1, step[d]);
+    if (failed(y))
+      return failure();
     importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
     return success();
   }
@@ -620,30 +691,15 @@ LogicalResult mlir::memfmt::onnx_import::foldBinary(GraphImporter &importer,
     return failure();
   if (lhs->integer != rhs->integer)
     return importer.invalid(node, "the operands' element types differ");
-  std::optional<SmallVector<int64_t, 4>> broadcast =
-      broadcastShapes(lhs->shape, rhs->shape);
-  if (!broadcast)
-    return importer.invalid(node, "operand shapes " + formatShape(lhs->shape) +
-                                      " and " + formatShape(rhs->shape) +
-                                      " do not broadcast");
-  SmallVector<int64_t, 4> shape = *broadcast;
-  // Each operand's strides over the result: 0 where it is broadcast.
-  int64_t rank = shape.size();
-  std::array<SmallVector<int64_t, 4>, 2> strides;
-  const HostValues *operands[2] = {&*lhs, &*rhs};
-  for (auto [k, v] : llvm::enumerate(operands)) {
-    SmallVector<int64_t, 4> own = rowMajorStrides(v->shape);
-    strides[k].assign(rank, 0);
-    int64_t lead = rank - v->shape.size();
-    for (int64_t d = lead; d < rank; ++d)
-      if (v->shape[d - lead] != 1)
-        strides[k][d] = own[d - lead];
-  }
+  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
+  if (failed(broadcast))
+    return failure();
   HostValues out;
   out.integer = lhs->integer;
-  out.shape = shape;
+  out.shape = broadcast->first;
   bool divideByZero = false;
-  forEachIndex<2>(shape, strides, [&](std::array<int64_t, 2> at) {
+  forEachIndex<2>(out.shape, broadcast->second,
+                  [&](std::array<int64_t, 2> at) {
     if (out.integer) {
       int64_t a = lhs->ints[at[0]], b = rhs->ints[at[1]];
       switch (op) {
@@ -711,6 +767,135 @@ LogicalResult mlir::memfmt::onnx_import::foldConcat(GraphImporter &importer,
   return success();
 }
 
+namespace {
+
+enum class Comparison { Equal, Less, Greater };
+
+/// Equal, Less and Greater of two constants (the shape logic around
+/// torch's `expand`): a bool tensor.
+template <Comparison op>
+LogicalResult convertComparison(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
+  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
+  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
+  if (failed(broadcast))
+    return failure();
+  HostValues out;
+  out.boolean = true;
+  out.shape = broadcast->first;
+  forEachIndex<2>(out.shape, broadcast->second,
+                  [&](std::array<int64_t, 2> at) {
+                    double x = lhs->at(at[0]), y = rhs->at(at[1]);
+                    out.ints.push_back(op == Comparison::Equal  ? x == y
+                                       : op == Comparison::Less ? x < y
+                                                                : x > y);
+                  });
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+/// Where of constants: X where the condition holds, else Y (broadcast).
+LogicalResult convertWhere(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 3, 3, 1)))
+    return failure();
+  if (!llvm::all_of(node.inputs, [](OnnxValue *v) { return v->isConstant(); }))
+    return importer.unsupported(node, "Where of run-time tensors is not "
+                                      "supported (only of constants, as in "
+                                      "shape arithmetic)");
+  FailureOr<HostTensor> c = importer.constantOperand(node, 0, "condition");
+  FailureOr<HostTensor> a = importer.constantOperand(node, 1, "X");
+  FailureOr<HostTensor> b = importer.constantOperand(node, 2, "Y");
+  if (failed(c) || failed(a) || failed(b))
+    return failure();
+  FailureOr<HostValues> cond = HostValues::of(importer, node, *c, "condition");
+  FailureOr<HostValues> x = HostValues::of(importer, node, *a, "X");
+  FailureOr<HostValues> y = HostValues::of(importer, node, *b, "Y");
+  if (failed(cond) || failed(x) || failed(y))
+    return failure();
+  if (!cond->integer)
+    return importer.invalid(node, "the condition must be bool");
+  if (x->integer != y->integer)
+    return importer.invalid(node, "X and Y have different element types");
+  auto broadcast =
+      broadcastOperands<3>(importer, node, {&*cond, &*x, &*y});
+  if (failed(broadcast))
+    return failure();
+  HostValues out;
+  out.integer = x->integer;
+  out.boolean = x->boolean && y->boolean;
+  out.shape = broadcast->first;
+  forEachIndex<3>(out.shape, broadcast->second,
+                  [&](std::array<int64_t, 3> at) {
+                    const HostValues &pick = cond->ints[at[0]] ? *x : *y;
+                    int64_t i = cond->ints[at[0]] ? at[1] : at[2];
+                    if (out.integer)
+                      out.ints.push_back(pick.ints[i]);
+                    else
+                      out.floats.push_back(pick.floats[i]);
+                  });
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+/// Expand (opset 8): the input broadcast with a constant shape, both ways
+/// (NumPy). A constant folds (ViT's class token, expanded to the batch); a
+/// run-time tensor passes through where the shape does not grow it.
+LogicalResult convertExpand(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target =
+      intsInput(importer, node, 1, "shape");
+  if (failed(target))
+    return failure();
+  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
+    return importer.invalid(node, "the shape " + formatShape(*target) +
+                                      " has a negative dimension");
+  OnnxValue &x = *node.inputs[0];
+  std::optional<SmallVector<int64_t, 4>> shape =
+      broadcastShapes(x.shape, *target);
+  if (!shape)
+    return importer.invalid(node, "the input " + formatShape(x.shape) +
+                                      " does not broadcast to " +
+                                      formatShape(*target));
+  if (llvm::is_contained(*shape, 0))
+    return importer.unsupported(node, "the result is empty; empty tensors "
+                                      "are not supported");
+  if (!x.isConstant()) {
+    if (product(*shape) != product(x.shape))
+      return importer.unsupported(
+          node, "Expand of a run-time tensor " + formatShape(x.shape) +
+                    " to " + formatShape(*shape) +
+                    " is not supported (only of constants, or to as many "
+                    "elements)");
+    return importer.setReshapedOutput(node, *shape, "input");
+  }
+  FailureOr<HostValues> data = HostValues::of(importer, node, *x.constant,
+                                              "input");
+  if (failed(data))
+    return failure();
+  HostValues shapeOnly;
+  shapeOnly.shape = *shape;
+  auto broadcast = broadcastOperands<2>(importer, node, {&*data, &shapeOnly});
+  if (failed(broadcast))
+    return failure();
+  std::vector<int64_t> picks;
+  forEachIndex<2>(*shape, broadcast->second,
+                  [&](std::array<int64_t, 2> at) { picks.push_back(at[0]); });
+  importer.setOutput(node, 0,
+                     OnnxValue::ofConstant(data->gather(*shape, picks).tensor()));
+  return success();
+}
+
+} // namespace
+
 void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
     ONNXOpRegistry &registry) {
   constexpr StringRef folded = "(folded at import)";
@@ -723,8 +908,10 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
   registry.add({"Gather",
                 {"axis"},
                 {{1, convertGather}},
-                {folded, "constants, any axis, negative indices",
-                 "run-time data"}});
+                {"`slice` (+ `cat`, `reshape`; constants: folded)",
+                 "constant indices, any axis, negative indices; run-time data "
+                 "as one slice per run of consecutive indices",
+                 "indices given at run time"}});
   registry.add({"Slice",
                 {"starts", "ends", "axes"},
                 {{1, convertSlice}},
@@ -764,6 +951,30 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
                 {{9, convertConstantOfShape}},
                 {folded, "a constant shape; `value` (default float 0)",
                  "empty shapes"}});
+  constexpr StringRef comparison = "constants, NumPy broadcasting";
+  registry.add({"Equal",
+                {},
+                {{1, convertComparison<Comparison::Equal>}},
+                {folded, comparison, "run-time tensors"}});
+  registry.add({"Less",
+                {},
+                {{1, convertComparison<Comparison::Less>}},
+                {folded, comparison, "run-time tensors"}});
+  registry.add({"Greater",
+                {},
+                {{1, convertComparison<Comparison::Greater>}},
+                {folded, comparison, "run-time tensors"}});
+  registry.add({"Where",
+                {},
+                {{9, convertWhere}},
+                {folded, "constants, NumPy broadcasting", "run-time tensors"}});
+  registry.add({"Expand",
+                {},
+                {{8, convertExpand}},
+                {"(folded, or `reshape`)",
+                 "a constant input (any broadcast); a run-time input where "
+                 "the shape only adds or drops size-1 dimensions",
+                 "run-time inputs that grow"}});
   registry.add({"Range",
                 {},
                 {{11, convertRange}},

@@ -8,8 +8,9 @@
 // tensors in NCHW, channels-last, a channels-last slice (padded channels)
 // and a general strided layout, on edge shapes (one pixel, one channel,
 // channel counts that do or do not fill 16-byte vectors, odd sizes, layer
-// norm rows longer than a warp takes, empty tensors), against the CPU
-// reference kernels on the same bytes
+// norm and softmax rows longer than a warp takes, softmax along every dim
+// of ranks 1 to 5, empty tensors), against the CPU reference kernels on the
+// same bytes
 // (CudaTestUtil.h). The implementation that ran is checked where the layout
 // decides it (the NHWC fast paths must be taken for channels-last tensors).
 // Without a CUDA device every test is skipped ("skipped: no CUDA device").
@@ -19,6 +20,7 @@
 #include "CudaTestUtil.h"
 
 #include <cstdio>
+#include <limits>
 
 using namespace memfmt::test;
 
@@ -342,6 +344,106 @@ TEST_P(CudaLayerNormTest, InPlace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaLayerNormTest, ::testing::ValuesIn(kKinds),
+                         [](const auto &info) {
+                           return std::string(toString(info.param));
+                         });
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+class CudaSoftmaxTest : public ::testing::TestWithParam<Kind> {};
+
+/// The team planSoftmax gives rows along `dim` of `x`: a warp or a block
+/// per unit-stride row of more than one element, else a thread per row.
+const char *softmaxTeamOf(const Buf &x, int64_t dim) {
+  const int64_t d = x.values.sizes[dim];
+  if (d == 1 || x.values.strides[dim] != 1)
+    return "thread_per_row";
+  return d > 1024 ? "block_per_row" : "warp_per_row";
+}
+
+/// Runs softmax along `dim` from `x` into `y` on the GPU and on the CPU
+/// reference (node 14) and compares them; `y` may be `x` (in place).
+void expectSoftmaxMatches(Buf &x, Buf &y, int64_t dim,
+                          const std::string &what) {
+  const bool inPlace = &x == &y;
+  const memfmt_memref_t *dx = x.device(env().gpu);
+  const memfmt_memref_t *dy = inPlace ? dx : y.device(env().gpu);
+  ASSERT_EQ(MEMFMT_ENTRY(softmax, x.kind)(env().gpu, 14, dx, dy, dim),
+            MEMFMT_STATUS_OK)
+      << memfmt_context_last_error(env().gpu);
+  const memfmt_memref_t *hx = x.host();
+  const memfmt_memref_t *hy = inPlace ? hx : y.host();
+  ASSERT_EQ(MEMFMT_ENTRY(softmax, x.kind)(env().cpu, 14, hx, hy, dim),
+            MEMFMT_STATUS_OK);
+  expectMatch(y, y.download(), Match::Reduction, what);
+  if (x.values.numElements() > 0)
+    EXPECT_EQ(env().implOf(14), softmaxTeamOf(x, dim)) << what;
+}
+
+TEST_P(CudaSoftmaxTest, EveryLayoutShapeAndDim) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  // Ranks 1 to 5 along every dim; one pixel, one channel, odd sizes, a row
+  // longer than a warp takes (a block per row); empty tensors.
+  const std::vector<int64_t> shapes[] = {
+      {7},           {5, 97},      {3, 2000},       {2, 3, 5}, {2, 3, 4, 5},
+      {2, 13, 3, 3}, {1, 1, 1, 1}, {2, 3, 2, 3, 4}, {0, 4}};
+  for (const std::vector<int64_t> &shape : shapes)
+    for (int64_t dim = 0; dim < int64_t(shape.size()); ++dim)
+      for (Layout in : kLayouts)
+        for (Layout out : {in, C}) {
+          Buf x(k, shape, in), y(k, shape, out);
+          x.fill(17, -4, 4);
+          expectSoftmaxMatches(x, y, dim,
+                               "softmax " + name(k, in, out) + " " +
+                                   x.describe() + " dim " +
+                                   std::to_string(dim));
+        }
+}
+
+TEST_P(CudaSoftmaxTest, InPlace) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  for (Layout layout : kLayouts)
+    for (int64_t dim = 0; dim < 4; ++dim) {
+      Buf x(k, {2, 4, 3, 96}, layout);
+      x.fill(18, -4, 4);
+      expectSoftmaxMatches(x, x, dim,
+                           "softmax in place " + x.describe() + " dim " +
+                               std::to_string(dim));
+    }
+}
+
+TEST_P(CudaSoftmaxTest, LargeValuesAndInfinities) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (bool transposed : {false, true}) {
+    // Rows of 9 along dim 1, or along dim 0 (a thread per row): row 0
+    // near 1e4 (only the max subtraction keeps exp finite), row 1 with
+    // masked (-inf) entries, row 2 holding a NaN, row 3 only -inf.
+    Buf x(k,
+          transposed ? std::vector<int64_t>{9, 4} : std::vector<int64_t>{4, 9});
+    Buf y(k, x.values.sizes);
+    x.fill(19, -3, 3);
+    auto set = [&](int64_t row, int64_t i, float v) {
+      x.set(transposed ? i * 4 + row : row * 9 + i, v);
+    };
+    for (int64_t i = 0; i < 9; ++i) {
+      set(0, i, 1e4f + float(i));
+      set(3, i, -inf);
+    }
+    for (int64_t i : {0, 4, 8})
+      set(1, i, -inf);
+    set(2, 5, std::nanf(""));
+    expectSoftmaxMatches(x, y, transposed ? 0 : 1,
+                         "softmax special values " + x.describe());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CudaSoftmaxTest, ::testing::ValuesIn(kKinds),
                          [](const auto &info) {
                            return std::string(toString(info.param));
                          });

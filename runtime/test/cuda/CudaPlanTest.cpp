@@ -11,9 +11,11 @@
 // counts, strides and pointers allow 16-byte accesses), cuBLAS gets the
 // right transposition flags and leading dimensions for row-major,
 // column-major and padded matrices, convolutions pick the format of their
-// output, pools take the NHWC kernel only with unit channel strides, and
-// layer norm walks the rows of any layout with a warp per row (a block per
-// row beyond kLayerNormWarpLimit elements).
+// output, pools take the NHWC kernel only with unit channel strides, layer
+// norm walks the rows of any layout with a warp per row (a block per row
+// beyond kLayerNormWarpLimit elements), and softmax walks the rows along
+// any dim with a warp or a block per unit-stride row and a thread per row
+// otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -290,6 +292,86 @@ TEST(LayerNormPlanTest, RowsOfAnyLayout) {
   sizes2[1] = strides2[0] = kLayerNormWarpLimit;
   planLayerNorm(wide, 2, sizes2, strides2, strides2);
   EXPECT_TRUE(wide.warpPerRow);
+}
+
+TEST(SoftmaxPlanTest, RowsAlongAnyDim) {
+  // [2, 3, 4, 5] row-major along W: 24 unit-stride rows of 5, one merged row
+  // dim, a warp each.
+  SoftmaxArgs last;
+  planSoftmax(last, 4, kSizes, 3, kNchw, kNchw);
+  EXPECT_EQ(last.d, 5);
+  EXPECT_EQ(last.yStep, 1);
+  EXPECT_EQ(last.xStep, 1);
+  EXPECT_EQ(last.rows.total, 24);
+  ASSERT_EQ(last.rows.rank, 1);
+  EXPECT_EQ(last.rows.strides[0][0], 5);
+  EXPECT_EQ(last.team, SoftmaxTeam::Warp);
+
+  // NCHW along C (stride 20): a thread per row; the rows are N and the
+  // merged H * W, whose unit stride gives consecutive threads neighbouring
+  // addresses.
+  SoftmaxArgs channels;
+  planSoftmax(channels, 4, kSizes, 1, kNchw, kNchw);
+  EXPECT_EQ(channels.d, 3);
+  EXPECT_EQ(channels.xStep, 20);
+  EXPECT_EQ(channels.team, SoftmaxTeam::Thread);
+  EXPECT_EQ(channels.rows.total, 40);
+  ASSERT_EQ(channels.rows.rank, 2);
+  EXPECT_EQ(channels.rows.sizes[0], 2);
+  EXPECT_EQ(channels.rows.sizes[1], 20);
+  EXPECT_EQ(channels.rows.strides[0][0], 60);
+  EXPECT_EQ(channels.rows.strides[1][0], 1);
+
+  // Channels-last along C (stride 1): a warp per row; the rows N, H, W
+  // merge into one dim of stride C.
+  SoftmaxArgs nhwc;
+  planSoftmax(nhwc, 4, kSizes, 1, kNhwc, kNhwc);
+  EXPECT_EQ(nhwc.xStep, 1);
+  EXPECT_EQ(nhwc.team, SoftmaxTeam::Warp);
+  ASSERT_EQ(nhwc.rows.rank, 1);
+  EXPECT_EQ(nhwc.rows.total, 40);
+  EXPECT_EQ(nhwc.rows.strides[0][0], 3);
+  EXPECT_EQ(nhwc.rows.strides[0][1], 3);
+
+  // The input decides: along W, unit-stride in the NCHW output but stride 3
+  // in the channels-last input.
+  SoftmaxArgs mixed;
+  planSoftmax(mixed, 4, kSizes, 3, kNchw, kNhwc);
+  EXPECT_EQ(mixed.yStep, 1);
+  EXPECT_EQ(mixed.xStep, 3);
+  EXPECT_EQ(mixed.team, SoftmaxTeam::Thread);
+  EXPECT_EQ(mixed.rows.total, 24);
+
+  // Rank 1: one row, a rank-0 walk.
+  int64_t sizes1[1] = {7}, strides1[1] = {1};
+  SoftmaxArgs single;
+  planSoftmax(single, 1, sizes1, 0, strides1, strides1);
+  EXPECT_EQ(single.rows.total, 1);
+  EXPECT_EQ(single.rows.rank, 0);
+  EXPECT_EQ(single.d, 7);
+  EXPECT_EQ(single.team, SoftmaxTeam::Warp);
+
+  // Rows of one element need no team, whatever their stride.
+  int64_t sizesC1[4] = {2, 1, 4, 5}, stridesC1[4] = {20, 20, 5, 1};
+  SoftmaxArgs one;
+  planSoftmax(one, 4, sizesC1, 1, stridesC1, stridesC1);
+  EXPECT_EQ(one.d, 1);
+  EXPECT_EQ(one.team, SoftmaxTeam::Thread);
+  EXPECT_EQ(one.rows.total, 40);
+
+  // Unit-stride rows longer than a warp takes get a block each.
+  int64_t sizes2[2] = {3, kSoftmaxWarpLimit + 1};
+  int64_t strides2[2] = {kSoftmaxWarpLimit + 1, 1};
+  SoftmaxArgs wide;
+  planSoftmax(wide, 2, sizes2, 1, strides2, strides2);
+  EXPECT_EQ(wide.team, SoftmaxTeam::Block);
+  sizes2[1] = strides2[0] = kSoftmaxWarpLimit;
+  planSoftmax(wide, 2, sizes2, 1, strides2, strides2);
+  EXPECT_EQ(wide.team, SoftmaxTeam::Warp);
+
+  EXPECT_STREQ(toString(SoftmaxTeam::Warp), "warp_per_row");
+  EXPECT_STREQ(toString(SoftmaxTeam::Block), "block_per_row");
+  EXPECT_STREQ(toString(SoftmaxTeam::Thread), "thread_per_row");
 }
 
 } // namespace

@@ -45,3 +45,38 @@ func.func @compose(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<2x5x
   %d = memfmt.permute %c {dims = array<i64: 0, 1, 2, 3>} : tensor<2x5x3x4xf32> -> tensor<2x5x3x4xf32>
   return %b, %d : tensor<2x3x4x5xf32>, tensor<2x5x3x4xf32>
 }
+
+// A permute of a reshape that only merges dims permutes first and reshapes
+// after: ViT's `x.flatten(2).transpose(1, 2)` becomes the NCHW -> NHWC
+// permute (a view of a channels-last x) and a reshape of its contiguous
+// result; size-1 dims travel with their runs.
+// CHECK-LABEL: func.func @permute_before_merge(
+// CHECK-NEXT: %[[P:.+]] = memfmt.permute %arg0 {dims = array<i64: 0, 2, 3, 1>} : tensor<2x8x3x5xf32> -> tensor<2x3x5x8xf32>
+// CHECK-NEXT: %[[R:.+]] = memfmt.reshape %[[P]] : tensor<2x3x5x8xf32> -> tensor<2x15x8xf32>
+// CHECK-NEXT: %[[Q:.+]] = memfmt.permute %arg1 {dims = array<i64: 2, 3, 0, 1>} : tensor<1x8x1x5xf32> -> tensor<1x5x1x8xf32>
+// CHECK-NEXT: %[[S:.+]] = memfmt.reshape %[[Q]] : tensor<1x5x1x8xf32> -> tensor<5x8xf32>
+// CHECK-NEXT: return %[[R]], %[[S]]
+func.func @permute_before_merge(%x: tensor<2x8x3x5xf32>, %y: tensor<1x8x1x5xf32>) -> (tensor<2x15x8xf32>, tensor<5x8xf32>) {
+  %r = memfmt.reshape %x : tensor<2x8x3x5xf32> -> tensor<2x8x15xf32>
+  %p = memfmt.permute %r {dims = array<i64: 0, 2, 1>} : tensor<2x8x15xf32> -> tensor<2x15x8xf32>
+  %s = memfmt.reshape %y : tensor<1x8x1x5xf32> -> tensor<8x5xf32>
+  %q = memfmt.permute %s {dims = array<i64: 1, 0>} : tensor<8x5xf32> -> tensor<5x8xf32>
+  return %p, %q : tensor<2x15x8xf32>, tensor<5x8xf32>
+}
+
+// Not when the reshape splits a dim or has another use.
+// CHECK-LABEL: func.func @permute_after_split(
+// CHECK-NEXT: memfmt.reshape %arg0 : tensor<2x8x15xf32> -> tensor<2x2x4x15xf32>
+// CHECK-NEXT: memfmt.permute
+// CHECK-NEXT: memfmt.reshape %arg0 : tensor<2x8x15xf32> -> tensor<2x120xf32>
+// CHECK-NEXT: memfmt.permute
+// CHECK-NEXT: memfmt.relu
+// CHECK-NEXT: return
+func.func @permute_after_split(%x: tensor<2x8x15xf32>) -> (tensor<2x15x2x4xf32>, tensor<120x2xf32>, tensor<2x120xf32>) {
+  %r = memfmt.reshape %x : tensor<2x8x15xf32> -> tensor<2x2x4x15xf32>
+  %p = memfmt.permute %r {dims = array<i64: 0, 3, 1, 2>} : tensor<2x2x4x15xf32> -> tensor<2x15x2x4xf32>
+  %s = memfmt.reshape %x : tensor<2x8x15xf32> -> tensor<2x120xf32>
+  %q = memfmt.permute %s {dims = array<i64: 1, 0>} : tensor<2x120xf32> -> tensor<120x2xf32>
+  %u = memfmt.relu %s : tensor<2x120xf32> -> tensor<2x120xf32>
+  return %p, %q, %u : tensor<2x15x2x4xf32>, tensor<120x2xf32>, tensor<2x120xf32>
+}

@@ -1,4 +1,4 @@
-// Verifier errors of permute, slice, channel_shuffle and layer_norm.
+// Verifier errors of permute, slice, channel_shuffle, layer_norm and softmax.
 // RUN: memfmt-opt %s -split-input-file -verify-diagnostics
 
 func.func @permute_not_permutation(%x: tensor<2x3x4x5xf32>) {
@@ -101,5 +101,37 @@ func.func @layer_norm_weight(%x: tensor<2x5x6xf32>, %w: tensor<5xf32>) {
 func.func @layer_norm_eps(%x: tensor<2x5x6xf32>) {
   // expected-error @+1 {{expects a finite 'eps' >= 0, got -1}}
   %y = memfmt.layer_norm %x {normalized_shape = array<i64: 6>, eps = -1.0 : f64} : tensor<2x5x6xf32> -> tensor<2x5x6xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dim(%x: tensor<2x5x6xf32>) {
+  // expected-error @+1 {{expects 'dim' in [0, 3) for an input of rank 3, got 3}}
+  %y = memfmt.softmax %x {dim = 3 : i64} : tensor<2x5x6xf32> -> tensor<2x5x6xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_negative_dim(%x: tensor<2x5x6xf32>) {
+  // expected-error @+1 {{expects 'dim' in [0, 3) for an input of rank 3, got -1}}
+  %y = memfmt.softmax %x {dim = -1 : i64} : tensor<2x5x6xf32> -> tensor<2x5x6xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_rank0(%x: tensor<f32>) {
+  // expected-error @+1 {{expects an input of rank >= 1}}
+  %y = memfmt.softmax %x {dim = 0 : i64} : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_shape(%x: tensor<2x5x6xf32>) {
+  // expected-error @+1 {{expected result shape [2, 5, 6], got [2, 6, 5]}}
+  %y = memfmt.softmax %x {dim = 2 : i64} : tensor<2x5x6xf32> -> tensor<2x6x5xf32>
   return
 }

@@ -1,4 +1,4 @@
-// permute, slice, channel_shuffle and layer_norm round-trip in the custom
+// permute, slice, channel_shuffle, layer_norm and softmax round-trip in the custom
 // and the generic form, with a channels-last encoding where they take one.
 // RUN: memfmt-opt %s | FileCheck %s
 // RUN: memfmt-opt %s --mlir-print-op-generic | memfmt-opt | FileCheck %s
@@ -17,4 +17,11 @@ func.func @ops(%x: tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>,
   // CHECK: memfmt.layer_norm %{{.+}} bias %{{.+}} {normalized_shape = array<i64: 6>} : tensor<2x5x3x6xf32> bias tensor<6xf32> -> tensor<2x5x3x6xf32>
   %m = memfmt.layer_norm %n bias %w {normalized_shape = array<i64: 6>} : tensor<2x5x3x6xf32> bias tensor<6xf32> -> tensor<2x5x3x6xf32>
   return %m : tensor<2x5x3x6xf32>
+}
+
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>) -> tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>> {
+  // CHECK: memfmt.softmax %{{.+}} {dim = 1 : i64} : tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>> -> tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>
+  %y = memfmt.softmax %x {dim = 1 : i64} : tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>> -> tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>
+  return %y : tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>
 }

@@ -33,6 +33,11 @@ def layer_norm(x, eps):
                                 eps)
 
 
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
 def main():
     name, model_path, prefix = sys.argv[1:4]
     inputs = [np.load(p).astype(np.float64) for p in sys.argv[4:]]
@@ -82,6 +87,17 @@ def main():
         z = layer_norm(y, 1e-5) * init["scale"]
         w = layer_norm(z.reshape(1, 3, 30), 1e-5).reshape(z.shape)
         expected = [w * init["scale2"] + init["bias2"]]
+    elif name == "softmax_gather":
+        x, = inputs
+        expected = [softmax(x, 1), x[:, [0, 2, 3, 5]], x[..., -1]]
+    elif name == "softmax11":
+        x, = inputs
+        rows = softmax(x.reshape(12, 15), 1).reshape(x.shape)
+        expected = [softmax(rows, 3)]
+    elif name == "class_token":
+        x, = inputs
+        tokens = np.broadcast_to(init["token"], (2, 1, 4))
+        expected = [np.concatenate([tokens, x], 1), x.reshape(1, 2, 3, 4)]
     else:
         raise SystemExit(f"no reference for {name}")
     for i, want in enumerate(expected):

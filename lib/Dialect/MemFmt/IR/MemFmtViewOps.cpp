@@ -1,13 +1,13 @@
-//===- MemFmtViewOps.cpp - permute, slice, channel_shuffle, layer_norm ----===//
+//===- MemFmtViewOps.cpp - permute, slice, shuffle, layer_norm, softmax ---===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
 // The ops that move elements to other logical positions - permute, slice
-// and channel_shuffle - and layer_norm, which models with them (ConvNeXt,
-// ShuffleNet) bring along. Verifiers, layout declarations and
-// canonicalization:
+// and channel_shuffle - and the row-wise ops that models with them bring
+// along: layer_norm (ConvNeXt, ViT) and softmax (ViT's attention).
+// Verifiers, layout declarations and canonicalization:
 //
 //  * permute is a view where its permuted strides are a supported format
 //    (L4): its result then preserves its operand's bytes (L6 for a view,
@@ -154,11 +154,63 @@ struct RecognizeChannelShuffle : OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// permute(reshape(x)), where the reshape only merges runs of consecutive
+/// dims of x, is reshape(permute(x)) with each merged dim's run moved as a
+/// whole. The idiom `x.flatten(2).transpose(1, 2)` of vision transformers
+/// ([N, C, H, W] -> [N, C, H*W] -> [N, H*W, C]) becomes a permute
+/// [0, 2, 3, 1] - a view of a channels-last x (L4) - and a reshape of its
+/// contiguous result: free in a channels-last build, where the reshape
+/// first would need x contiguous (L7); one copy in an NCHW build, as
+/// before. Applies before layouts are assigned (no stride encodings), when
+/// the reshape has no other use.
+struct PermuteBeforeMerge : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto merge = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!merge || !merge->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the input is no reshape");
+    auto inType = cast<RankedTensorType>(merge.getInput().getType());
+    auto midType = merge.getOutput().getType();
+    if (inType.getEncoding() || midType.getEncoding() ||
+        op.getOutput().getType().getEncoding())
+      return rewriter.notifyMatchFailure(op, "layouts are assigned");
+    // The run of input dims [first[k], first[k + 1]) of each merged dim k.
+    ArrayRef<int64_t> in = inType.getShape(), mid = midType.getShape();
+    SmallVector<int64_t> first = {0};
+    for (int64_t size : mid) {
+      int64_t d = first.back(), product = 1;
+      do {
+        if (d == int64_t(in.size()))
+          return rewriter.notifyMatchFailure(op, "not a merge of dims");
+        product *= in[d++];
+      } while (product < size);
+      if (product != size)
+        return rewriter.notifyMatchFailure(op, "the reshape splits a dim");
+      first.push_back(d);
+    }
+    if (first.back() != int64_t(in.size()) || mid.size() == in.size())
+      return rewriter.notifyMatchFailure(op, "the reshape merges no dims");
+    SmallVector<int64_t> dims;
+    for (int64_t k : op.getDims())
+      for (int64_t d = first[k]; d < first[k + 1]; ++d)
+        dims.push_back(d);
+    Value moved = PermuteOp::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(permuted(in, dims), inType.getElementType()),
+        merge.getInput(), dims);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), moved);
+    return success();
+  }
+};
+
 } // namespace
 
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
-  patterns.add<ComposePermutes, RecognizeChannelShuffle>(context);
+  patterns.add<ComposePermutes, PermuteBeforeMerge, RecognizeChannelShuffle>(
+      context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -248,3 +300,32 @@ SmallVector<OpOperand *> LayerNormOp::getInPlaceOperands(unsigned) {
 }
 
 bool LayerNormOp::readsOperandsElementwise() { return false; }
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.empty())
+    return emitOpError() << "expects an input of rank >= 1";
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= int64_t(in.size()))
+    return emitOpError() << "expects 'dim' in [0, " << in.size()
+                         << ") for an input of rank " << in.size() << ", got "
+                         << dim;
+  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+    return failure();
+  return verifyResultFormats(*this);
+}
+
+bool SoftmaxOp::propagatesChannelsLast() { return true; }
+
+/// The kernel reads a whole row (its max and sum) before it writes any of it.
+SmallVector<OpOperand *> SoftmaxOp::getInPlaceOperands(unsigned) {
+  return {&getInputMutable()};
+}
+
+bool SoftmaxOp::readsOperandsElementwise() { return false; }

@@ -80,7 +80,8 @@ std::optional<ConvParts> getConvParts(Operation *op) {
                      conv.getBias(),      Value(),
                      conv.getStrideAttr(), conv.getPaddingAttr(),
                      conv.getDilationAttr(), conv.getGroupsAttr(),
-                     false};
+                     /*relu=*/false, /*activation=*/{}, /*activationAlpha=*/{},
+                     /*activationBeta=*/{}};
   if (auto conv = dyn_cast_or_null<FusedConv2dOp>(op))
     return ConvParts{conv.getInput(),     conv.getWeight(),
                      conv.getBias(),      conv.getResidual(),

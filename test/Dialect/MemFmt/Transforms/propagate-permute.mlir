@@ -68,7 +68,21 @@ func.func @shuffle(%x: tensor<2x6x5x3xf32>) -> tensor<2x6x5x3xf32> {
   return %f : tensor<2x6x5x3xf32>
 }
 
+// A softmax over the channels of a channels-last tensor keeps channels-last
+// (L5): its kernel reads each row of C elements with the channel stride.
+// CHECK-LABEL: func.func @softmax_channels(
+// CHECK: memfmt.softmax %{{.+}} {dim = 1 : i64} : tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>> -> tensor<2x6x5x3xf32, #memfmt.strides<[90, 1, 18, 6]>>
+// CHECK-NOT: memfmt.contiguous %{{.*}}channels_last
+// CHECK: memfmt.contiguous
+// CHECK-NEXT: return
+func.func @softmax_channels(%x: tensor<2x6x5x3xf32>) -> tensor<2x6x5x3xf32> {
+  %c = memfmt.relu %x : tensor<2x6x5x3xf32> -> tensor<2x6x5x3xf32>
+  %s = memfmt.softmax %c {dim = 1 : i64} : tensor<2x6x5x3xf32> -> tensor<2x6x5x3xf32>
+  %r = memfmt.relu %s : tensor<2x6x5x3xf32> -> tensor<2x6x5x3xf32>
+  return %r : tensor<2x6x5x3xf32>
+}
+
 // REPORT: "permute_bytes_per_run": 1128,
 // REPORT: "permute_copies": 2,
 // REPORT: "permute_views": 2,
-// REPORT: "runtime_conversions": 5
+// REPORT: "runtime_conversions": 7

@@ -618,7 +618,6 @@ def shape_arithmetic_errors():
     i64 = lambda *v: np.array(v, np.int64)
     n = helper.make_node
     nodes = [
-        n("Gather", ["x", "zero"], ["g"], name="gather_runtime", axis=0),
         n("Slice", ["x", "one1", "zero1", "one1", "minus1"], ["sl"],
           name="slice_runtime"),
         n("Cast", ["x"], ["ci"], name="cast_runtime", to=TensorProto.INT64),
@@ -629,13 +628,11 @@ def shape_arithmetic_errors():
         n("Unsqueeze", ["x", "twice"], ["u"], name="unsqueeze_twice"),
     ]
     return build(nodes, [vi("x", [2, 4, 3, 3])],
-                 [vi("g", [4, 3, 3]), vi("sl", [2, 1, 3, 3]),
-                  vi("ci", [2, 4, 3, 3]),
+                 [vi("sl", [2, 1, 3, 3]), vi("ci", [2, 4, 3, 3]),
                   vi("sq", [2, 3, 3]), vi("d", [4]), vi("g9", []),
                   vi("u", [1, 1, 2, 4, 3, 3])],
-                 [init("zero", np.array(0, np.int64)), init("zero1", i64(0)),
-                  init("one1", i64(1)), init("minus1", i64(-1)),
-                  init("nine", np.array(9, np.int64)),
+                 [init("zero1", i64(0)), init("one1", i64(1)),
+                  init("minus1", i64(-1)), init("nine", np.array(9, np.int64)),
                   init("twice", i64(0, 0))])
 
 
@@ -787,6 +784,79 @@ def layer_norm_errors():
                   init("three", f32(3)), init("eps", f32(1e-5))], opset=17)
 
 
+@model
+def softmax_gather():
+    # Softmax over the channels and (Softmax-11, coerced to 2-D) over the
+    # trailing dims from axis 2; Gather of run-time data at scattered
+    # channels (runs [0], [2, 3], [5]) and at one scalar index.
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [n("Softmax", ["x"], ["channels"], name="softmax_channels",
+               axis=1),
+             n("Gather", ["x", "picks"], ["picked"], name="gather_channels",
+               axis=1),
+             n("Gather", ["x", "last"], ["column"], name="gather_scalar",
+               axis=-1)]
+    return build(nodes, [vi("x", [2, 6, 5, 3])],
+                 [vi("channels", [2, 6, 5, 3]), vi("picked", [2, 4, 5, 3]),
+                  vi("column", [2, 6, 5])],
+                 [init("picks", i64(0, 2, 3, 5)),
+                  init("last", np.array(-1, np.int64))])
+
+
+@model
+def softmax11():
+    # Softmax before opset 13: the input coerced to 2-D at `axis`.
+    n = helper.make_node
+    return build([n("Softmax", ["x"], ["rows"], name="softmax_rows", axis=2),
+                  n("Softmax", ["rows"], ["y"], name="softmax_last", axis=3)],
+                 [vi("x", [2, 6, 5, 3])], [vi("y", [2, 6, 5, 3])], opset=11)
+
+
+@model
+def class_token():
+    # ViT's class token as torch exports it: the shape logic of `expand`
+    # (ConstantOfShape, Mul, Equal, Where) around Expand of a parameter to
+    # the batch, concatenated with the tokens; and an Expand of run-time
+    # data that only adds a leading 1.
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("ConstantOfShape", ["three"], ["ones"],
+          value=numpy_helper.from_array(i64(1))),
+        n("Mul", ["ones", "minus_one"], ["minus_ones"]),
+        n("Equal", ["target", "minus_ones"], ["is_minus_one"]),
+        n("Where", ["is_minus_one", "ones", "target"], ["shape"]),
+        n("Expand", ["token", "shape"], ["tokens"], name="expand_token"),
+        n("Concat", ["tokens", "x"], ["y"], axis=1),
+        n("Expand", ["x", "lead_one"], ["z"], name="expand_runtime"),
+    ]
+    return build(nodes, [vi("x", [2, 3, 4])],
+                 [vi("y", [2, 4, 4]), vi("z", [1, 2, 3, 4])],
+                 [init("three", i64(3)), init("minus_one", i64(-1)),
+                  init("target", i64(2, -1, -1)), init("token", rand(1, 1, 4)),
+                  init("lead_one", i64(1, 1, 1, 1))])
+
+
+@model
+def softmax_gather_errors():
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("Softmax", ["x"], ["a"], name="bad_axis", axis=4),
+        n("Where", ["cond", "x", "x"], ["b"], name="runtime_where"),
+        n("Expand", ["x", "bigger"], ["c"], name="runtime_expand"),
+        n("Expand", ["x", "mismatch"], ["d"], name="bad_expand"),
+        n("Gather", ["x", "out_of_range"], ["e"], name="bad_index", axis=1),
+        n("Gather", ["x", "x"], ["f"], name="runtime_indices", axis=1),
+    ]
+    return build(nodes, [vi("x", [1, 3, 5, 6]),
+                         vi("cond", [1, 3, 5, 6], TensorProto.BOOL)],
+                 [vi(o, None) for o in "abcdef"],
+                 [init("bigger", i64(2, 3, 5, 6)), init("mismatch", i64(4, 1)),
+                  init("out_of_range", i64(3))])
+
+
 # ------------------------------------------------------------ Initializers
 
 
@@ -892,7 +962,7 @@ def unsupported_many():
         helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
         helper.make_node("LRN", ["c"], ["n"], name="norm", size=3),
         helper.make_node("Relu", ["n"], ["r"], name="relu_after_lrn"),
-        helper.make_node("Softmax", ["r"], ["s"]),
+        helper.make_node("Neg", ["r"], ["s"]),
         helper.make_node("MaxPool", ["x"], ["p"], name="pool",
                          kernel_shape=[2, 2], foo=1),
         helper.make_node("Conv", ["v", "w3"], ["v3"], name="conv3d"),

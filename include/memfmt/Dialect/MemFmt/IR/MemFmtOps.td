@@ -227,6 +227,27 @@ def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
   let hasVerifier = 1;
 }
 
+def MemFmt_SoftmaxOp : MemFmt_Op<"softmax", [Pure, PropagatesL5, InPlace]> {
+  let summary = "softmax along one dimension (aten::_softmax)";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along dimension `dim`
+    (`0 <= dim < rank`; the importer resolves negative axes), accumulated in
+    f32. Any layout (the kernel takes general strides); the result has the
+    input's format (L5), so a softmax over the channels of a channels-last
+    tensor reads its rows in place. Attention (ViT) applies it to the last
+    dimension of its `[heads, tokens, tokens]` scores.
+
+    ```mlir
+    %p = memfmt.softmax %s {dim = 2 : i64}
+        : tensor<12x197x197xf32> -> tensor<12x197x197xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input, I64Attr:$dim);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
