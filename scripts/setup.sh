@@ -24,6 +24,8 @@ PACKAGES=(
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
   # The training test's data set (scikit-learn's bundled digits, no download).
   python3-sklearn
+  # The Python package (python/): its extension module and its tests.
+  python3-dev pybind11-dev python3-pytest
 )
 
 missing=()

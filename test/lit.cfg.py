@@ -47,20 +47,27 @@ if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
 if config.memfmt_have_cuda.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("memfmt-cuda")
 
-# Tests that compare with PyTorch need Debian's torch for /usr/bin/python3.
+# Python modules tests need for /usr/bin/python3 (Debian's packages), each a
+# feature: torch (comparisons with PyTorch), python-onnx (tests that write
+# and read ONNX files), sklearn (the learning test trains on scikit-learn's
+# bundled digits), pytest (the Python package's tests).
 import subprocess
-try:
-    subprocess.run([config.python_executable, "-c", "import torch"],
-                   check=True, capture_output=True, timeout=120)
-    config.available_features.add("torch")
-except Exception:
-    pass
+for feature, module in (("torch", "torch"), ("python-onnx", "onnx"),
+                        ("sklearn", "sklearn.datasets"),
+                        ("pytest", "pytest")):
+    try:
+        subprocess.run([config.python_executable, "-c", f"import {module}"],
+                       check=True, capture_output=True, timeout=120)
+        config.available_features.add(feature)
+    except Exception:
+        pass
 
-# The learning test trains on scikit-learn's bundled digits (python3-sklearn).
-try:
-    subprocess.run([config.python_executable, "-c",
-                    "import sklearn.datasets"],
-                   check=True, capture_output=True, timeout=120)
-    config.available_features.add("sklearn")
-except Exception:
-    pass
+# The Python package (python/, built when pybind11 is present). A sanitizer
+# build's extension would need the sanitizer's runtime preloaded into
+# python3, so it is not tested there.
+config.memfmt_python_dir = os.path.join(config.memfmt_obj_root, "python")
+config.substitutions.append(("%memfmt_python", config.memfmt_python_dir))
+import glob
+if glob.glob(os.path.join(config.memfmt_python_dir, "memfmt", "_memfmt*.so")) \
+        and not getattr(config, "memfmt_sanitize", ""):
+    config.available_features.add("python-package")

@@ -15,8 +15,8 @@ count_include_pad),
 adaptive_avg_pool2d, flatten, reshape (4-D to 2-D and back), linear, cat and
 chunk along the batch, clone, contiguous and to, permute (any permutation:
 a view or a copy), slice (any dim, steps), channel_shuffle (also as the
-reshape - permute - reshape exporters write) and layer_norm (last dim,
-optional weight and bias) -- with random shapes (N=1,
+reshape - permute - reshape exporters write), layer_norm (last dim,
+optional weight and bias) and softmax (any dim) -- with random shapes (N=1,
 C=1, H=W=1 and odd sizes come up often), random attributes, and inputs and
 parameters (memfmt.weight) declared in random formats (contiguous or
 #memfmt.strides channels-last). Declared result types follow the layout
@@ -46,8 +46,8 @@ adaptive pool / flatten / reshape, then linear to K -- and the heads are
 added, so every weight reaches the loss). One graph per compile (one loss):
 memfmt-compile --train --gradients --lr 0 (no update: the step returns the
 mean cross-entropy loss and every trainable weight's gradient), NCHW and
-channels-last, both run through the runtime's C API
-(scripts/memfmt_ctypes.py; memfmt-run cannot feed the i64 classes) on the
+channels-last, both run through the runtime's C API (the memfmt Python
+package; memfmt-run cannot feed the i64 classes) on the
 same x and y, and the channels-last build again with MEMFMT_KERNELS=
 reference (in a subprocess: the runtime reads it when its context is
 made). Checked: the outputs are the loss and one finite gradient for each
@@ -70,13 +70,13 @@ Commands:
          check one .mlir file (a regression test); exit 1 on a mismatch
   gen    --seed S [--count N]    print a batch of N graphs as one function
   grad   --seed S --count N [--jobs J] [--workdir DIR] [--reduce-to DIR]
-         [--bin DIR] [--lib DIR] [--verbose]
+         [--bin DIR] [--python DIR] [--verbose]
          check N gradient graphs; prints "random gradient graphs: G
          checked, M mismatches" (exit 1 if M > 0), each failing graph's
          .mlir path (kept in the workdir), and with --verbose the check
          that came closest to the tolerance
   grad-check FILE.mlir [--seed S] [--data-seed D] [--input-format F]
-         [--workdir DIR] [--bin DIR] [--lib DIR]
+         [--workdir DIR] [--bin DIR] [--python DIR]
          check one gradient graph (a regression test); exit 1 on a mismatch
   grad-gen --seed S [--index I]   print gradient graph I of seed S
   grad-exec (internal: runs model directories for grad, in a subprocess)
@@ -655,6 +655,13 @@ class Generator:
                            f"eps = {eps} : f64, normalized_shape = "
                            f"{self.arr([d])}", extra={"roles": roles})[0]
 
+    def softmax(self):
+        x = self.pick()
+        t = self.ty(x)
+        dim = self.r.randrange(t.rank())
+        return self.add_op("softmax", [x], [joined(t.shape, [t])],
+                           f"dim = {dim} : i64")[0]
+
     def conversion(self):
         x = self.pick()
         t = self.ty(x)
@@ -710,7 +717,8 @@ class Generator:
                    (self.eltwise, 2), (lambda: self.add("mul"), 2),
                    (lambda: self.add("sub"), 1), (lambda: self.add("div"), 1),
                    (self.permute, 2), (self.slice, 1),
-                   (self.channel_shuffle, 1), (self.layer_norm, 1)]
+                   (self.channel_shuffle, 1), (self.layer_norm, 1),
+                   (self.softmax, 1)]
         self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
         if not produced:
@@ -1152,9 +1160,9 @@ def compare(a, b, tiny):
 
 
 class GradChecker(Checker):
-    def __init__(self, bindir, libdir, workdir, seed):
+    def __init__(self, bindir, pythondir, workdir, seed):
         super().__init__(bindir, workdir, seed)
-        self.lib = os.path.abspath(libdir)
+        self.python = os.path.abspath(pythondir)
         self.worst = (0.0, "")   # largest diff / allowed seen in a pass
 
     def execute(self, dirs, inputs, out, kernels):
@@ -1164,7 +1172,8 @@ class GradChecker(Checker):
         env = dict(os.environ, MEMFMT_KERNELS=kernels, MEMFMT_NUM_THREADS="1",
                    OMP_NUM_THREADS="1")
         args = [sys.executable, os.path.abspath(__file__), "grad-exec",
-                "--lib", self.lib, "--inputs", inputs, "--out", out] + dirs
+                "--python", self.python, "--inputs", inputs, "--out",
+                out] + dirs
         try:
             return subprocess.run(args, capture_output=True, text=True,
                                   timeout=300, env=env)
@@ -1292,10 +1301,10 @@ def grad_regression_text(g, problems, seed, input_format, data_seed):
     for kind, msg in problems[:3]:
         lines.append(f"//   was: [{kind}] {msg.splitlines()[0][:100]}")
     lines += [
-        "// REQUIRES: memfmt-compile",
+        "// REQUIRES: memfmt-compile, python-package",
         "// UNSUPPORTED: sanitizer",
         f"// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin "
-        f"--lib %memfmt_lib --workdir %t --seed {seed} --data-seed "
+        f"--python %memfmt_python --workdir %t --seed {seed} --data-seed "
         f"{data_seed} --input-format {input_format}",
     ]
     return "\n".join(lines) + "\n" + function_text([g])
@@ -1311,7 +1320,7 @@ def grad_one(checker, seed, index, input_format):
 def cmd_grad(a):
     work = a.workdir or tempfile.mkdtemp(prefix="randgraph-grad-")
     os.makedirs(work, exist_ok=True)
-    checker = GradChecker(a.bin, a.lib, work, a.seed)
+    checker = GradChecker(a.bin, a.python, work, a.seed)
     start = time.time()
     fmt_rng = random.Random(f"grad:{a.seed}")
     formats = [fmt_rng.choice(["contiguous", "contiguous", "channels-last"])
@@ -1374,7 +1383,7 @@ def cmd_grad_check(a):
         text = f.read()
     work = a.workdir or tempfile.mkdtemp(prefix="randgraph-grad-")
     os.makedirs(work, exist_ok=True)
-    checker = GradChecker(a.bin, a.lib, work, a.seed)
+    checker = GradChecker(a.bin, a.python, work, a.seed)
     problems = checker.check_grad(text, "check", a.input_format, a.data_seed)
     for kind, msg in problems:
         print(f"[{kind}] {msg}")
@@ -1385,17 +1394,21 @@ def cmd_grad_check(a):
 def cmd_grad_exec(a):
     """(internal) Runs model directories on saved inputs, in this process:
     the parent sets MEMFMT_KERNELS for it."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
-        __file__)), "..", "..", "scripts"))
-    from memfmt_ctypes import Model
+    sys.path.insert(0, a.python)
+    import memfmt
     with np.load(a.inputs) as z:
         arrays = [z[f"in{i}"] for i in range(len(z.files))]
     outs = {}
+    dtypes = {"f32": np.float32, "i64": np.int64}
     for i, d in enumerate(a.dirs):
-        model = Model(d, a.lib)
-        for name, v in model.run(*arrays).items():
-            outs[f"{i}:{name}"] = v
-        del model
+        model = memfmt.load(d)
+        results = model.run(*[np.asarray(x, dtypes[t.dtype])
+                               for x, t in zip(arrays, model.inputs)])
+        if len(model.outputs) == 1:
+            results = (results,)
+        for info, v in zip(model.outputs, results):
+            outs[f"{i}:{info.name}"] = v
+        model.close()
     np.savez(a.out, **outs)
     return 0
 
@@ -1558,7 +1571,7 @@ def main():
     g = sub.add_parser("gen")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--count", type=int, default=1)
-    default_lib = os.path.join(here, "..", "..", "build", "lib")
+    default_python = os.path.join(here, "..", "..", "build", "python")
     gr = sub.add_parser("grad")
     gr.add_argument("--seed", type=int, default=0)
     gr.add_argument("--count", type=int, default=40)
@@ -1567,7 +1580,7 @@ def main():
     gr.add_argument("--reduce-to")
     gr.add_argument("--verbose", action="store_true")
     gr.add_argument("--bin", default=default_bin)
-    gr.add_argument("--lib", default=default_lib)
+    gr.add_argument("--python", default=default_python)
     gc = sub.add_parser("grad-check")
     gc.add_argument("file")
     gc.add_argument("--seed", type=int, default=0)
@@ -1575,12 +1588,12 @@ def main():
     gc.add_argument("--input-format", default="contiguous")
     gc.add_argument("--workdir")
     gc.add_argument("--bin", default=default_bin)
-    gc.add_argument("--lib", default=default_lib)
+    gc.add_argument("--python", default=default_python)
     gg = sub.add_parser("grad-gen")
     gg.add_argument("--seed", type=int, default=0)
     gg.add_argument("--index", type=int, default=0)
     ge = sub.add_parser("grad-exec")
-    ge.add_argument("--lib", required=True)
+    ge.add_argument("--python", required=True)
     ge.add_argument("--inputs", required=True)
     ge.add_argument("--out", required=True)
     ge.add_argument("dirs", nargs="+")

@@ -4,7 +4,7 @@
 # train mode) and the same data, in both memory formats:
 #   1. gradients: memfmt-compile --train --gradients compiles a step that
 #      returns the loss and every parameter's gradient; it runs once through
-#      the runtime's C API (scripts/memfmt_ctypes.py);
+#      the memfmt Python package (memfmt-run takes no i64 inputs);
 #   2. SGD: memfmt-compile --train (lr 1e-3, momentum 0.9, weight decay 1e-4)
 #      and memfmt-train --steps 3 --save; the checkpoint's parameters,
 #      running statistics, num_batches_tracked and momentum buffers (and it
@@ -27,12 +27,12 @@
 # after a few SGD steps trajectories part further. Every line prints the
 # worst tensor, its error and PyTorch f32's.
 #
-# REQUIRES: torch, memfmt-compile, memfmt-train
+# REQUIRES: torch, memfmt-compile, memfmt-train, python-package
 # The sanitizer build runs the kernels under ASan in its GoogleTests; a
-# whole training run there would take too long (and ctypes cannot load an
-# ASan library into Python).
+# whole training run there would take too long (and its Python extension
+# cannot be loaded into python3).
 # UNSUPPORTED: sanitizer
-# RUN: %python %s --bin %memfmt_bin --lib %memfmt_lib --work %t resnet18 resnet50 resnext50_32x4d onnx:resnet18 | FileCheck %s
+# RUN: %python %s --bin %memfmt_bin --python %memfmt_python --work %t resnet18 resnet50 resnext50_32x4d onnx:resnet18 | FileCheck %s
 # CHECK: resnet18 channels-last gradients vs torch.autograd: PASS
 # CHECK: resnet18 channels-last 3 SGD steps vs torch.optim.SGD: PASS
 # CHECK: resnet18 contiguous gradients vs torch.autograd: PASS
@@ -59,7 +59,6 @@ import numpy as np
 import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from memfmt_ctypes import Model  # noqa: E402
 from torchref import (read_safetensors, rel_error, run, seeded_model,  # noqa: E402
                       torch_sgd_steps, write_safetensors)
 
@@ -126,11 +125,14 @@ def export_onnx(args, name, model):
 
 def memfmt_gradients(args, name, fmt, weights, x, y):
     """Loss and {param name: gradient} of one memfmt step (run through the
-    runtime's C API: memfmt-run takes no i64 inputs)."""
+    Python package: memfmt-run takes no i64 inputs)."""
     out_dir = os.path.join(args.work, f"{name}.{fmt}.gradients".replace(":", "-"))
     compile_step(args, name, fmt, weights, out_dir, ["--gradients"])
-    model = Model(out_dir, args.lib)
-    result = model.run(x, y)
+    import memfmt
+    model = memfmt.load(out_dir)
+    outputs = model.run(x.astype(np.float32), y.astype(np.int64))
+    result = {info.name: v for info, v in zip(model.outputs, outputs)}
+    model.close()
     loss = result.pop("loss")
     return loss, {n[len("grad."):]: g for n, g in result.items()}
 
@@ -190,13 +192,14 @@ def memfmt_sgd(args, name, fmt, weights, data_path, steps):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
-    parser.add_argument("--lib", required=True)
+    parser.add_argument("--python", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
+    sys.path.insert(0, args.python)  # for memfmt_gradients' import memfmt
     torch.set_num_threads(2)
     os.makedirs(args.work, exist_ok=True)
     checks = Checks()

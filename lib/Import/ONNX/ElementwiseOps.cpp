@@ -325,6 +325,32 @@ static FailureOr<Value> layerNormParameter(GraphImporter &importer, Node &node,
   return importer.reshape(node, *v, {d});
 }
 
+/// Sets the node's output to the op `build` makes of `input` (of `shape`),
+/// for the row ops (layer norm, softmax). With `asRows`, the op works on
+/// `input` reshaped to [leading, trailing] rows - the trailing dimensions
+/// from `first` on as one - and its result is reshaped back (L7 makes the
+/// reshapes contiguous).
+static LogicalResult
+setRowOpOutput(GraphImporter &importer, Node &node, Value input,
+               ArrayRef<int64_t> shape, int64_t first, bool asRows,
+               function_ref<Operation *(Value, RankedTensorType)> build) {
+  SmallVector<int64_t, 4> rows = {product(shape.take_front(first)),
+                                  product(shape.drop_front(first))};
+  FailureOr<Value> x =
+      asRows ? importer.reshape(node, input, rows) : FailureOr<Value>(input);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> y = importer.verified(
+      node, build(*x, importer.tensorType(asRows ? ArrayRef<int64_t>(rows)
+                                                 : shape)));
+  if (succeeded(y) && asRows)
+    y = importer.reshape(node, *y, shape);
+  if (failed(y))
+    return failure();
+  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
+  return success();
+}
+
 /// LayerNormalization (opset 17; torch's decomposition before, see
 /// Decompositions.h): memfmt.layer_norm over the last axis. Normalising
 /// from an earlier axis normalises the trailing dimensions as one: a
@@ -364,25 +390,15 @@ static LogicalResult convertLayerNorm(GraphImporter &importer, Node &node) {
   if (failed(input) || failed(weight) || failed(bias))
     return failure();
   // Several normalised dimensions: rows of their elements.
-  SmallVector<int64_t, 4> rows = {product(shape.take_front(first)), d};
-  bool flatten = first != rank - 1;
-  if (flatten)
-    input = importer.reshape(node, *input, rows);
-  if (failed(input))
-    return failure();
   OpBuilder &builder = importer.getBuilder();
-  FailureOr<Value> y = importer.verified(
-      node, LayerNormOp::create(
-                builder, node.loc,
-                importer.tensorType(flatten ? ArrayRef<int64_t>(rows) : shape),
-                *input, *weight, *bias, builder.getDenseI64ArrayAttr({d}),
-                builder.getF64FloatAttr(shortestDecimal(*epsilon))));
-  if (succeeded(y) && flatten)
-    y = importer.reshape(node, *y, shape);
-  if (failed(y))
-    return failure();
-  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
-  return success();
+  return setRowOpOutput(
+      importer, node, *input, shape, first, first != rank - 1,
+      [&](Value x, RankedTensorType type) {
+        return LayerNormOp::create(
+            builder, node.loc, type, x, *weight, *bias,
+            builder.getDenseI64ArrayAttr({d}),
+            builder.getF64FloatAttr(shortestDecimal(*epsilon)));
+      });
 }
 
 /// Softmax: memfmt.softmax. From opset 13 along one axis (default -1);
@@ -408,27 +424,14 @@ static LogicalResult convertSoftmax(GraphImporter &importer, Node &node) {
   FailureOr<Value> input = importer.tensorOperand(node, 0, "input");
   if (failed(input))
     return failure();
-  SmallVector<int64_t, 4> rows = {product(shape.take_front(dim)),
-                                  product(shape.drop_front(dim))};
-  bool flatten = coerced && dim != rank - 1;
-  if (flatten) {
-    input = importer.reshape(node, *input, rows);
-    dim = 1;
-  }
-  if (failed(input))
-    return failure();
+  bool asRows = coerced && dim != rank - 1;
   OpBuilder &builder = importer.getBuilder();
-  FailureOr<Value> y = importer.verified(
-      node, SoftmaxOp::create(
-                builder, node.loc,
-                importer.tensorType(flatten ? ArrayRef<int64_t>(rows) : shape),
-                *input, builder.getI64IntegerAttr(dim)));
-  if (succeeded(y) && flatten)
-    y = importer.reshape(node, *y, shape);
-  if (failed(y))
-    return failure();
-  importer.setOutput(node, 0, OnnxValue::runtime(*y, shape));
-  return success();
+  return setRowOpOutput(importer, node, *input, shape, dim, asRows,
+                        [&](Value x, RankedTensorType type) {
+                          return SoftmaxOp::create(
+                              builder, node.loc, type, x,
+                              builder.getI64IntegerAttr(asRows ? 1 : dim));
+                        });
 }
 
 void mlir::memfmt::onnx_import::registerElementwiseOps(

@@ -1,8 +1,8 @@
 // Found by randgraph.py grad, reduced: as grad-maxpool-l3-input.mlir, for
 // adaptive_avg_pool2d_backward (an upsampling adaptive pool).
-// REQUIRES: memfmt-compile
+// REQUIRES: memfmt-compile, python-package
 // UNSUPPORTED: sanitizer
-// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --python %memfmt_python --workdir %t | FileCheck %s
 // CHECK: grad-adaptive-l3-input.mlir: PASS
 func.func @graphs(%x: tensor<2x8x1x1xf32>) -> (tensor<2x3xf32>) {
   %w = memfmt.weight "conv.weight" : tensor<8x8x1x1xf32>

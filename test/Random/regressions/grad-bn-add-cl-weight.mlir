@@ -1,9 +1,9 @@
 // Found by randgraph.py grad, reduced: a batch norm and an add with a
 // weight declared channels-last; the add's gradient reached
 // native_batch_norm_backward in the other format (L9).
-// REQUIRES: memfmt-compile
+// REQUIRES: memfmt-compile, python-package
 // UNSUPPORTED: sanitizer
-// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --python %memfmt_python --workdir %t | FileCheck %s
 // CHECK: grad-bn-add-cl-weight.mlir: PASS
 func.func @graphs(%x: tensor<2x3x4x4xf32>) -> (tensor<2x5xf32>) {
   %g = memfmt.weight "bn.weight" : tensor<3xf32>

@@ -1,9 +1,9 @@
 // Found by randgraph.py grad, reduced: an explicit memfmt.contiguous of a
 // channels-last convolution output; its gradient (contiguous) must be
 // converted back before convolution_backward (L9).
-// REQUIRES: memfmt-compile
+// REQUIRES: memfmt-compile, python-package
 // UNSUPPORTED: sanitizer
-// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --python %memfmt_python --workdir %t | FileCheck %s
 // CHECK: grad-conv-contiguous.mlir: PASS
 func.func @graphs(%x: tensor<2x3x4x4xf32>) -> (tensor<2x5xf32>) {
   %w = memfmt.weight "conv.weight" : tensor<3x3x1x1xf32>

@@ -4,9 +4,9 @@
 // convolution_backward contiguous, and its verifier refused it (L9). The
 // propagation now converts the gradient back to channels-last (the
 // inverse conversion, reason "L9").
-// REQUIRES: memfmt-compile
+// REQUIRES: memfmt-compile, python-package
 // UNSUPPORTED: sanitizer
-// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --python %memfmt_python --workdir %t | FileCheck %s
 // CHECK: grad-conv-flatten.mlir: PASS
 func.func @graphs(%x: tensor<2x3x4x4xf32>) -> (tensor<2x5xf32>) {
   %w = memfmt.weight "conv.weight" : tensor<3x3x1x1xf32>

@@ -3,9 +3,9 @@
 // output channels-last, and max_pool2d_with_indices_backward's verifier
 // demanded grad_output in the (contiguous) format it read off self; a
 // self in both formats now accepts a gradient in either.
-// REQUIRES: memfmt-compile
+// REQUIRES: memfmt-compile, python-package
 // UNSUPPORTED: sanitizer
-// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --lib %memfmt_lib --workdir %t | FileCheck %s
+// RUN: %python %S/../randgraph.py grad-check %s --bin %memfmt_bin --python %memfmt_python --workdir %t | FileCheck %s
 // CHECK: grad-maxpool-l3-input.mlir: PASS
 func.func @graphs(%x: tensor<2x8x1x1xf32>) -> (tensor<2x3xf32>) {
   %w = memfmt.weight "conv.weight" : tensor<8x8x1x1xf32>

@@ -6,11 +6,14 @@
 #   bench/.venv/bin/pip install onnxscript
 #   bench/.venv/bin/python test/ONNX/Inputs/torch2/make_models.py test/ONNX/Inputs/torch2
 #
-# The network is a ResNet in miniature (stem, max pool, a basic block with
+# The networks are a ResNet in miniature (stem, max pool, a basic block with
 # a strided, projected shortcut, global average pooling, linear), 8-16
-# channels so the files stay small. Outputs: static.onnx (batch 2, 3x20x18),
-# dynamic.onnx (the batch a dynamic dimension), x.npy ([3, 3, 20, 18]) and
-# y.npy (the module's output for x, from torch).
+# channels so the files stay small, and a vision transformer in miniature
+# (torchvision's VisionTransformer: 16x16 images, 4x4 patches, one layer of
+# two heads of 8). Outputs: static.onnx (batch 2, 3x20x18), dynamic.onnx
+# (the batch a dynamic dimension), x.npy ([3, 3, 20, 18]) and y.npy (the
+# module's output for x, from torch); vit.onnx (batch 2), vit_x.npy and
+# vit_y.npy.
 import os
 import sys
 
@@ -49,6 +52,22 @@ class Small(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+def vit(out):
+    from torchvision.models.vision_transformer import VisionTransformer
+    torch.manual_seed(1)
+    model = VisionTransformer(image_size=16, patch_size=4, num_layers=1,
+                              num_heads=2, hidden_dim=16, mlp_dim=32,
+                              num_classes=5).eval()
+    with torch.no_grad():  # zeros at initialisation: the output would be 0
+        model.class_token.normal_()
+        model.heads.head.weight.normal_(0.0, 0.25)
+    x = torch.randn(2, 3, 16, 16)
+    torch.onnx.export(model, (x,), os.path.join(out, "vit.onnx"))
+    np.save(os.path.join(out, "vit_x.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "vit_y.npy"), model(x).numpy())
+
+
 def main(out):
     torch.manual_seed(0)
     model = Small().eval()
@@ -67,6 +86,7 @@ def main(out):
     np.save(os.path.join(out, "x.npy"), x.numpy())
     with torch.no_grad():
         np.save(os.path.join(out, "y.npy"), model(x).numpy())
+    vit(out)
     print(f"torch {torch.__version__}: wrote {out}")
 
 

@@ -1,0 +1,145 @@
+# ===- _trainer.py - A compiled training step -----------------------------=== #
+#
+# Part of the memfmt project.
+#
+# ===---------------------------------------------------------------------=== #
+"""memfmt.Trainer: a training step compiled by memfmt-compile --train
+(forward, mean cross-entropy loss, backward and torch.optim.SGD's update of
+the parameters, momentum buffers and batch-norm running statistics, all in
+place), loaded and driven from Python.
+
+``step(x, y)`` takes a batch (any layout; a channels-last batch enters a
+channels-last step without a copy) and its class indices, and returns the
+loss. ``state_dict()`` holds the model's state under torchvision's names
+(with each batch norm's ``num_batches_tracked``, the steps taken), as
+torch tensors where torch is importable; ``save(path)`` writes it, with the
+momentum buffers, as one safetensors file that ``memfmt.load(dir,
+weights=path)`` resumes from.
+"""
+
+import json
+import struct
+
+import numpy as np
+
+from ._model import Model
+
+_RUNNING_MEAN = ".running_mean"
+_TRACKED = ".num_batches_tracked"
+
+
+class Trainer(Model):
+    """A loaded training step. Create with memfmt.compile(..., train=True)
+    or memfmt.load(dir) on a directory compiled with --train."""
+
+    def __init__(self, directory, *, weights=None, threads=0):
+        super().__init__(directory, weights=weights, threads=threads)
+        if not self.inputs or self.inputs[-1].dtype != "i64" or \
+                len(self.outputs) != 1:
+            raise ValueError(f"{directory} is not a training step (a step "
+                             f"takes its batch and then int64 class "
+                             f"indices, and returns its loss)")
+        self.steps = self._tracked_in_source()
+
+    def step(self, *batch):
+        """One SGD step: step(x, y) on batch `x` with class indices `y`
+        (int64, one per row), or step(x1, x2, ..., y) for a model of several
+        inputs; returns the batch's mean loss as a float."""
+        loss = self.run(*batch)
+        self.steps += 1
+        return float(np.asarray(loss.detach() if hasattr(loss, "detach")
+                                else loss).reshape(-1)[0])
+
+    def state_dict(self, numpy=False):
+        """The model's state under torchvision's names: weights, biases,
+        running statistics and num_batches_tracked (no optimizer state), as
+        torch tensors (numpy arrays with numpy=True or without torch)."""
+        state = {}
+        for info in self.parameters():
+            if info.name.endswith(".momentum_buffer"):
+                continue
+            state[info.name] = self.read_parameter(info.name)
+            if info.name.endswith(_RUNNING_MEAN):
+                module = info.name[:-len(_RUNNING_MEAN)]
+                state[module + _TRACKED] = np.array(self.steps, np.int64)
+        return state if numpy else _as_torch(state)
+
+    def load_state_dict(self, state):
+        """Sets the parameters from a state dict of torchvision's names (torch
+        tensors or arrays); every parameter but the optimizer state must be
+        there, and nothing else. num_batches_tracked sets the step count."""
+        names = {p.name for p in self.parameters()
+                 if not p.name.endswith(".momentum_buffer")}
+        tracked = {k for k in state if k.endswith(_TRACKED)}
+        missing = sorted(names - set(state))
+        unexpected = sorted(set(state) - names - tracked)
+        if missing or unexpected:
+            raise KeyError(f"state dict does not match the model: missing "
+                           f"{missing}, unexpected {unexpected}")
+        for name in names:
+            self.write_parameter(name, state[name])
+        if tracked:
+            self.steps = int(np.asarray(state[sorted(tracked)[0]]))
+
+    def save(self, path):
+        """Writes the state dict and the momentum buffers to `path` (a
+        safetensors file)."""
+        tensors = dict(self.state_dict(numpy=True))
+        for info in self.parameters():
+            if info.name.endswith(".momentum_buffer"):
+                tensors[info.name] = self.read_parameter(info.name)
+        write_safetensors(path, tensors)
+
+    def _tracked_in_source(self):
+        source = self._info["weights_source"]
+        if not source.startswith("safetensors:"):
+            return 0
+        try:
+            tensors = read_safetensors_header(source[len("safetensors:"):])
+        except OSError:
+            return 0
+        for name, (dtype, _, data) in tensors.items():
+            if name.endswith(_TRACKED) and dtype == "I64":
+                return int(np.frombuffer(data, np.int64)[0])
+        return 0
+
+
+def _as_torch(state):
+    try:
+        import torch
+    except ImportError:
+        return state
+    return {k: torch.from_numpy(v) for k, v in state.items()}
+
+
+def write_safetensors(path, tensors):
+    """Writes {name: numpy array} (float32 or int64) as a safetensors
+    file."""
+    kinds = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}
+    header, blobs, offset = {}, [], 0
+    # int64 scalars first, then float32 tensors: every tensor stays aligned.
+    for name in sorted(tensors, key=lambda k: tensors[k].dtype != np.int64):
+        a = np.ascontiguousarray(tensors[name])
+        data = a.tobytes()
+        header[name] = {"dtype": kinds[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in blobs:
+            f.write(data)
+
+
+def read_safetensors_header(path):
+    """{name: (dtype, shape, bytes)} of a safetensors file."""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+        data = f.read()
+    return {name: (t["dtype"], t["shape"],
+                   data[t["data_offsets"][0]:t["data_offsets"][1]])
+            for name, t in header.items() if name != "__metadata__"}

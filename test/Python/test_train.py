@@ -1,0 +1,110 @@
+# memfmt.Trainer: a ResNet-18 training step compiled from Python
+# (memfmt.compile(..., train=True)); its state_dict loads into torchvision's
+# resnet18 (strict); one step's loss and SGD update (momentum, weight decay)
+# against torch.optim.SGD on the same weights and data; a DataLoader whose
+# collate_fn yields channels-last batches feeds it without a conversion;
+# save() and memfmt.load(weights=) resume where it stopped; state-dict
+# errors.
+#
+# REQUIRES: python-package, pytest, torch, memfmt-compile
+# UNSUPPORTED: sanitizer
+# RUN: env PYTHONPATH=%memfmt_python MEMFMT_BIN=%memfmt_bin %python -m pytest -q -p no:cacheprovider %s
+import copy
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+
+import memfmt
+from conftest import rel_error
+
+LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
+N, H, W = 2, 64, 64
+
+
+@pytest.fixture(scope="module")
+def trainer():
+    t = memfmt.compile("resnet18", train=True, batch=N, height=H, width=W,
+                       weights="synthetic:1", lr=LR, momentum=MOMENTUM,
+                       weight_decay=WEIGHT_DECAY)
+    yield t
+    t.close()
+
+
+def data(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(N, 3, H, W, generator=g)
+    y = torch.randint(0, 1000, (N,), generator=g)
+    return x, y
+
+
+def channels_last_collate(samples):
+    x = torch.stack([s[0] for s in samples])
+    y = torch.stack([s[1] for s in samples])
+    return x.contiguous(memory_format=torch.channels_last), y
+
+
+def test_step_matches_torch_sgd(trainer):
+    torch_model = torchvision.models.resnet18()
+    torch_model.load_state_dict(trainer.state_dict(), strict=True)
+    torch_model.train()
+    optimizer = torch.optim.SGD(torch_model.parameters(), lr=LR,
+                                momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+    x, y = data(0)
+    loader = torch.utils.data.DataLoader(
+        list(zip(x, y)), batch_size=N, collate_fn=channels_last_collate)
+    for xb, yb in loader:
+        loss = trainer.step(xb, yb)
+        # The batch entered the channels-last step as it is.
+        assert trainer.last_run.conversions == 0
+        assert trainer.last_run.input_addresses[0] == xb.data_ptr()
+        optimizer.zero_grad()
+        reference = torch.nn.functional.cross_entropy(torch_model(xb), yb)
+        reference.backward()
+        optimizer.step()
+    assert abs(loss - reference.item()) <= 1e-4 * abs(reference.item())
+    state = trainer.state_dict()
+    assert trainer.steps == 1
+    assert int(state["bn1.num_batches_tracked"]) == 1
+    for name, want in torch_model.state_dict().items():
+        if name.endswith("num_batches_tracked"):
+            continue
+        assert rel_error(state[name].numpy(), want.numpy()) <= 1e-3, name
+
+
+def test_save_and_resume(trainer, tmp_path):
+    path = tmp_path / "checkpoint.safetensors"
+    trainer.save(path)
+    resumed = memfmt.load(trainer.directory, weights=str(path))
+    assert isinstance(resumed, memfmt.Trainer)
+    assert resumed.steps == trainer.steps
+    before = trainer.state_dict(numpy=True)
+    for name, value in resumed.state_dict(numpy=True).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+    # The momentum buffers came along: the next steps agree too.
+    x, y = data(1)
+    a, b = trainer.step(x, y), resumed.step(x, y)
+    assert a == pytest.approx(b, rel=1e-6)
+    resumed.close()
+
+
+def test_state_dict_errors(trainer):
+    state = trainer.state_dict()
+    state.pop("fc.bias")
+    state["extra"] = torch.zeros(1)
+    with pytest.raises(KeyError, match=r"missing \['fc.bias'\], unexpected "
+                       r"\['extra'\]"):
+        trainer.load_state_dict(state)
+    good = copy.deepcopy(trainer.state_dict())
+    good["fc.weight"] = torch.zeros(3, 3)
+    with pytest.raises(ValueError, match="parameter 'fc.weight' has shape "
+                       r"\[1000, 512\], got \[3, 3\]"):
+        trainer.load_state_dict(good)
+
+
+def test_wrong_targets(trainer):
+    x, y = data(2)
+    with pytest.raises(TypeError, match=r"input 1 \('input_1'\) has dtype "
+                       "float32; the model takes int64"):
+        trainer.step(x, y.float())
