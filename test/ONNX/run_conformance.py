@@ -5,7 +5,7 @@
 # (model.onnx + test_data_set_*/{input,output}_N.pb) that uses an operator
 # of the importer's core set (SUPPORTED_OPS: Conv ... Split, docs/onnx.md)
 # and the activations, arithmetic, data movement and normalisation beyond
-# it (Sigmoid ... LayerNormalization),
+# it (Sigmoid ... LayerNormalization, Softmax, Gather),
 # this script
 #
 #   1. decides from the model alone whether the case is in scope: all its
@@ -25,9 +25,9 @@
 #
 #   onnx conformance: P passed, F failed, S skipped (reason: count, ...)
 #
-# then the tolerance, then the Reshape, Split, Clip and Slice cases whose
-# shape, bounds or slice input is a graph input (skipped above: memfmt takes
-# them as constants) run once more with that input frozen to its test value
+# then the tolerance, then the Reshape, Split, Clip, Slice and Gather cases
+# whose shape, bounds, slice or indices input is a graph input (skipped
+# above: memfmt takes them as constants) run once more with that input frozen to its test value
 # (unless a result is empty or a step negative), and the LayerNormalization
 # cases once more without their Mean and InvStdDev outputs (training
 # statistics), on a line of their own - they check the 0 and -1 of Reshape,
@@ -45,8 +45,8 @@
 # that is in scope passes.
 # REQUIRES: python-onnx, onnx-testdata, memfmt-compile, memfmt-run, memfmt-import
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
-# CHECK: onnx conformance: 142 passed, 0 failed, 194 skipped (out-of-scope ops: 109, 3-D conv/pool: 15, non-f32 data: 10, shapes or bounds given at run time: 31, training mode: 27, non-tensor types: 2)
-# CHECK: with run-time shapes and bounds frozen to their test values (and LayerNormalization's statistics outputs dropped): 44 passed, 0 failed
+# CHECK: onnx conformance: 152 passed, 0 failed, 201 skipped (out-of-scope ops: 110, 3-D conv/pool: 15, non-f32 data: 10, shapes or bounds given at run time: 37, training mode: 27, non-tensor types: 2)
+# CHECK: with run-time shapes and bounds frozen to their test values (and LayerNormalization's statistics outputs dropped): 48 passed, 0 failed
 # CHECK-NOT: FAILED
 import argparse
 import concurrent.futures
@@ -75,6 +75,8 @@ SUPPORTED_OPS = {
     "Gelu",
     # ShuffleNet's and ConvNeXt's data movement and normalisation.
     "Transpose", "Slice", "LayerNormalization",
+    # ViT's attention and class token.
+    "Softmax", "Gather",
 }
 SPATIAL_OPS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool"}
 FLOAT = onnx.TensorProto.FLOAT
@@ -87,7 +89,7 @@ SKIP_RUNTIME_SHAPE = "shapes or bounds given at run time"
 # The inputs memfmt takes as constants: Reshape's shape, Split's sizes,
 # Clip's bounds, Slice's starts, ends, axes and steps.
 CONSTANT_INPUTS = {"Reshape": (1,), "Split": (1,), "Clip": (1, 2),
-                   "Slice": (1, 2, 3, 4)}
+                   "Slice": (1, 2, 3, 4), "Gather": (1,)}
 SKIP_TRAINING = "training mode"
 SKIP_TYPES = "non-tensor types"
 SKIP_ORDER = (SKIP_OPS, SKIP_3D, SKIP_DTYPE, SKIP_RUNTIME_SHAPE,
