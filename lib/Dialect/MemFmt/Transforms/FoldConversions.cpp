@@ -90,7 +90,24 @@ struct BypassNoOpConversion : OpRewritePattern<ContiguousOp> {
   }
 };
 
-/// contiguous(weight "w") -> weight "w" of the converted type.
+/// True when a memfmt.assign_weight of the function stores into the
+/// parameter `source` (a memfmt.weight) a value not of type `type`: the
+/// state tensor keeps the layout its assignments store.
+static bool isAssignedOtherThan(Operation *source, Type type) {
+  auto weight = dyn_cast<WeightOp>(source);
+  auto func = source->getParentOfType<FunctionOpInterface>();
+  if (!weight || !func)
+    return false;
+  bool other = false;
+  func->walk([&](AssignWeightOp assign) {
+    other |= assign.getName() == weight.getName() &&
+             assign.getValue().getType() != type;
+  });
+  return other;
+}
+
+/// contiguous(weight "w") -> weight "w" of the converted type, unless "w" is
+/// assigned a value of another type (training state).
 struct RelayParameter : OpRewritePattern<ContiguousOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -100,6 +117,9 @@ struct RelayParameter : OpRewritePattern<ContiguousOp> {
     auto param = dyn_cast_or_null<LayoutOpInterface>(source);
     if (!param || !param.isParameter())
       return rewriter.notifyMatchFailure(op, "input is not a parameter");
+    if (isAssignedOtherThan(source, op.getType()))
+      return rewriter.notifyMatchFailure(
+          op, "the parameter is assigned a value of another layout");
     rewriter.setInsertionPoint(source);
     Operation *relaid = rewriter.clone(*source);
     rewriter.modifyOpInPlace(relaid,

@@ -84,3 +84,19 @@ func.func @real_conversion(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32, #memf
   %0 = memfmt.contiguous %x {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x3x4x5xf32>
   return %0 : tensor<2x3x4x5xf32, #memfmt.strides<[60, 1, 15, 3]>>
 }
+
+// -----
+
+// A parameter assigned a value of another layout (training state) keeps its
+// layout: its conversion stays instead of re-laying it (which would leave the
+// assignment storing the wrong type). Found by memfmt-fuzz-ir.
+// CHECK-LABEL: func.func @assigned_other_layout(
+// CHECK: %[[A:.+]] = memfmt.weight "a" : tensor<2x2x2x2xf32>
+// CHECK: memfmt.contiguous %[[A]]
+// CHECK: memfmt.assign_weight "a", %arg0 : tensor<2x2x2x2xf32>
+func.func @assigned_other_layout(%x: tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32, #memfmt.strides<[8, 1, 4, 2]>> {
+  %a = memfmt.weight "a" : tensor<2x2x2x2xf32>
+  %ca = memfmt.contiguous %a {memory_format = #memfmt.memory_format<channels_last>} : tensor<2x2x2x2xf32>
+  memfmt.assign_weight "a", %x : tensor<2x2x2x2xf32>
+  return %ca : tensor<2x2x2x2xf32, #memfmt.strides<[8, 1, 4, 2]>>
+}
