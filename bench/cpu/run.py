@@ -23,11 +23,19 @@ every configuration alike:
     the code before it (`memfmt@<commit> ...` rows and a "vs baseline" line).
 The PyPI peers run in a process of their own, set up once per case and
 timed round by round between memfmt's and PyTorch 1.13's rounds.
+Where the CPU computes in bf16 (AVX-512 BF16 or AMX in /proc/cpuinfo), each
+peer that has a reduced-precision mode also runs in it: PyTorch 1.13 and
+2.x in channels-last under bf16 autocast (eager, and torch.compile for 2.x)
+and OpenVINO with the bf16 INFERENCE_PRECISION_HINT; ONNX Runtime and IREE
+run f32 only (ONNX Runtime's CPU provider has no bf16 mode for these
+models). Like is compared with like: an f32 row's ratio is to the best f32
+peer, a bf16 row's to the best bf16 peer.
 It prints images/s (median over rounds of per-round medians), the ratio of
-each configuration to the best peer (the peers run f32, so a bf16 row's
-ratio is to the best f32 peer), and the share of the fp32 peak, checks that
+each configuration to the best peer of its precision, and the share of the
+fp32 peak, checks that
 memfmt's outputs match PyTorch's (f32: 1e-4, bf16: 3e-2 of max|torch|), and
-appends a dated table to bench/RESULTS.md.
+appends a dated table to bench/RESULTS.md, with the CPU's bf16 and AMX
+flags and the device line memfmt-run printed (what oneDNN chose).
 
 Share of peak: 2 x multiply-adds of the model per image (ResNet-18 1.82 G,
 ResNet-50 4.11 G at 224x224) x images/s, over the fp32 peak at the thread
@@ -74,14 +82,42 @@ ZOO = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
        "resnext50_32x4d", "wide_resnet50_2"}
 
 
+def cpu_flags():
+    """The instruction-set flags of /proc/cpuinfo (empty where unreadable)."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def has_bf16(flags):
+    """True where the CPU has bf16 arithmetic the peers can use."""
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def is_bf16(name):
+    """A configuration computing in bf16 (its label says so)."""
+    return name.endswith(" bf16")
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
 class TorchRunner:
-    """A PyTorch configuration timed in-process."""
+    """A PyTorch configuration timed in-process; with `bf16`, under CPU
+    autocast to bfloat16 (the output is returned in float32)."""
 
-    def __init__(self, torch, fn, x):
+    def __init__(self, torch, fn, x, bf16=False):
+        if bf16:
+            model = fn
+
+            def fn(x):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return model(x).float()
         self.torch, self.fn, self.x = torch, fn, x
         with torch.no_grad():
             for _ in range(2):
@@ -144,12 +180,12 @@ class OrtRunner:
 
 
 class OpenVinoRunner:
-    def __init__(self, job, x):
+    def __init__(self, job, x, precision="f32"):
         onnx_path, threads = job["onnx"], job["threads"]
         import openvino as ov
         core = ov.Core()
         core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads,
-                                  "INFERENCE_PRECISION_HINT": "f32"})
+                                  "INFERENCE_PRECISION_HINT": precision})
         self.compiled = core.compile_model(onnx_path, "CPU")
         self.x = x
         for _ in range(2):
@@ -222,7 +258,7 @@ class Torch2Runner:
     """PyTorch 2.x from bench/.venv, channels-last, eager or torch.compile
     (inductor), on the same weights (the job's safetensors file)."""
 
-    def __init__(self, job, x, compiled):
+    def __init__(self, job, x, compiled, bf16=False):
         import torch
         import torchvision
         torch.set_num_threads(job["threads"])
@@ -233,7 +269,7 @@ class Torch2Runner:
         if compiled:
             model = torch.compile(model)
         tx = torch.from_numpy(x).to(memory_format=torch.channels_last)
-        self.runner = TorchRunner(torch, model, tx)
+        self.runner = TorchRunner(torch, model, tx, bf16)
 
     def measure(self, iters):
         return self.runner.measure(iters)
@@ -318,6 +354,15 @@ def main():
                   lambda job, x: Torch2Runner(job, x, compiled=False)),
                  ("torch 2.x compile channels-last",
                   lambda job, x: Torch2Runner(job, x, compiled=True)))
+        if job["bf16"]:
+            peers += (("openvino bf16",
+                       lambda job, x: OpenVinoRunner(job, x, "bf16")),
+                      ("torch 2.x eager channels-last bf16",
+                       lambda job, x: Torch2Runner(job, x, compiled=False,
+                                                   bf16=True)),
+                      ("torch 2.x compile channels-last bf16",
+                       lambda job, x: Torch2Runner(job, x, compiled=True,
+                                                   bf16=True)))
         for name, make in peers:
             try:
                 runners[name] = make(job, x)
@@ -371,6 +416,15 @@ def main():
     log(f"bf16 dot-product peak: " +
         ("none (no AVX-512 BF16)" if bf16_peak is None
          else f"{bf16_peak:.0f} GFLOP/s"))
+    flags = cpu_flags()
+    amx = sorted(f for f in flags if f.startswith("amx"))
+    isa_note = (f"bf16 instructions: "
+                f"{'avx512_bf16' if 'avx512_bf16' in flags else 'none'}; "
+                f"AMX: {' '.join(amx) if amx else 'no'}")
+    log(isa_note)
+    # The peers' reduced-precision modes run where the CPU has bf16 and
+    # memfmt's bf16 builds are measured.
+    bf16_peers = has_bf16(flags) and "bf16" in precisions
     rows = []
     for model_name in args.models.split(","):
         def build_model():
@@ -420,12 +474,19 @@ def main():
             with torch.no_grad():
                 frozen = torch.jit.freeze(torch.jit.trace(cl_model, txc))
             runners["torch jit+freeze channels-last"] = TorchRunner(torch, frozen, txc)
+            if bf16_peers:
+                runners["torch eager channels-last bf16"] = TorchRunner(
+                    torch, cl_model, txc, bf16=True)
             reference = runners["torch eager NCHW"].out.numpy()
             scale = float(np.abs(reference).max())
             for name, limit in tolerance.items():
                 err = float(np.abs(runners[name].out - reference).max()) / scale
                 if err > limit:
                     raise SystemExit(f"{name} differs from torch: rel {err:.2e}")
+            if bf16_peers:
+                out = runners["torch eager channels-last bf16"].out.numpy()
+                log(f"torch eager channels-last bf16: rel err "
+                    f"{float(np.abs(out - reference).max()) / scale:.2e}")
             medians = {name: [] for name in runners}
             worker = None
             if args.peers:
@@ -436,7 +497,7 @@ def main():
                 job = json.dumps({"onnx": onnx_path, "input": npy,
                                   "model": model_name, "weights": weights,
                                   "threads": args.threads,
-                                  "iters": args.iters})
+                                  "iters": args.iters, "bf16": bf16_peers})
                 worker = subprocess.Popen(
                     [python, __file__, "--peer-worker", job],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -458,21 +519,30 @@ def main():
                 if worker.wait():
                     raise SystemExit("the peer worker failed")
             ips = {name: batch * 1e3 / median(ms) for name, ms in medians.items()}
+            # Like with like: each precision's rows against its best peer
+            # (bf16 rows against the best f32 peer only where no peer ran
+            # bf16).
             peers = {n: v for n, v in ips.items() if not n.startswith("memfmt")}
-            best_peer = max(peers, key=peers.get)
+            best = {}
+            for precision in (False, True):
+                same = {n: v for n, v in peers.items() if is_bf16(n) == precision}
+                if same:
+                    best[precision] = max(same, key=same.get)
             for name, value in ips.items():
+                best_peer = best.get(is_bf16(name), best[False])
                 gflops = value * 2 * MACS.get(model_name, 0) / 1e9
                 rows.append((model_name, batch, name, value,
                              value / peers[best_peer],
                              100 * gflops / args.peak_gflops, best_peer))
-    header = (f"| model | batch | configuration | images/s | vs best peer | "
-              f"% of fp32 peak |\n|---|---|---|---|---|---|")
-    lines = [f"| {m} | {b} | {n} | {v:.1f} | {r:.2f}x | {pk:.0f}% |"
-             for m, b, n, v, r, pk, _ in rows]
+    header = (f"| model | batch | configuration | images/s | vs best peer "
+              f"of its precision | % of fp32 peak |\n|---|---|---|---|---|---|")
+    lines = [f"| {m} | {b} | {n} | {v:.1f} | {r:.2f}x ({bp}) | {pk:.0f}% |"
+             for m, b, n, v, r, pk, bp in rows]
     table = header + "\n" + "\n".join(lines)
     print(table)
     best = sorted({(m, b, bp) for m, b, _, _, _, _, bp in rows})
-    print("best peer per case: " + ", ".join(f"{m}/{b}: {bp}" for m, b, bp in best))
+    print("best peer per case and precision: " +
+          ", ".join(f"{m}/{b}: {bp}" for m, b, bp in best))
     if len(checkouts) > 1:
         # This checkout's builds against the baseline's, case by case.
         label = checkouts[1][0]
@@ -498,7 +568,8 @@ def main():
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
             f.write(f"\n## CPU, {datetime.date.today()}, commit {commit}\n\n"
                     f"Machine: {cpu}, {os.cpu_count()} vCPUs, "
-                    f"{platform.system()}; {args.threads} threads; memfmt "
+                    f"{platform.system()}, {isa_note}; {args.threads} "
+                    f"threads; memfmt "
                     f"runtime: {MemfmtRunner.device or 'unknown'}; PyTorch "
                     f"{torch.__version__} (Debian). Command: `bench/cpu/run.py "
                     f"{' '.join(sys.argv[1:])}`. Images/s are medians of "
