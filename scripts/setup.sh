@@ -26,6 +26,9 @@ PACKAGES=(
   python3-sklearn
   # The Python package (python/): its extension module and its tests.
   python3-dev pybind11-dev python3-pytest
+  # Data-parallel training (memfmt-train under mpirun): Open MPI's library,
+  # headers and launcher.
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -47,6 +47,13 @@ if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
 if config.memfmt_have_cuda.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("memfmt-cuda")
 
+# memfmt-train was built with MPI and Open MPI's launcher is installed:
+# data-parallel training tests (`REQUIRES: mpi`) start it with mpirun.
+import shutil
+if config.memfmt_have_mpi.upper() in ("ON", "1", "TRUE", "YES") and \
+        shutil.which("mpirun"):
+    config.available_features.add("mpi")
+
 # Python modules tests need for /usr/bin/python3 (Debian's packages), each a
 # feature: torch (comparisons with PyTorch), python-onnx (tests that write
 # and read ONNX files), sklearn (the learning test trains on scikit-learn's

@@ -108,6 +108,8 @@ private:
   std::unique_ptr<OneDnnConvBackward> convBackward;
   std::unique_ptr<OneDnnLinearBackward> linearBackward;
 #endif
+  /// A non-dense all_reduce_mean output's elements (AllReduce.cpp).
+  std::vector<float> allReduceStaging;
 
   /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
   /// not one oneDNN takes here. (oneDNN 2.6's f16 reorders drop the sign of
@@ -461,6 +463,11 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::sgd_update &a) {
   return dispatchTyped(call, a, a.param_out, [&] { return sgdUpdateFast(a); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::all_reduce_mean &a) {
+  return allReduceMean(call, a, allReduceStaging);
 }
 
 std::unique_ptr<Backend>

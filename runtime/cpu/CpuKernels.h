@@ -24,6 +24,10 @@
 #include <memory>
 #include <vector>
 
+namespace memfmt::runtime {
+class KernelCall;
+} // namespace memfmt::runtime
+
 namespace memfmt::runtime::cpu {
 
 /// The window attributes of a max pool (bottom/right padding is implied by
@@ -152,6 +156,12 @@ void crossEntropyLossBackwardReference(
 // Sgd.cpp
 void sgdUpdateReference(const args::sgd_update &a);
 const char *sgdUpdateFast(const args::sgd_update &a);
+
+// AllReduce.cpp
+/// all_reduce_mean through the call's communicator; `staging` holds a
+/// non-dense output's elements densely.
+memfmt_status_t allReduceMean(KernelCall &call, const args::all_reduce_mean &a,
+                              std::vector<float> &staging);
 
 // Precision.cpp
 

@@ -372,6 +372,33 @@ memfmt_status_t memfmt_context_forget_constant(memfmt_context_t *ctx,
   return MEMFMT_STATUS_OK;
 }
 
+memfmt_status_t
+memfmt_context_set_communicator(memfmt_context_t *ctx,
+                                const memfmt_communicator_t *communicator) {
+  if (!ctx)
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  if (!communicator) {
+    ctx->hasCommunicator = false;
+    ctx->communicator = {};
+    return MEMFMT_STATUS_OK;
+  }
+  if (communicator->size < 1 || communicator->rank < 0 ||
+      communicator->rank >= communicator->size ||
+      !communicator->all_reduce_sum_f32) {
+    ctx->lastError = "memfmt_context_set_communicator: rank " +
+                     std::to_string(communicator->rank) + " of size " +
+                     std::to_string(communicator->size) +
+                     (communicator->all_reduce_sum_f32
+                          ? ""
+                          : " without an all_reduce_sum_f32 function") +
+                     " (expected 0 <= rank < size)";
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  }
+  ctx->communicator = *communicator;
+  ctx->hasCommunicator = true;
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t memfmt_context_set_profiling(memfmt_context_t *ctx,
                                              int enable) {
   if (!ctx)

@@ -40,6 +40,11 @@ struct memfmt_context {
   /// memfmt_context_get_counters's counters.
   memfmt_context_counters_t counters{};
 
+  /// The replicas this context is one of (memfmt_context_set_communicator);
+  /// `hasCommunicator` false: it is the only one.
+  memfmt_communicator_t communicator{};
+  bool hasCommunicator = false;
+
   bool profiling = false;
   /// Profile entries in order of first call.
   std::vector<memfmt_profile_entry_t> profile;

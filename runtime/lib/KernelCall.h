@@ -53,6 +53,10 @@ public:
   /// (memfmt_context_declare_constant); false without a context.
   bool isConstant(const TensorView &view) const;
 
+  /// The replicas of a data-parallel step (memfmt_context_set_communicator),
+  /// or null when the context is the only one.
+  const memfmt_communicator_t *communicator() const;
+
   /// Names the implementation that ran, for the profile (a string literal).
   void setImpl(const char *impl) { implName = impl; }
 

@@ -17,7 +17,9 @@
 //    average-pool gradients, cross-entropy and its gradient, the SGD
 //    update: shapes, finite hyper-parameters in range, and outputs apart
 //    from inputs by the bytes they span (exact aliases only where a kernel
-//    updates in place: the running statistics, the parameter and momentum).
+//    updates in place: the running statistics, the parameter and momentum);
+//  * all_reduce_mean: output shaped like the input, and either the input
+//    itself or apart from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -436,4 +438,16 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
        buffered ? Operand{&a.momentum_buffer_out, "momentum_buffer_out"}
                 : absent},
       inPlace);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::all_reduce_mean &a) {
+  MEMFMT_CHECK(checkShape(call, a.output, "output", a.input,
+                          " (the input's shape)"));
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return out.view == &a.output && in.view == &a.input &&
+           a.output.sameViewAs(a.input);
+  };
+  return checkAllApart(call, {{&a.input, "input"}}, {{&a.output, "output"}},
+                       inPlace);
 }

@@ -17,7 +17,11 @@
 //  * sgd_update against a scalar re-implementation of torch.optim.SGD's
 //    loop (torch 1.13) in f32 with fused multiply-adds, compared bitwise:
 //    every option (no momentum, momentum, dampening on the first and a later
-//    step, nesterov, weight decay), in place and out of place.
+//    step, nesterov, weight decay), in place and out of place;
+//  * all_reduce_mean without a communicator (a copy) and with a simulated
+//    group of replicas (its sum adds the other replicas' values), dense,
+//    strided, in place; a failing communicator's message reaches the
+//    context; memfmt_context_set_communicator checks its argument.
 // Bad calls fail with a message (aliasing, nesterov with dampening).
 //
 //===----------------------------------------------------------------------===//
@@ -548,6 +552,113 @@ TEST(TrainingKernelTiming, DISABLED_TimeLargeCalls) {
                 toString(kernels), relu, ctx.implOf(0).c_str(), sgd,
                 ctx.implOf(1).c_str());
   }
+}
+
+} // namespace
+
+namespace {
+
+/// A group of replicas in one process: the other replicas hold the
+/// constants `others` in every element, so this context's sum adds them;
+/// or the sum fails.
+struct SimulatedReplicas {
+  std::vector<float> others;
+  bool failing = false;
+  int64_t calls = 0;
+
+  static int sum(void *user, float *data, int64_t count, char *error,
+                 size_t size) {
+    auto *self = static_cast<SimulatedReplicas *>(user);
+    ++self->calls;
+    if (self->failing) {
+      std::snprintf(error, size, "replica 1 went away");
+      return 1;
+    }
+    for (float other : self->others)
+      for (int64_t i = 0; i < count; ++i)
+        data[i] += other;
+    return 0;
+  }
+
+  memfmt_communicator_t communicator() {
+    return {0, static_cast<int64_t>(others.size()) + 1, this, &sum};
+  }
+};
+
+class AllReduceMeanTest : public ::testing::TestWithParam<memfmt_kernels_t> {};
+
+TEST_P(AllReduceMeanTest, MeanOverReplicasInEveryLayout) {
+  const std::vector<int64_t> shape = {2, 3, 4, 5};
+  for (Layout layout : {C, CL, CLS, S})
+    for (bool inPlace : {true, false}) {
+      TestContext ctx(GetParam());
+      Tensor in(shape, layout), out(shape, inPlace ? layout : CLS);
+      in.fillRandom(1);
+      const Tensor original = in;
+      const Tensor &result = inPlace ? in : out;
+      std::string what = in.describe() + (inPlace ? " in place" : "");
+      // Alone: the values themselves.
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
+                                ctx, 0, in.memref(), result.memref()));
+      for (int64_t i = 0; i < in.numElements(); ++i)
+        ASSERT_EQ(result.flat(i), original.flat(i)) << what << " alone, " << i;
+      EXPECT_EQ(ctx.implOf(0), "single_replica") << what;
+      // Three replicas: the mean of each element.
+      SimulatedReplicas group;
+      group.others = {0.75f, -2.5f};
+      memfmt_communicator_t comm = group.communicator();
+      ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
+                                ctx, 1, in.memref(), result.memref()));
+      EXPECT_EQ(group.calls, 1) << what;
+      for (int64_t i = 0; i < in.numElements(); ++i) {
+        float sum = original.flat(i) + 0.75f;
+        sum += -2.5f;
+        ASSERT_EQ(result.flat(i), sum / 3.0f) << what << ", element " << i;
+      }
+      EXPECT_TRUE(result.gapsIntact()) << what;
+      EXPECT_EQ(ctx.implOf(1), "communicator") << what;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, AllReduceMeanTest,
+                         ::testing::ValuesIn(kFamilies));
+
+TEST(AllReduceMeanErrorTest, FailuresReachTheContext) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor grad({6}), other({5});
+  SimulatedReplicas group;
+  group.others = {1.0f};
+  group.failing = true;
+  memfmt_communicator_t comm = group.communicator();
+  ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
+  EXPECT_EQ(_mlir_ciface_memfmt_all_reduce_mean_f32(ctx, 4, grad.memref(),
+                                                     grad.memref()),
+            MEMFMT_STATUS_BACKEND_ERROR);
+  EXPECT_NE(ctx.lastError().find("memfmt_all_reduce_mean_f32 (node 4): the "
+                                 "all-reduce over 2 replicas failed: replica "
+                                 "1 went away"),
+            std::string::npos)
+      << ctx.lastError();
+  expectError(ctx,
+              _mlir_ciface_memfmt_all_reduce_mean_f32(ctx, 5, grad.memref(),
+                                                      other.memref()),
+              "output");
+  // Bad communicators are refused, and null makes the context alone again.
+  memfmt_communicator_t bad = comm;
+  bad.rank = 2;
+  EXPECT_EQ(memfmt_context_set_communicator(ctx, &bad),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.lastError().find("rank 2 of size 2"), std::string::npos)
+      << ctx.lastError();
+  bad = comm;
+  bad.all_reduce_sum_f32 = nullptr;
+  EXPECT_EQ(memfmt_context_set_communicator(ctx, &bad),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(memfmt_context_set_communicator(ctx, nullptr), MEMFMT_STATUS_OK);
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
+                            ctx, 6, grad.memref(), grad.memref()));
+  EXPECT_EQ(ctx.implOf(6), "single_replica");
 }
 
 } // namespace

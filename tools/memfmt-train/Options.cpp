@@ -64,7 +64,19 @@ options:
                           totals per kernel and per node (in the JSON too)
   --threads N             threads for the runtime (default: MEMFMT_NUM_THREADS,
                           OMP_NUM_THREADS or all hardware threads)
+  --collective-timeout S  data-parallel training: end the job with an error
+                          when the other replicas do not answer a collective
+                          within S seconds (default 300)
   -h, --help              print this help
+
+data-parallel training:
+  Started by Open MPI's launcher, `mpirun -np R memfmt-train DIR ...` (one
+  machine, or several with a hostfile), each process is a replica: global
+  step i takes rows [i*R*N, (i+1)*R*N) of the epoch's order and replica r
+  its r-th N rows (N the compiled batch), gradients are averaged over the
+  replicas before the update, and rank 0's weights are broadcast at start.
+  Batch-norm statistics are per replica, as in DistributedDataParallel.
+  Rank 0 prints the global batch's mean loss, evaluates and saves.
 
 shuffle order:
   One SplitMix64 stream seeded with SEED serves every epoch in turn
@@ -132,6 +144,8 @@ Options parseArgs(int Argc, char **Argv) {
       Opts.Profile = true;
     } else if (Name == "--threads") {
       Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
+    } else if (Name == "--collective-timeout") {
+      Opts.CollectiveTimeout = static_cast<double>(Args.integer(1, 1 << 30));
     } else {
       Args.usageError("unknown option '" + Name + "'");
     }

@@ -41,6 +41,9 @@ struct Options {
   /// Per-kernel times of every step after the first (--profile).
   bool Profile = false;
   int32_t Threads = 0;
+  /// Seconds a collective of data-parallel training may wait for the other
+  /// replicas before the job ends with an error.
+  double CollectiveTimeout = 300;
 };
 
 /// Parses the command line; prints the help and exits 0 for -h/--help.

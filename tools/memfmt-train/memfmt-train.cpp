@@ -10,7 +10,17 @@
 //                [--steps N | --epochs N] [--shuffle SEED | --no-shuffle]
 //                [--log-every K] [--eval FILE.npz] [--save FILE.safetensors]
 //                [--resume FILE.safetensors] [--json] [--profile]
-//                [--threads N]
+//                [--threads N] [--collective-timeout SECONDS]
+//
+// Under Open MPI's launcher (`mpirun -np R memfmt-train DIR ...`) each
+// process is one replica of data-parallel training (Distributed.h): global
+// step i takes rows [i*R*N, (i+1)*R*N) of the epoch's order and replica r
+// its r-th N rows, the step averages the gradients over the replicas
+// (memfmt.all_reduce_mean) so every replica applies the same update, and
+// rank 0's state is broadcast at start; rank 0 prints, evaluates and saves.
+// Batch-norm statistics are each replica's own, as in DistributedData-
+// Parallel (whose broadcast of rank 0's buffers leaves rank 0's, the ones
+// saved, as they are here).
 //
 // DIR is a training-step model written by memfmt-compile --train: inputs
 // `x` (f32 [N,C,H,W], at the strides of its input format) and `y` (i64
@@ -21,7 +31,7 @@
 // data against it, the --save path), so a mistake costs no training time.
 // The files: Options (command line), Data (arrays, order, batches),
 // Checkpoint (safetensors state and the eval model's parameters), Profile
-// (--profile's kernel times), this one
+// (--profile's kernel times), Distributed (the replicas), this one
 // (the loop, the report, eval).
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +39,7 @@
 #include "Checkpoint.h"
 #include "CommandLine.h"
 #include "Data.h"
+#include "Distributed.h"
 #include "Options.h"
 #include "Profile.h"
 
@@ -148,7 +159,7 @@ nlohmann::json evaluate(memfmt_context_t *Ctx, memfmt_model_t *Trained,
           {"top1", Data.Rows ? double(Correct) / double(Data.Rows) : 0.0}};
 }
 
-int train(const Options &Opts) {
+int train(const Options &Opts, Replicas &Group) {
   memfmt_context_options_t CtxOptions;
   memfmt_context_options_init(&CtxOptions);
   CtxOptions.num_threads = Opts.Threads;
@@ -157,8 +168,10 @@ int train(const Options &Opts) {
     fail("cannot create the runtime context: " +
          std::string(RawCtx ? memfmt_context_last_error(RawCtx) : ""));
   ContextPtr Ctx(RawCtx);
+  Group.attach(Ctx.get());
+  const bool Leader = Group.rank() == 0;
 
-  if (Opts.Save) {
+  if (Opts.Save && Leader) {
     checkWritable(*Opts.Save);
     checkWritable(optimizerPath(*Opts.Save));
   }
@@ -167,13 +180,19 @@ int train(const Options &Opts) {
   ImageInput X = imageInput(Model.get(), Opts.Dir);
   checkTrainingModel(Model.get(), Opts.Dir, X);
   Dataset Data = loadDataset(Opts.Data, Opts.Format, X);
-  if (Data.Rows < X.N)
+  // One global batch: a batch of the model per replica.
+  const int64_t GlobalBatch = X.N * Group.size();
+  if (Data.Rows < GlobalBatch)
     fail(Opts.Data + ": " + std::to_string(Data.Rows) +
-         " rows, fewer than one batch of " + std::to_string(X.N));
+         " rows, fewer than one batch of " + std::to_string(X.N) +
+         (Group.size() > 1 ? " per replica for " +
+                                 std::to_string(Group.size()) + " replicas"
+                           : std::string()));
   int64_t Tracked = initialStep(Model.get());
   int64_t Start = Opts.Resume ? resumeOptimizer(Model.get(), *Opts.Resume) : 0;
+  Group.broadcastState(Model.get());
 
-  const int64_t PerEpoch = Data.Rows / X.N;
+  const int64_t PerEpoch = Data.Rows / GlobalBatch;
   const int64_t Steps =
       Opts.Steps ? *Opts.Steps : PerEpoch * Opts.Epochs.value_or(1);
   RowOrder Order(Data.Rows, Opts.ShuffleSeed);
@@ -186,7 +205,8 @@ int train(const Options &Opts) {
   for (int64_t S = 0; S < Steps; ++S) {
     int64_t Global = Start + S;
     const std::vector<int64_t> &Rows = Order.epoch(Global / PerEpoch);
-    const int64_t *Batch = Rows.data() + (Global % PerEpoch) * X.N;
+    const int64_t *Batch = Rows.data() + (Global % PerEpoch) * GlobalBatch +
+                           Group.rank() * X.N;
     float Loss = 0.0f;
     if (Opts.Profile && S == std::min<int64_t>(1, Steps - 1)) {
       memfmt_context_profile_reset(Ctx.get());
@@ -199,16 +219,19 @@ int train(const Options &Opts) {
       fail("step " + std::to_string(S + 1) + ": " +
            memfmt_context_last_error(Ctx.get()));
     double Took = std::chrono::duration<double>(Clock::now() - Begin).count();
+    Loss = Group.mean(Loss); // The global batch's mean loss.
     Seconds += Took;
     Losses.push_back(Loss);
     StepMs.push_back(Took * 1e3);
-    if (!Opts.Json && ((S + 1) % Opts.LogEvery == 0 || S + 1 == Steps))
+    if (Leader && !Opts.Json &&
+        ((S + 1) % Opts.LogEvery == 0 || S + 1 == Steps))
       std::printf("step %lld/%lld  loss %.4f  images/s %.1f\n",
                   static_cast<long long>(S + 1), static_cast<long long>(Steps),
-                  Loss, Took > 0 ? double(X.N) / Took : 0.0);
+                  Loss, Took > 0 ? double(GlobalBatch) / Took : 0.0);
     std::fflush(stdout);
   }
-  double ImagesPerSecond = Seconds > 0 ? double(Steps * X.N) / Seconds : 0.0;
+  double ImagesPerSecond =
+      Seconds > 0 ? double(Steps * GlobalBatch) / Seconds : 0.0;
   nlohmann::json Profile;
   if (Opts.Profile) {
     memfmt_context_set_profiling(Ctx.get(), 0);
@@ -221,6 +244,8 @@ int train(const Options &Opts) {
                                Ms / double(Steps - First));
   }
 
+  if (!Leader)
+    return 0; // Rank 0 reports, saves and evaluates.
   if (Opts.Save)
     saveCheckpoint(Model.get(), *Opts.Save, Tracked + Steps);
   nlohmann::json Eval;
@@ -236,6 +261,8 @@ int train(const Options &Opts) {
                         {"data_format", formatName(Opts.Format)},
                         {"input_format", Info.input_format},
                         {"batch", X.N},
+                        {"replicas", Group.size()},
+                        {"global_batch", GlobalBatch},
                         {"rows", Data.Rows},
                         {"batches_per_epoch", PerEpoch},
                         {"shuffle", Opts.ShuffleSeed
@@ -257,11 +284,14 @@ int train(const Options &Opts) {
     std::printf("%s\n", J.dump(2).c_str());
     return 0;
   }
-  std::printf("trained %s: %lld steps of batch %lld (steps %lld to %lld, %lld "
-              "batches per epoch) in %.2f s, mean images/s %.1f, final loss "
-              "%.4f\n",
+  std::string Across =
+      Group.size() > 1 ? " x " + std::to_string(Group.size()) + " replicas" : "";
+  std::printf("trained %s: %lld steps of batch %lld%s (steps %lld to %lld, "
+              "%lld batches per epoch) in %.2f s, mean images/s %.1f, final "
+              "loss %.4f\n",
               Info.name, static_cast<long long>(Steps),
-              static_cast<long long>(X.N), static_cast<long long>(Start + 1),
+              static_cast<long long>(X.N), Across.c_str(),
+              static_cast<long long>(Start + 1),
               static_cast<long long>(Start + Steps),
               static_cast<long long>(PerEpoch), Seconds, ImagesPerSecond,
               Losses.empty() ? 0.0 : Losses.back());
@@ -284,12 +314,29 @@ int train(const Options &Opts) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  return memfmt::run::runTool(
-      "memfmt-train", Argc, Argv, [&] { return train(parseArgs(Argc, Argv)); },
+  std::unique_ptr<Replicas> Group;
+  int Code = memfmt::run::runTool(
+      "memfmt-train", Argc, Argv,
+      [&] {
+        Options Opts = parseArgs(Argc, Argv);
+        Group = std::make_unique<Replicas>(Argc, Argv, Opts.CollectiveTimeout);
+        try {
+          return train(Opts, *Group);
+        } catch (memfmt::run::ToolError &E) {
+          if (Group->size() > 1)
+            E.Message = "rank " + std::to_string(Group->rank()) + " of " +
+                        std::to_string(Group->size()) + ": " + E.Message;
+          throw;
+        }
+      },
       [](const std::string &Message, int ExitCode) {
         std::printf("%s\n", nlohmann::json(
                                 {{"error", Message}, {"exit_code", ExitCode}})
                                 .dump(2)
                                 .c_str());
       });
+  // The other replicas may be waiting for this one in a collective.
+  if (Code != 0 && Group)
+    Group->abortAll(Code);
+  return Code;
 }

@@ -6,7 +6,8 @@
 //
 // The lowering of the training ops (MemFmtTrainingOps.td) to the training
 // kernels at the end of Kernels.def: training batch norm and the backward
-// ops, the loss and its gradient, the SGD update, the assignment of a model
+// ops, the loss and its gradient, the replicas' mean gradient, the SGD
+// update, the assignment of a model
 // state tensor (memfmt.assign_weight) and splat constants (the loss
 // gradient's seed, filled once at load).
 //
@@ -364,6 +365,20 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
   }
 };
 
+/// The all_reduce_mean kernel, in place where the plan shares the buffer.
+struct AllReduceMeanLowering : RuntimePattern<AllReduceMeanOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(AllReduceMeanOp op,
+                                PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getInput()),
+                      kernels::all_reduce_mean{
+                          .input = calls.view(op.getInput()),
+                          .output = calls.view(op.getOutput()),
+                      });
+  }
+};
+
 /// Nothing where the plan computed the value in the state's slot, else one
 /// copy into the slot (the plan put the assignment after every read).
 struct AssignWeightLowering : RuntimePattern<AssignWeightOp> {
@@ -414,6 +429,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
                ThresholdBackwardLowering, MaxPoolWithIndicesBackwardLowering,
                AvgPoolBackwardLowering, AdaptiveAvgPoolBackwardLowering,
                CrossEntropyLossLowering, CrossEntropyLossBackwardLowering,
-               SgdUpdateLowering, AssignWeightLowering, ConstantLowering>(
+               SgdUpdateLowering, AllReduceMeanLowering, AssignWeightLowering,
+               ConstantLowering>(
       patterns.getContext(), calls);
 }

@@ -488,3 +488,12 @@ func.func @assign_empty(%v: tensor<4xf32>) {
   memfmt.assign_weight "", %v : tensor<4xf32>
   return
 }
+
+// -----
+
+// The replicas' mean keeps the type, memory format included.
+func.func @all_reduce_mean_type(%g: tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>> {
+  // expected-error @+1 {{all of {input, output} have same type}}
+  %0 = "memfmt.all_reduce_mean"(%g) : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+  return %0 : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+}

@@ -488,6 +488,24 @@ SmallVector<OpOperand *> SgdUpdateOp::getInPlaceOperands(unsigned resultIndex) {
 bool SgdUpdateOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
+// AllReduceMeanOp
+//===----------------------------------------------------------------------===//
+
+/// The mean keeps the input's layout (every replica lays it out alike).
+std::optional<unsigned>
+AllReduceMeanOp::getPreservedOperand(unsigned resultIndex) {
+  return getInputMutable().getOperandNumber();
+}
+
+/// The replicas' sum is formed in place (Kernels.def: output may be input).
+SmallVector<OpOperand *>
+AllReduceMeanOp::getInPlaceOperands(unsigned resultIndex) {
+  return {&getInputMutable()};
+}
+
+bool AllReduceMeanOp::readsOperandsElementwise() { return true; }
+
+//===----------------------------------------------------------------------===//
 // AssignWeightOp
 //===----------------------------------------------------------------------===//
 

@@ -19,7 +19,10 @@
 //     (same type); a name marked twice, or one no weight of the function
 //     reads, is an error at the function.
 //  3. Before the return, so after every other op and hence after every read
-//     of the parameter, in result order: the momentum buffer
+//     of the parameter, in result order: `memfmt.all_reduce_mean` of the
+//     gradient (the mean over data-parallel replicas, as
+//     DistributedDataParallel averages gradients; the identity when the
+//     step runs alone), the momentum buffer
 //     `memfmt.weight "<name>.momentum_buffer" {zero_init}` (momentum != 0
 //     only; with momentum 0 torch keeps no buffer and sgd_update ignores
 //     the operand, so the gradient stands in for it), `memfmt.sgd_update`,
@@ -158,6 +161,8 @@ void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
                           WeightOp parameter) {
   Location loc = parameter.getLoc();
   Type type = parameter.getType();
+  // The replicas' mean gradient (the gradient itself with one replica).
+  gradient = AllReduceMeanOp::create(rewriter, loc, type, gradient);
   Value buffer = gradient;
   std::string bufferName = (parameter.getName() + ".momentum_buffer").str();
   if (momentum != 0)

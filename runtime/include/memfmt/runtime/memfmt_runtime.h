@@ -29,6 +29,7 @@
 #ifndef MEMFMT_RUNTIME_MEMFMT_RUNTIME_H
 #define MEMFMT_RUNTIME_MEMFMT_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(_WIN32)
@@ -222,6 +223,35 @@ MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_declare_constant(
 /// values).
 MEMFMT_RUNTIME_EXPORT memfmt_status_t
 memfmt_context_forget_constant(memfmt_context_t *ctx, const void *data);
+
+/*===----------------------------------------------------------------------===*
+ * Data parallelism
+ *===----------------------------------------------------------------------===*/
+
+/// The collectives of a group of replicas, each running the same compiled
+/// model in its own context (one per process, usually): the runtime calls
+/// them from the `all_reduce_mean` kernel of a data-parallel training step.
+/// The runtime links no collective library itself; the program that starts
+/// the replicas supplies these functions from one (memfmt-train: Open MPI).
+/// Each returns 0 on success, or non-zero after writing a message of at
+/// most `error_size` bytes (NUL included) to `error`.
+typedef struct memfmt_communicator {
+  /// This replica's number, 0 <= rank < size, and the number of replicas.
+  int64_t rank;
+  int64_t size;
+  /// Passed back to the functions.
+  void *user;
+  /// Sums `count` floats at `data` (host memory) over the replicas, in
+  /// place: on return every replica holds the same sums.
+  int (*all_reduce_sum_f32)(void *user, float *data, int64_t count,
+                            char *error, size_t error_size);
+} memfmt_communicator_t;
+
+/// Makes `ctx` one replica of `communicator` (copied; null makes it the
+/// only one again). Without a communicator, or with size 1, the collectives
+/// of a compiled model are the identity.
+MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_set_communicator(
+    memfmt_context_t *ctx, const memfmt_communicator_t *communicator);
 
 /*===----------------------------------------------------------------------===*
  * Device memory, copies, streams and graphs

@@ -420,6 +420,38 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
 }
 
 //===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+def MemFmt_AllReduceMeanOp : MemFmt_Op<"all_reduce_mean",
+    [Pure, AllTypesMatch<["input", "output"]>,
+     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                               ["getPreservedOperand"]>,
+     InPlace]> {
+  let summary = "the mean of a tensor over the data-parallel replicas";
+  let description = [{
+    Each replica of a data-parallel training step (the same compiled step,
+    run by several processes on their own slices of the batch) gets the
+    elementwise mean of `input` over all replicas, as
+    `torch.distributed.all_reduce` with `ReduceOp.AVG` and
+    DistributedDataParallel's gradient averaging compute it. With a single
+    replica it is the identity. `memfmt-apply-sgd` averages every gradient
+    this way before its update, so each replica applies the same update.
+
+    Every replica runs the same model with the same layouts, so the result
+    keeps the input's type, memory format included, and may take the
+    input's buffer (InPlaceOpInterface).
+
+    ```mlir
+    %g = memfmt.all_reduce_mean %grad : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
 // Model state
 //===----------------------------------------------------------------------===//
 

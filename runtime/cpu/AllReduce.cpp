@@ -1,0 +1,69 @@
+//===- AllReduce.cpp - The mean of a tensor over data-parallel replicas ---===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// all_reduce_mean on host memory: the output takes the input's values
+// (unless it is the input), the context's communicator sums them over the
+// replicas in place, and each element is divided by the number of replicas
+// (as PyTorch's DistributedDataParallel averages gradients). A dense output
+// (the memory plan's buffers are) is reduced where it lies, since every
+// replica runs the same compiled model and so lays it out the same way; any
+// other output goes through a dense buffer of the backend. Without a
+// communicator, or with one replica, the kernel is a copy or nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include "lib/KernelCall.h"
+
+#include <string>
+
+using namespace memfmt::runtime;
+using namespace memfmt::runtime::cpu;
+
+memfmt_status_t cpu::allReduceMean(KernelCall &call,
+                                   const args::all_reduce_mean &a,
+                                   std::vector<float> &staging) {
+  const TensorView &out = a.output;
+  if (!a.input.sameViewAs(out))
+    copyReference(a.input, out);
+  const memfmt_communicator_t *comm = call.communicator();
+  if (!comm || comm->size == 1) {
+    call.setImpl("single_replica");
+    return MEMFMT_STATUS_OK;
+  }
+  const int64_t count = out.numElements();
+  // The elements as one dense array: the output's own, or a copy.
+  TensorView dense = out;
+  if (!out.isDense()) {
+    staging.resize(static_cast<size_t>(count));
+    dense.data = staging.data();
+    for (int64_t d = out.rank - 1, stride = 1; d >= 0; --d) {
+      dense.strides[d] = stride;
+      stride *= out.sizes[d];
+    }
+    copyReference(out, dense);
+  }
+  // The lowest element of a dense view is where its array starts.
+  float *data = dense.as<float>();
+  for (int64_t d = 0; d < dense.rank; ++d)
+    if (dense.strides[d] < 0)
+      data += dense.strides[d] * (dense.sizes[d] - 1);
+  char error[512] = "";
+  if (count > 0 &&
+      comm->all_reduce_sum_f32(comm->user, data, count, error, sizeof error))
+    return call.fail(MEMFMT_STATUS_BACKEND_ERROR,
+                     std::string("the all-reduce over ") +
+                         std::to_string(comm->size) +
+                         " replicas failed: " + error);
+  const float replicas = static_cast<float>(comm->size);
+  for (int64_t i = 0; i < count; ++i)
+    data[i] /= replicas;
+  if (dense.data != out.data)
+    copyReference(dense, out);
+  call.setImpl("communicator");
+  return MEMFMT_STATUS_OK;
+}
