@@ -131,7 +131,8 @@ def main():
             ms = median(step_ms[label])
             lines.append(
                 f"| {model} | {args.global_batch} | {label} x {threads} "
-                f"thread{'s' if threads > 1 else ''} (batch {batch} each) | "
+                f"thread{'s' if threads > 1 else ''} (batch {batch}"
+                f"{' each' if replicas > 1 else ''}) | "
                 f"{ms:.0f} | {args.global_batch * 1e3 / ms:.1f} | "
                 f"{base / ms:.2f}x | {median(reduce_ms[label]):.1f} | "
                 f"{gradient_bytes / 2**20:.1f} |")
