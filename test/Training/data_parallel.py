@@ -98,6 +98,16 @@ def export(model, batch, size, path):
                       do_constant_folding=False)
 
 
+def write_data(path, seed, global_batch, size):
+    """STEPS global batches of random images and labels of 10 classes."""
+    rng = np.random.default_rng(seed)
+    rows = global_batch * STEPS
+    np.savez(path, x=rng.standard_normal((rows, 3, size, size),
+                                         dtype=np.float32),
+             y=rng.integers(0, 10, size=rows, dtype=np.int64))
+    return path
+
+
 def sgd_flags():
     return ["--lr", str(LR), "--momentum", str(MOMENTUM), "--weight-decay",
             str(WEIGHT_DECAY)]
@@ -136,12 +146,8 @@ def no_batch_norm(args, train):
     torch.manual_seed(5)
     model = Net()
     size, batch = 12, 2
-    rng = np.random.default_rng(3)
-    rows = 2 * batch * STEPS
-    data = os.path.join(args.work, "nobn.npz")
-    np.savez(data, x=rng.standard_normal((rows, 3, size, size),
-                                         dtype=np.float32),
-             y=rng.integers(0, 10, size=rows, dtype=np.int64))
+    data = write_data(os.path.join(args.work, "nobn.npz"), 3, 2 * batch,
+                      size)
     ok = True
     for fmt in FORMATS:
         saved = {}
@@ -235,12 +241,8 @@ def against_ddp(args, train):
     model = seeded_model("resnet18", 1, num_classes=10)
     weights = os.path.join(args.work, "resnet18.safetensors")
     write_safetensors(weights, model.state_dict())
-    rng = np.random.default_rng(7)
-    rows = 2 * batch * STEPS
-    data = os.path.join(args.work, "resnet18.npz")
-    np.savez(data, x=rng.standard_normal((rows, 3, size, size),
-                                         dtype=np.float32),
-             y=rng.integers(0, 10, size=rows, dtype=np.int64))
+    data = write_data(os.path.join(args.work, "resnet18.npz"), 7, 2 * batch,
+                      size)
     result = os.path.join(args.work, "ddp")
     init = "file://" + os.path.join(args.work, "ddp.rendezvous")
     if os.path.exists(init[len("file://"):]):
