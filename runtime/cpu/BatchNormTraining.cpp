@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelLoops.h"
 #include "CpuKernels.h"
 #include "RowSums.h"
 #include "Scratch.h"
@@ -47,44 +48,12 @@
 #include <limits>
 
 using namespace memfmt::runtime;
-using memfmt::runtime::cpu::scratchBuffer;
-using memfmt::runtime::cpu::squaredDeviations;
-using memfmt::runtime::cpu::sumContiguous;
-
-namespace {
-
-/// One channel's elements of a tensor of rank >= 2: dim 1 fixed at c.
-struct ChannelSlice {
-  int64_t rank;
-  int64_t sizes[kMaxRank];
-
-  explicit ChannelSlice(const TensorView &t) : rank(t.rank) {
-    std::copy(t.sizes, t.sizes + t.rank, sizes);
-    sizes[1] = 1;
-  }
-};
-
-/// Calls `body(offsets, count, steps)` over channel c of K tensors of one
-/// shape on the calling thread (the caller threads over channels).
-template <size_t K, typename Body>
-void forChannel(const ChannelSlice &slice,
-                const std::array<const int64_t *, K> &strides, Body &&body) {
-  cpu::forEachStrided<K>(slice.rank, slice.sizes, strides,
-                         std::numeric_limits<int64_t>::max(), body);
-}
-
-/// Element c of the 1-D tensor t, widened.
-double at(const TensorView &t, int64_t c) {
-  return static_cast<double>(t.as<float>()[c * t.strides[0]]);
-}
-
-} // namespace
+using namespace memfmt::runtime::cpu;
 
 void cpu::writeBatchNormStatistics(const args::native_batch_norm &a,
-                                   const double *mean, const double *var) {
+                                   const double *mean, const double *var,
+                                   double n) {
   const int64_t channels = a.input.sizes[1];
-  const double n =
-      double(a.input.numElements() / std::max<int64_t>(channels, 1));
   const double momentum = a.momentum, unbias = n / (n - 1);
   auto put = [](const TensorView &t, int64_t c, double v) {
     t.as<float>()[c * t.strides[0]] = static_cast<float>(v);
@@ -92,8 +61,8 @@ void cpu::writeBatchNormStatistics(const args::native_batch_norm &a,
   for (int64_t c = 0; c < channels; ++c) {
     // Read both running values before writing either output: running_*_out
     // may be running_* itself.
-    double runningMean = at(a.running_mean, c);
-    double runningVar = at(a.running_var, c);
+    double runningMean = channelValue(a.running_mean, c);
+    double runningVar = channelValue(a.running_var, c);
     put(a.save_mean, c, mean[c]);
     put(a.save_invstd, c, 1.0 / std::sqrt(var[c] + a.eps));
     put(a.running_mean_out, c,
@@ -134,8 +103,8 @@ void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
                     });
       mean[c] = m;
       var[c] = squares / n;
-      const double scale = at(a.weight, c) / std::sqrt(var[c] + a.eps);
-      const double shift = at(a.bias, c);
+      const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
+      const double shift = channelValue(a.bias, c);
       float *yc = y + c * out.strides[1];
       forChannel<2>(slice, {out.strides, in.strides},
                     [&](const OperandOffsets<2> &o, int64_t count,
@@ -146,7 +115,7 @@ void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
                     });
     }
   });
-  writeBatchNormStatistics(a, mean.data(), var.data());
+  writeBatchNormStatistics(a, mean.data(), var.data(), n);
 }
 
 void cpu::nativeBatchNormBackwardReference(
@@ -158,7 +127,7 @@ void cpu::nativeBatchNormBackwardReference(
   const float *x = in.as<float>(), *g = go.as<float>();
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
-      const double mean = at(a.save_mean, c), invstd = at(a.save_invstd, c);
+      const double mean = channelValue(a.save_mean, c), invstd = channelValue(a.save_invstd, c);
       const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
       double sumGrad = 0, sumGradXhat = 0;
       forChannel<2>(slice, {in.strides, go.strides},
@@ -179,7 +148,7 @@ void cpu::nativeBatchNormBackwardReference(
             static_cast<float>(sumGrad);
       if (!a.has_grad_input)
         continue;
-      const double scale = at(a.weight, c) * invstd;
+      const double scale = channelValue(a.weight, c) * invstd;
       const double meanGrad = sumGrad / n, meanGradXhat = sumGradXhat / n;
       float *out = gi.as<float>() + c * gi.strides[1];
       forChannel<3>(slice, {gi.strides, in.strides, go.strides},
@@ -242,8 +211,8 @@ void planesForward(const args::native_batch_norm &a) {
         squares += squaredDeviations(x + (b * channels + c) * plane, plane, m);
       mean[c] = m;
       var[c] = squares / n;
-      const double scale = at(a.weight, c) / std::sqrt(var[c] + a.eps);
-      const double shift = at(a.bias, c);
+      const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
+      const double shift = channelValue(a.bias, c);
       for (int64_t b = 0; b < batch; ++b) {
         const float *xp = x + (b * channels + c) * plane;
         float *yp = y + (b * channels + c) * plane;
@@ -253,7 +222,7 @@ void planesForward(const args::native_batch_norm &a) {
       }
     }
   });
-  cpu::writeBatchNormStatistics(a, mean.data(), var.data());
+  cpu::writeBatchNormStatistics(a, mean.data(), var.data(), n);
 }
 
 /// The gradients of contiguous (NCHW) tensors.
@@ -265,7 +234,7 @@ void planesBackward(const args::native_batch_norm_backward &a) {
   const float *x = in.as<float>(), *g = go.as<float>();
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
-      const double mean = at(a.save_mean, c), invstd = at(a.save_invstd, c);
+      const double mean = channelValue(a.save_mean, c), invstd = channelValue(a.save_invstd, c);
       double sumGrad = 0, sumGradCentered = 0;
       for (int64_t b = 0; b < batch; ++b) {
         int64_t offset = (b * channels + c) * plane;
@@ -282,7 +251,7 @@ void planesBackward(const args::native_batch_norm_backward &a) {
         continue;
       // grad_input = scale * (g - meanGrad - (x - mean) * k) with
       // k = invstd^2 * sum(g * (x - mean)) / n.
-      const float scale = static_cast<float>(at(a.weight, c) * invstd);
+      const float scale = static_cast<float>(channelValue(a.weight, c) * invstd);
       const float meanGrad = static_cast<float>(sumGrad / n);
       const double k = invstd * invstd * sumGradCentered / n;
       for (int64_t b = 0; b < batch; ++b) {
@@ -413,8 +382,8 @@ void rowsForward(const args::native_batch_norm &a) {
   const float *x = in.as<float>();
   rowsMoments(x, rows, channels, mean, var);
   for (int64_t c = 0; c < channels; ++c) {
-    scale[c] = at(a.weight, c) / std::sqrt(var[c] + a.eps);
-    shift[c] = at(a.bias, c);
+    scale[c] = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
+    shift[c] = channelValue(a.bias, c);
   }
   // Centred in double: x - mean cancels where a channel barely varies, and
   // invstd then magnifies the rounding of an f32 difference.
@@ -430,7 +399,7 @@ void rowsForward(const args::native_batch_norm &a) {
                                                b[c]);
                 }
               });
-  cpu::writeBatchNormStatistics(a, mean.data(), var.data());
+  cpu::writeBatchNormStatistics(a, mean.data(), var.data(), double(rows));
 }
 
 /// The gradients of channels-last tensors.
@@ -442,7 +411,7 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
   std::vector<double> &sumGrad = scratchBuffer<double, 0>(channels);
   std::vector<double> &sumGradCentered = scratchBuffer<double, 1>(channels);
   for (int64_t c = 0; c < channels; ++c)
-    mean[c] = at(a.save_mean, c);
+    mean[c] = channelValue(a.save_mean, c);
   const float *x = in.as<float>(), *g = a.grad_out.as<float>();
   const double *m = mean.data();
   // Both sums in one pass over grad_out and the input: 2C accumulators
@@ -465,14 +434,14 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
   std::vector<float> &meanGrad = scratchBuffer<float, 2>(channels);
   std::vector<double> &k = scratchBuffer<double, 4>(channels);
   for (int64_t c = 0; c < channels; ++c) {
-    const double invstd = at(a.save_invstd, c);
+    const double invstd = channelValue(a.save_invstd, c);
     if (a.has_grad_weight)
       a.grad_weight.as<float>()[c * a.grad_weight.strides[0]] =
           static_cast<float>(sumGradCentered[c] * invstd);
     if (a.has_grad_bias)
       a.grad_bias.as<float>()[c * a.grad_bias.strides[0]] =
           static_cast<float>(sumGrad[c]);
-    scale[c] = static_cast<float>(at(a.weight, c) * invstd);
+    scale[c] = static_cast<float>(channelValue(a.weight, c) * invstd);
     meanGrad[c] = static_cast<float>(sumGrad[c] / n);
     k[c] = invstd * invstd * sumGradCentered[c] / n;
   }

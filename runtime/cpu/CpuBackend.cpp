@@ -421,6 +421,9 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::fill &a) {
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm &a) {
+  if (const memfmt_communicator_t *comm = call.communicator();
+      comm && comm->size > 1 && comm->sync_batch_norm)
+    return syncBatchNorm(call, *comm, a);
   // save_mean is empty exactly when there are no channels (the validator
   // wants more than one value per channel), when nothing is written.
   return dispatchTyped(call, a, a.save_mean,
@@ -429,6 +432,9 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm_backward &a) {
+  if (const memfmt_communicator_t *comm = call.communicator();
+      comm && comm->size > 1 && comm->sync_batch_norm)
+    return syncBatchNormBackward(call, *comm, a);
   // With channels, grad_weight and grad_bias are written even for an empty
   // batch (zeros); without, nothing is.
   return dispatchTyped(call, a, a.weight,

@@ -132,9 +132,10 @@ void nativeBatchNormReference(const args::native_batch_norm &a);
 const char *nativeBatchNormFast(const args::native_batch_norm &a);
 /// Writes save_mean, save_invstd and the running statistics of a training
 /// batch norm from its batch statistics: the per-channel `mean` and biased
-/// variance `var` (C values each). Shared by the reference and oneDNN.
+/// variance `var` (C values each) of `n` values per channel (the running
+/// variance is unbiased by n / (n - 1)). Shared by every implementation.
 void writeBatchNormStatistics(const args::native_batch_norm &a,
-                              const double *mean, const double *var);
+                              const double *mean, const double *var, double n);
 void nativeBatchNormBackwardReference(
     const args::native_batch_norm_backward &a);
 const char *
@@ -156,6 +157,16 @@ void crossEntropyLossBackwardReference(
 // Sgd.cpp
 void sgdUpdateReference(const args::sgd_update &a);
 const char *sgdUpdateFast(const args::sgd_update &a);
+
+// SyncBatchNorm.cpp
+/// The training batch norm and its gradient with statistics over the
+/// replicas of `comm` (its sync_batch_norm): SyncBatchNorm's semantics.
+memfmt_status_t syncBatchNorm(KernelCall &call,
+                              const memfmt_communicator_t &comm,
+                              const args::native_batch_norm &a);
+memfmt_status_t syncBatchNormBackward(KernelCall &call,
+                                      const memfmt_communicator_t &comm,
+                                      const args::native_batch_norm_backward &a);
 
 // AllReduce.cpp
 /// all_reduce_mean through the call's communicator; `staging` holds a

@@ -382,16 +382,18 @@ memfmt_context_set_communicator(memfmt_context_t *ctx,
     ctx->communicator = {};
     return MEMFMT_STATUS_OK;
   }
+  const char *missing =
+      !communicator->all_reduce_sum_f32 ? "all_reduce_sum_f32"
+      : communicator->sync_batch_norm && !communicator->all_reduce_sum_f64
+          ? "all_reduce_sum_f64 (sync_batch_norm needs it)"
+          : nullptr;
   if (communicator->size < 1 || communicator->rank < 0 ||
-      communicator->rank >= communicator->size ||
-      !communicator->all_reduce_sum_f32) {
+      communicator->rank >= communicator->size || missing) {
     ctx->lastError = "memfmt_context_set_communicator: rank " +
                      std::to_string(communicator->rank) + " of size " +
                      std::to_string(communicator->size) +
-                     (communicator->all_reduce_sum_f32
-                          ? ""
-                          : " without an all_reduce_sum_f32 function") +
-                     " (expected 0 <= rank < size)";
+                     (missing ? std::string(" without ") + missing : "") +
+                     " (expected 0 <= rank < size and the functions)";
     return MEMFMT_STATUS_INVALID_ARGUMENT;
   }
   ctx->communicator = *communicator;

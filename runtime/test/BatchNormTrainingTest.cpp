@@ -13,8 +13,11 @@
 // central finite differences of the naive forward on a tiny case. Edge
 // shapes: N = 1 with H = W > 1, C = 1, H = W = 1 with N > 1, odd sizes,
 // rank 2. Running statistics update in place; absent gradients are not
-// written; bad calls fail with a message. A disabled test times the
-// ResNet-stem shape in NCHW and NHWC.
+// written; bad calls fail with a message. With a communicator that asks for
+// synchronised statistics (SyncBatchNorm), a group of identical replicas
+// (each sum over them is R times the local one) gives the local results
+// except the running variance, unbiased by the global count. A disabled
+// test times the ResNet-stem shape in NCHW and NHWC.
 //
 //===----------------------------------------------------------------------===//
 
@@ -299,6 +302,78 @@ TEST_P(BatchNormTrainingTest, BackwardMatchesNaive) {
     expectClose(gb, want.gradBias, factor, what + " grad_bias");
     std::string impl = expectedImpl(kernels, x, gi);
     EXPECT_EQ(ctx.implOf(2), impl.empty() ? "reference" : impl) << what;
+  }
+}
+
+/// R replicas holding this one's tensors: every sum over them is R times
+/// the local sum.
+struct IdenticalReplicas {
+  template <typename T>
+  static int sum(void *user, T *data, int64_t count, char *, size_t) {
+    const auto replicas = static_cast<T>(*static_cast<int64_t *>(user));
+    for (int64_t i = 0; i < count; ++i)
+      data[i] *= replicas;
+    return 0;
+  }
+  static memfmt_communicator_t communicator(int64_t &replicas) {
+    return {0, replicas, &replicas, &sum<float>, &sum<double>, 1};
+  }
+};
+
+TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
+  auto [kernels, shape] = GetParam();
+  TestContext ctx(kernels);
+  int64_t replicas = 3;
+  memfmt_communicator_t comm = IdenticalReplicas::communicator(replicas);
+  ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
+  const int64_t channels = shape.sizes[1];
+  for (auto [inLayout, outLayout] : kLayouts) {
+    Tensor x(shape.sizes, inLayout), y(shape.sizes, outLayout);
+    x.fillRandom(5, -2.0, 3.0);
+    Params p(channels);
+    Tensor saveMean({channels}), saveInvstd({channels}),
+        runningMeanOut({channels}), runningVarOut({channels});
+    std::string what = x.describe() + " -> " + y.describe();
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_f32(
+                         ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
+                         p.runningMean.memref(), p.runningVar.memref(),
+                         y.memref(), saveMean.memref(), saveInvstd.memref(),
+                         runningMeanOut.memref(), runningVarOut.memref(), kEps,
+                         kMomentum));
+    EXPECT_EQ(ctx.implOf(1), "synchronised") << what;
+    NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
+                                     p.runningVar, kEps, kMomentum);
+    // The running variance is unbiased by the global count R * n.
+    const double n = double(perChannel(x)), global = n * double(replicas);
+    for (int64_t c = 0; c < channels; ++c)
+      want.runningVar.value[static_cast<size_t>(c)] =
+          (1 - kMomentum) * p.runningVar.at({c}) +
+          kMomentum * want.var[static_cast<size_t>(c)] * global / (global - 1);
+    double factor = factorFor(MEMFMT_KERNELS_REFERENCE, perChannel(x));
+    expectClose(y, want.output, factor, what + " output");
+    expectClose(saveMean, want.saveMean, factor, what + " save_mean");
+    expectClose(saveInvstd, want.saveInvstd, factor, what + " save_invstd");
+    expectClose(runningMeanOut, want.runningMean, factor, what);
+    expectClose(runningVarOut, want.runningVar, factor, what);
+
+    // The gradients: grad_input from the global sums (R times the local
+    // ones, over R times the values) equals the local one, and grad_weight
+    // and grad_bias are this replica's sums.
+    Tensor go(shape.sizes, inLayout), gi(shape.sizes, outLayout);
+    go.fillRandom(7);
+    Tensor gw({channels}, S), gb({channels});
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                         ctx, 2, go.memref(), x.memref(), p.weight.memref(),
+                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
+                         gw.memref(), gb.memref(), 1, 1, 1));
+    EXPECT_EQ(ctx.implOf(2), "synchronised") << what;
+    NaiveBackward back = naiveBackward(go, x, p.weight, want, kEps);
+    double backFactor = std::max(factor, 4 * kUnitRoundoff);
+    expectClose(gi, back.gradInput, backFactor, what + " grad_input");
+    expectClose(gw, back.gradWeight, backFactor, what + " grad_weight");
+    expectClose(gb, back.gradBias, backFactor, what + " grad_bias");
   }
 }
 

@@ -581,7 +581,8 @@ struct SimulatedReplicas {
   }
 
   memfmt_communicator_t communicator() {
-    return {0, static_cast<int64_t>(others.size()) + 1, this, &sum};
+    return {0, static_cast<int64_t>(others.size()) + 1, this, &sum, nullptr,
+            0};
   }
 };
 
@@ -655,6 +656,13 @@ TEST(AllReduceMeanErrorTest, FailuresReachTheContext) {
   bad.all_reduce_sum_f32 = nullptr;
   EXPECT_EQ(memfmt_context_set_communicator(ctx, &bad),
             MEMFMT_STATUS_INVALID_ARGUMENT);
+  bad = comm;
+  bad.sync_batch_norm = 1;
+  EXPECT_EQ(memfmt_context_set_communicator(ctx, &bad),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.lastError().find("without all_reduce_sum_f64"),
+            std::string::npos)
+      << ctx.lastError();
   EXPECT_EQ(memfmt_context_set_communicator(ctx, nullptr), MEMFMT_STATUS_OK);
   EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
                             ctx, 6, grad.memref(), grad.memref()));

@@ -112,11 +112,13 @@ Replicas::~Replicas() {
     MPI_Finalize();
 }
 
-bool Replicas::allReduceSum(float *Data, int64_t Count, std::string &Error) {
+template <typename T>
+bool Replicas::allReduceSum(T *Data, int64_t Count, std::string &Error) {
+  MPI_Datatype Type = sizeof(T) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
   for (int64_t Done = 0; Done < Count; Done += MaxPiece) {
     MPI_Request Request;
     int Piece = static_cast<int>(std::min(MaxPiece, Count - Done));
-    if (MPI_Iallreduce(MPI_IN_PLACE, Data + Done, Piece, MPI_FLOAT, MPI_SUM,
+    if (MPI_Iallreduce(MPI_IN_PLACE, Data + Done, Piece, Type, MPI_SUM,
                        MPI_COMM_WORLD, &Request) != MPI_SUCCESS) {
       Error = "MPI_Iallreduce failed";
       return false;
@@ -160,14 +162,18 @@ Replicas::Replicas(int &, char **&, double Timeout) : Timeout(Timeout) {
 
 Replicas::~Replicas() = default;
 
-bool Replicas::allReduceSum(float *, int64_t, std::string &) { return true; }
+template <typename T>
+bool Replicas::allReduceSum(T *, int64_t, std::string &) {
+  return true;
+}
 bool Replicas::broadcast(void *, int64_t, std::string &) { return true; }
 void Replicas::abortAll(int) {}
 
 #endif // MEMFMT_HAVE_MPI
 
-int Replicas::allReduceSumF32(void *User, float *Data, int64_t Count,
-                              char *Error, size_t ErrorSize) {
+template <typename T>
+int Replicas::allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
+                             size_t ErrorSize) {
   std::string Message;
   if (static_cast<Replicas *>(User)->allReduceSum(Data, Count, Message))
     return 0;
@@ -175,14 +181,16 @@ int Replicas::allReduceSumF32(void *User, float *Data, int64_t Count,
   return 1;
 }
 
-void Replicas::attach(memfmt_context_t *Ctx) {
+void Replicas::attach(memfmt_context_t *Ctx, bool SyncBatchNorm) {
   if (Size == 1)
     return;
   memfmt_communicator_t Communicator{};
   Communicator.rank = Rank;
   Communicator.size = Size;
   Communicator.user = this;
-  Communicator.all_reduce_sum_f32 = &Replicas::allReduceSumF32;
+  Communicator.all_reduce_sum_f32 = &Replicas::allReduceSumOf<float>;
+  Communicator.all_reduce_sum_f64 = &Replicas::allReduceSumOf<double>;
+  Communicator.sync_batch_norm = SyncBatchNorm ? 1 : 0;
   if (memfmt_context_set_communicator(Ctx, &Communicator) != MEMFMT_STATUS_OK)
     fail(memfmt_context_last_error(Ctx));
 }

@@ -8,7 +8,9 @@
 // Open MPI's launcher (`mpirun -np N memfmt-train DIR ...`, on one machine
 // or across a hostfile's), each process is one replica. Replicas wraps
 // MPI_COMM_WORLD: the runtime's memfmt_communicator_t (the gradient
-// all-reduce of every step, memfmt.all_reduce_mean), the broadcast of the
+// all-reduce of every step, memfmt.all_reduce_mean, and with
+// --sync-batch-norm the batch statistics of every batch norm), the
+// broadcast of the
 // model state from rank 0 at start, and the mean of a step's loss. Every
 // collective waits at most the timeout (--collective-timeout): a replica
 // that stopped answering ends the job with an error instead of a hang
@@ -45,8 +47,10 @@ public:
   /// "" for a single replica.
   const std::string &description() const { return Description; }
 
-  /// Makes \p Ctx this replica of the group (its all-reduces go here).
-  void attach(memfmt_context_t *Ctx);
+  /// Makes \p Ctx this replica of the group (its all-reduces go here);
+  /// with \p SyncBatchNorm its training batch norms use the statistics of
+  /// every replica's batch.
+  void attach(memfmt_context_t *Ctx, bool SyncBatchNorm);
   /// Gives every replica rank 0's value of every state tensor of \p Model
   /// (parameters, running statistics, momentum buffers).
   void broadcastState(memfmt_model_t *Model);
@@ -59,10 +63,12 @@ public:
 private:
   /// Sums \p Count floats in place over the replicas, waiting at most the
   /// timeout; false with \p Error set when it fails or times out.
-  bool allReduceSum(float *Data, int64_t Count, std::string &Error);
+  template <typename T>
+  bool allReduceSum(T *Data, int64_t Count, std::string &Error);
   bool broadcast(void *Data, int64_t Bytes, std::string &Error);
-  static int allReduceSumF32(void *User, float *Data, int64_t Count,
-                             char *Error, size_t ErrorSize);
+  template <typename T>
+  static int allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
+                            size_t ErrorSize);
 
   int64_t Rank = 0, Size = 1;
   double Timeout;

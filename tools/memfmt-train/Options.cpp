@@ -67,6 +67,11 @@ options:
   --collective-timeout S  data-parallel training: end the job with an error
                           when the other replicas do not answer a collective
                           within S seconds (default 300)
+  --sync-batch-norm       data-parallel training: batch norms take their
+                          statistics over every replica's batch, as
+                          torch.nn.SyncBatchNorm (R replicas at batch N then
+                          compute what one process at batch R*N computes);
+                          default: each replica's own, as in DDP
   -h, --help              print this help
 
 data-parallel training:
@@ -75,7 +80,8 @@ data-parallel training:
   step i takes rows [i*R*N, (i+1)*R*N) of the epoch's order and replica r
   its r-th N rows (N the compiled batch), gradients are averaged over the
   replicas before the update, and rank 0's weights are broadcast at start.
-  Batch-norm statistics are per replica, as in DistributedDataParallel.
+  Batch-norm statistics are per replica, as in DistributedDataParallel,
+  or over the global batch with --sync-batch-norm.
   Rank 0 prints the global batch's mean loss, evaluates and saves.
 
 shuffle order:
@@ -104,7 +110,8 @@ Options parseArgs(int Argc, char **Argv) {
   constexpr int64_t Max = int64_t(1) << 40;
   while (Args.next()) {
     const std::string &Name = Args.name();
-    if (Name == "--no-shuffle" || Name == "--json" || Name == "--profile")
+    if (Name == "--no-shuffle" || Name == "--json" || Name == "--profile" ||
+        Name == "--sync-batch-norm")
       Args.flag();
     else
       Args.once();
@@ -144,6 +151,8 @@ Options parseArgs(int Argc, char **Argv) {
       Opts.Profile = true;
     } else if (Name == "--threads") {
       Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
+    } else if (Name == "--sync-batch-norm") {
+      Opts.SyncBatchNorm = true;
     } else if (Name == "--collective-timeout") {
       Opts.CollectiveTimeout = static_cast<double>(Args.integer(1, 1 << 30));
     } else {

@@ -44,6 +44,8 @@ struct Options {
   /// Seconds a collective of data-parallel training may wait for the other
   /// replicas before the job ends with an error.
   double CollectiveTimeout = 300;
+  /// Batch-norm statistics over every replica's batch (SyncBatchNorm).
+  bool SyncBatchNorm = false;
 };
 
 /// Parses the command line; prints the help and exits 0 for -h/--help.

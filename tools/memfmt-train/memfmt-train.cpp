@@ -11,6 +11,7 @@
 //                [--log-every K] [--eval FILE.npz] [--save FILE.safetensors]
 //                [--resume FILE.safetensors] [--json] [--profile]
 //                [--threads N] [--collective-timeout SECONDS]
+//                [--sync-batch-norm]
 //
 // Under Open MPI's launcher (`mpirun -np R memfmt-train DIR ...`) each
 // process is one replica of data-parallel training (Distributed.h): global
@@ -20,7 +21,8 @@
 // rank 0's state is broadcast at start; rank 0 prints, evaluates and saves.
 // Batch-norm statistics are each replica's own, as in DistributedData-
 // Parallel (whose broadcast of rank 0's buffers leaves rank 0's, the ones
-// saved, as they are here).
+// saved, as they are here), or with --sync-batch-norm the global batch's
+// (torch.nn.SyncBatchNorm).
 //
 // DIR is a training-step model written by memfmt-compile --train: inputs
 // `x` (f32 [N,C,H,W], at the strides of its input format) and `y` (i64
@@ -168,7 +170,7 @@ int train(const Options &Opts, Replicas &Group) {
     fail("cannot create the runtime context: " +
          std::string(RawCtx ? memfmt_context_last_error(RawCtx) : ""));
   ContextPtr Ctx(RawCtx);
-  Group.attach(Ctx.get());
+  Group.attach(Ctx.get(), Opts.SyncBatchNorm);
   const bool Leader = Group.rank() == 0;
 
   if (Opts.Save && Leader) {

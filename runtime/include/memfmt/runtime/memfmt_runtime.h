@@ -245,6 +245,14 @@ typedef struct memfmt_communicator {
   /// place: on return every replica holds the same sums.
   int (*all_reduce_sum_f32)(void *user, float *data, int64_t count,
                             char *error, size_t error_size);
+  /// The same for doubles (the statistics of synchronised batch norm).
+  int (*all_reduce_sum_f64)(void *user, double *data, int64_t count,
+                            char *error, size_t error_size);
+  /// Non-zero: training batch norm (native_batch_norm and its backward)
+  /// takes its statistics over every replica's batch, as
+  /// torch.nn.SyncBatchNorm does; zero: each replica's own (as
+  /// DistributedDataParallel keeps them). Needs all_reduce_sum_f64.
+  int sync_batch_norm;
 } memfmt_communicator_t;
 
 /// Makes `ctx` one replica of `communicator` (copied; null makes it the
