@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The reference kernels of native_batch_norm (training mode) and
-// native_batch_norm_backward, for any rank >= 2 and any strides, one channel
-// per task across threads. Every per-channel reduction is in double and
-// two-pass: the forward sums x for the mean, then (x - mean)^2 for the
+// native_batch_norm_backward, for any rank >= 2 and any strides, in phases
+// threaded over channels that the synchronised kernels (SyncBatchNorm.cpp)
+// share, all-reducing between them. Every per-channel reduction is in double
+// and two-pass: the forward sums x for the mean, then (x - mean)^2 for the
 // biased variance, which stays accurate when |mean| is much larger than the
 // spread (the one-pass sum of squares does not); the backward sums
 // grad_out and grad_out * xhat and then writes
@@ -38,17 +39,62 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ChannelLoops.h"
 #include "CpuKernels.h"
 #include "RowSums.h"
 #include "Scratch.h"
 #include "StridedLoop.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
+
+namespace {
+
+/// One channel's elements of a tensor of rank >= 2: dim 1 fixed at c.
+struct ChannelSlice {
+  int64_t rank;
+  int64_t sizes[kMaxRank];
+
+  explicit ChannelSlice(const TensorView &t) : rank(t.rank) {
+    std::copy(t.sizes, t.sizes + t.rank, sizes);
+    sizes[1] = 1;
+  }
+};
+
+/// Calls `body(offsets, count, steps)` over channel c of K tensors of one
+/// shape on the calling thread (the caller threads over channels).
+template <size_t K, typename Body>
+void forChannel(const ChannelSlice &slice,
+                const std::array<const int64_t *, K> &strides, Body &&body) {
+  forEachStrided<K>(slice.rank, slice.sizes, strides,
+                    std::numeric_limits<int64_t>::max(), body);
+}
+
+/// Element c of the 1-D f32 tensor t, widened.
+double channelValue(const TensorView &t, int64_t c) {
+  return static_cast<double>(t.as<float>()[c * t.strides[0]]);
+}
+
+/// The sum in double of `term(x)` over channel c of the f32 tensor t.
+template <typename Term>
+double channelSum(const ChannelSlice &slice, const TensorView &t, int64_t c,
+                  Term term) {
+  const float *xc = t.as<float>() + c * t.strides[1];
+  double sum = 0;
+  forChannel<1>(slice, {t.strides},
+                [&](const OperandOffsets<1> &o, int64_t count,
+                    const OperandOffsets<1> &step) {
+                  for (int64_t i = 0; i < count; ++i)
+                    sum += term(double(xc[o[0] + i * step[0]]));
+                });
+  return sum;
+}
+
+} // namespace
 
 void cpu::writeBatchNormStatistics(const args::native_batch_norm &a,
                                    const double *mean, const double *var,
@@ -72,39 +118,39 @@ void cpu::writeBatchNormStatistics(const args::native_batch_norm &a,
   }
 }
 
-void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
-  const TensorView &in = a.input, &out = a.output;
-  const int64_t channels = in.sizes[1];
+void cpu::channelSums(const TensorView &in, double *sums) {
   const ChannelSlice slice(in);
-  const double n = double(in.numElements() / std::max<int64_t>(channels, 1));
-  std::vector<double> &mean = scratchBuffer<double, 0>(channels);
-  std::vector<double> &var = scratchBuffer<double, 1>(channels);
+  parallelFor(in.sizes[1], 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t c = begin; c < end; ++c)
+      sums[c] = channelSum(slice, in, c, [](double v) { return v; });
+  });
+}
+
+void cpu::squaredDeviationSums(const TensorView &in, const double *mean,
+                               double *sums) {
+  const ChannelSlice slice(in);
+  parallelFor(in.sizes[1], 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t c = begin; c < end; ++c) {
+      const double m = mean[c];
+      sums[c] = channelSum(slice, in, c,
+                           [m](double v) { return (v - m) * (v - m); });
+    }
+  });
+}
+
+void cpu::normalizeChannels(const args::native_batch_norm &a,
+                            const double *mean, const double *var) {
+  const TensorView &in = a.input, &out = a.output;
+  const ChannelSlice slice(in);
   const float *x = in.as<float>();
   float *y = out.as<float>();
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
+  parallelFor(in.sizes[1], 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
-      const float *xc = x + c * in.strides[1];
-      double sum = 0;
-      forChannel<1>(slice, {in.strides},
-                    [&](const OperandOffsets<1> &o, int64_t count,
-                        const OperandOffsets<1> &step) {
-                      for (int64_t i = 0; i < count; ++i)
-                        sum += xc[o[0] + i * step[0]];
-                    });
-      const double m = sum / n;
-      double squares = 0;
-      forChannel<1>(slice, {in.strides},
-                    [&](const OperandOffsets<1> &o, int64_t count,
-                        const OperandOffsets<1> &step) {
-                      for (int64_t i = 0; i < count; ++i) {
-                        double d = xc[o[0] + i * step[0]] - m;
-                        squares += d * d;
-                      }
-                    });
-      mean[c] = m;
-      var[c] = squares / n;
-      const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
+      const double m = mean[c];
+      const double scale =
+          channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
       const double shift = channelValue(a.bias, c);
+      const float *xc = x + c * in.strides[1];
       float *yc = y + c * out.strides[1];
       forChannel<2>(slice, {out.strides, in.strides},
                     [&](const OperandOffsets<2> &o, int64_t count,
@@ -115,19 +161,34 @@ void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
                     });
     }
   });
+}
+
+void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
+  const int64_t channels = a.input.sizes[1];
+  const double n =
+      double(a.input.numElements() / std::max<int64_t>(channels, 1));
+  std::vector<double> &mean = scratchBuffer<double, 0>(channels);
+  std::vector<double> &var = scratchBuffer<double, 1>(channels);
+  channelSums(a.input, mean.data());
+  for (double &m : mean)
+    m /= n;
+  squaredDeviationSums(a.input, mean.data(), var.data());
+  for (double &v : var)
+    v /= n;
+  normalizeChannels(a, mean.data(), var.data());
   writeBatchNormStatistics(a, mean.data(), var.data(), n);
 }
 
-void cpu::nativeBatchNormBackwardReference(
-    const args::native_batch_norm_backward &a) {
-  const TensorView &in = a.input, &go = a.grad_out, &gi = a.grad_input;
+void cpu::batchNormGradientSums(const args::native_batch_norm_backward &a,
+                                double *sums) {
+  const TensorView &in = a.input, &go = a.grad_out;
   const int64_t channels = in.sizes[1];
   const ChannelSlice slice(in);
-  const double n = double(in.numElements() / std::max<int64_t>(channels, 1));
   const float *x = in.as<float>(), *g = go.as<float>();
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
-      const double mean = channelValue(a.save_mean, c), invstd = channelValue(a.save_invstd, c);
+      const double mean = channelValue(a.save_mean, c);
+      const double invstd = channelValue(a.save_invstd, c);
       const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
       double sumGrad = 0, sumGradXhat = 0;
       forChannel<2>(slice, {in.strides, go.strides},
@@ -146,10 +207,26 @@ void cpu::nativeBatchNormBackwardReference(
       if (a.has_grad_bias)
         a.grad_bias.as<float>()[c * a.grad_bias.strides[0]] =
             static_cast<float>(sumGrad);
-      if (!a.has_grad_input)
-        continue;
+      sums[c] = sumGrad;
+      sums[channels + c] = sumGradXhat;
+    }
+  });
+}
+
+void cpu::batchNormGradInput(const args::native_batch_norm_backward &a,
+                             const double *sums, double n) {
+  const TensorView &in = a.input, &go = a.grad_out, &gi = a.grad_input;
+  const int64_t channels = in.sizes[1];
+  const ChannelSlice slice(in);
+  const float *x = in.as<float>(), *g = go.as<float>();
+  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t c = begin; c < end; ++c) {
+      const double mean = channelValue(a.save_mean, c);
+      const double invstd = channelValue(a.save_invstd, c);
       const double scale = channelValue(a.weight, c) * invstd;
-      const double meanGrad = sumGrad / n, meanGradXhat = sumGradXhat / n;
+      const double meanGrad = sums[c] / n;
+      const double meanGradXhat = sums[channels + c] / n;
+      const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
       float *out = gi.as<float>() + c * gi.strides[1];
       forChannel<3>(slice, {gi.strides, in.strides, go.strides},
                     [&](const OperandOffsets<3> &o, int64_t count,
@@ -163,6 +240,17 @@ void cpu::nativeBatchNormBackwardReference(
                     });
     }
   });
+}
+
+void cpu::nativeBatchNormBackwardReference(
+    const args::native_batch_norm_backward &a) {
+  const int64_t channels = a.input.sizes[1];
+  std::vector<double> &sums = scratchBuffer<double, 0>(2 * channels);
+  batchNormGradientSums(a, sums.data());
+  if (a.has_grad_input)
+    batchNormGradInput(
+        a, sums.data(),
+        double(a.input.numElements() / std::max<int64_t>(channels, 1)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -138,6 +138,23 @@ void writeBatchNormStatistics(const args::native_batch_norm &a,
                               const double *mean, const double *var, double n);
 void nativeBatchNormBackwardReference(
     const args::native_batch_norm_backward &a);
+// The reference's phases (any strides, in double, threaded over channels),
+// which SyncBatchNorm.cpp runs with all-reduces between them.
+/// sums[c] = the sum of channel c of the f32 tensor `in`.
+void channelSums(const TensorView &in, double *sums);
+/// sums[c] = the sum of (x - mean[c])^2 over channel c.
+void squaredDeviationSums(const TensorView &in, const double *mean,
+                          double *sums);
+/// output = (input - mean) / sqrt(var + eps) * weight + bias per channel.
+void normalizeChannels(const args::native_batch_norm &a, const double *mean,
+                       const double *var);
+/// sums[c] = sum(grad_out), sums[C + c] = sum(grad_out * xhat) of channel
+/// c, and grad_weight / grad_bias (when present) from them.
+void batchNormGradientSums(const args::native_batch_norm_backward &a,
+                           double *sums);
+/// grad_input from batchNormGradientSums' sums over `n` values per channel.
+void batchNormGradInput(const args::native_batch_norm_backward &a,
+                        const double *sums, double n);
 const char *
 nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a);
 

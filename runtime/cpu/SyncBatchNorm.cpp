@@ -21,19 +21,18 @@
 //    means are over the global n; grad_weight and grad_bias stay this
 //    replica's sums, as SyncBatchNorm leaves them (the step then averages
 //    them over the replicas like any gradient, memfmt.all_reduce_mean).
-// Every replica must run the same model (the same n). The loops take any
-// strides (ChannelLoops.h, shared with the reference kernels) and reduce
-// in double.
+// Every replica must run the same model (the same n). The phases between
+// the all-reduces are the reference kernels' (BatchNormTraining.cpp): any
+// strides, in double.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
-#include "ChannelLoops.h"
 #include "Scratch.h"
 
 #include "lib/KernelCall.h"
 
-#include <cmath>
+#include <algorithm>
 #include <string>
 
 using namespace memfmt::runtime;
@@ -61,51 +60,25 @@ memfmt_status_t sumOverReplicas(KernelCall &call,
 memfmt_status_t cpu::syncBatchNorm(KernelCall &call,
                                    const memfmt_communicator_t &comm,
                                    const args::native_batch_norm &a) {
-  const TensorView &in = a.input, &out = a.output;
-  const int64_t channels = in.sizes[1];
-  const ChannelSlice slice(in);
-  const double n = double(in.numElements() / std::max<int64_t>(channels, 1)) *
-                   double(comm.size);
+  const int64_t channels = a.input.sizes[1];
+  const double n =
+      double(a.input.numElements() / std::max<int64_t>(channels, 1)) *
+      double(comm.size);
   std::vector<double> &mean = scratchBuffer<double, 0>(channels);
   std::vector<double> &var = scratchBuffer<double, 1>(channels);
-  const float *x = in.as<float>();
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t c = begin; c < end; ++c)
-      mean[c] = channelSum(slice, in, c, [](double v) { return v; });
-  });
+  channelSums(a.input, mean.data());
   if (memfmt_status_t status =
           sumOverReplicas(call, comm, mean.data(), channels))
     return status;
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t c = begin; c < end; ++c) {
-      mean[c] /= n;
-      const double m = mean[c];
-      var[c] = channelSum(slice, in, c, [m](double v) {
-        return (v - m) * (v - m);
-      });
-    }
-  });
+  for (double &m : mean)
+    m /= n;
+  squaredDeviationSums(a.input, mean.data(), var.data());
   if (memfmt_status_t status =
           sumOverReplicas(call, comm, var.data(), channels))
     return status;
-  float *y = out.as<float>();
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t c = begin; c < end; ++c) {
-      var[c] /= n;
-      const double m = mean[c];
-      const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
-      const double shift = channelValue(a.bias, c);
-      const float *xc = x + c * in.strides[1];
-      float *yc = y + c * out.strides[1];
-      forChannel<2>(slice, {out.strides, in.strides},
-                    [&](const OperandOffsets<2> &o, int64_t count,
-                        const OperandOffsets<2> &step) {
-                      for (int64_t i = 0; i < count; ++i)
-                        yc[o[0] + i * step[0]] = static_cast<float>(
-                            (xc[o[1] + i * step[1]] - m) * scale + shift);
-                    });
-    }
-  });
+  for (double &v : var)
+    v /= n;
+  normalizeChannels(a, mean.data(), var.data());
   writeBatchNormStatistics(a, mean.data(), var.data(), n);
   call.setImpl("synchronised");
   return MEMFMT_STATUS_OK;
@@ -114,67 +87,19 @@ memfmt_status_t cpu::syncBatchNorm(KernelCall &call,
 memfmt_status_t cpu::syncBatchNormBackward(
     KernelCall &call, const memfmt_communicator_t &comm,
     const args::native_batch_norm_backward &a) {
-  const TensorView &in = a.input, &go = a.grad_out, &gi = a.grad_input;
-  const int64_t channels = in.sizes[1];
-  const ChannelSlice slice(in);
-  const double n = double(in.numElements() / std::max<int64_t>(channels, 1)) *
-                   double(comm.size);
-  // sums[c] = sum(grad_out), sums[channels + c] = sum(grad_out * xhat).
+  const int64_t channels = a.input.sizes[1];
+  // This replica's grad_weight and grad_bias, as SyncBatchNorm's.
   std::vector<double> &sums = scratchBuffer<double, 0>(2 * channels);
-  const float *x = in.as<float>(), *g = go.as<float>();
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t c = begin; c < end; ++c) {
-      const double mean = channelValue(a.save_mean, c);
-      const double invstd = channelValue(a.save_invstd, c);
-      const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
-      double sumGrad = 0, sumGradXhat = 0;
-      forChannel<2>(slice, {in.strides, go.strides},
-                    [&](const OperandOffsets<2> &o, int64_t count,
-                        const OperandOffsets<2> &step) {
-                      for (int64_t i = 0; i < count; ++i) {
-                        double d = gc[o[1] + i * step[1]];
-                        sumGrad += d;
-                        sumGradXhat +=
-                            d * (xc[o[0] + i * step[0]] - mean) * invstd;
-                      }
-                    });
-      // This replica's parameter gradients, as SyncBatchNorm's.
-      if (a.has_grad_weight)
-        a.grad_weight.as<float>()[c * a.grad_weight.strides[0]] =
-            static_cast<float>(sumGradXhat);
-      if (a.has_grad_bias)
-        a.grad_bias.as<float>()[c * a.grad_bias.strides[0]] =
-            static_cast<float>(sumGrad);
-      sums[c] = sumGrad;
-      sums[channels + c] = sumGradXhat;
-    }
-  });
+  batchNormGradientSums(a, sums.data());
   call.setImpl("synchronised");
   if (!a.has_grad_input)
     return MEMFMT_STATUS_OK;
   if (memfmt_status_t status =
           sumOverReplicas(call, comm, sums.data(), 2 * channels))
     return status;
-  parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t c = begin; c < end; ++c) {
-      const double mean = channelValue(a.save_mean, c);
-      const double invstd = channelValue(a.save_invstd, c);
-      const double scale = channelValue(a.weight, c) * invstd;
-      const double meanGrad = sums[c] / n;
-      const double meanGradXhat = sums[channels + c] / n;
-      const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
-      float *out = gi.as<float>() + c * gi.strides[1];
-      forChannel<3>(slice, {gi.strides, in.strides, go.strides},
-                    [&](const OperandOffsets<3> &o, int64_t count,
-                        const OperandOffsets<3> &step) {
-                      for (int64_t i = 0; i < count; ++i) {
-                        double xhat = (xc[o[1] + i * step[1]] - mean) * invstd;
-                        out[o[0] + i * step[0]] = static_cast<float>(
-                            scale * (gc[o[2] + i * step[2]] - meanGrad -
-                                     xhat * meanGradXhat));
-                      }
-                    });
-    }
-  });
+  batchNormGradInput(
+      a, sums.data(),
+      double(a.input.numElements() / std::max<int64_t>(channels, 1)) *
+          double(comm.size));
   return MEMFMT_STATUS_OK;
 }
