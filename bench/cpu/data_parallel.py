@@ -11,7 +11,7 @@ both channels-last, from the same seeded torchvision weights (synthetic),
 on the same random data. memfmt-train --json --profile gives every step's
 time (the first step, which creates oneDNN's primitives, is left out) and
 the kernels' time per step, among them the gradient all-reduce
-(memfmt_all_reduce_mean_f32: the time rank 0 spends in the collectives,
+(memfmt_all_reduce_f32: the time rank 0 spends in the collectives,
 waiting for the other replica included). The bytes all-reduced per step are
 the parameters' (one f32 gradient each, summed in place).
 Results are printed and appended to bench/RESULTS.md with the machine, the
@@ -66,7 +66,7 @@ def train(directory, data, steps, threads, replicas):
 
 def all_reduce_ms(report):
     return sum(k["ms_per_step"] for k in report["profile"]["kernels"]
-               if k["kernel"].startswith("memfmt_all_reduce_mean"))
+               if k["kernel"].startswith("memfmt_all_reduce"))
 
 
 def main():

@@ -1,13 +1,13 @@
-//===- AllReduce.cpp - The mean of a tensor over data-parallel replicas ---===//
+//===- AllReduce.cpp - A tensor reduced over data-parallel replicas -------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// all_reduce_mean on host memory: the output takes the input's values
-// (unless it is the input), the context's communicator sums them over the
-// replicas in place, and each element is divided by the number of replicas
-// (as PyTorch's DistributedDataParallel averages gradients). A dense output
+// all_reduce on host memory: the output takes the input's values (unless
+// it is the input), the context's communicator sums them over the replicas
+// in place, and with `average` each element is divided by the number of
+// replicas (as PyTorch's DistributedDataParallel averages gradients). A dense output
 // (the memory plan's buffers are) is reduced where it lies, since every
 // replica runs the same compiled model and so lays it out the same way; any
 // other output goes through a dense buffer of the backend. Without a
@@ -24,9 +24,8 @@
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
 
-memfmt_status_t cpu::allReduceMean(KernelCall &call,
-                                   const args::all_reduce_mean &a,
-                                   std::vector<float> &staging) {
+memfmt_status_t cpu::allReduce(KernelCall &call, const args::all_reduce &a,
+                               std::vector<float> &staging) {
   const TensorView &out = a.output;
   if (!a.input.sameViewAs(out))
     copyReference(a.input, out);
@@ -59,9 +58,11 @@ memfmt_status_t cpu::allReduceMean(KernelCall &call,
                      std::string("the all-reduce over ") +
                          std::to_string(comm->size) +
                          " replicas failed: " + error);
-  const float replicas = static_cast<float>(comm->size);
-  for (int64_t i = 0; i < count; ++i)
-    data[i] /= replicas;
+  if (a.average) {
+    const float replicas = static_cast<float>(comm->size);
+    for (int64_t i = 0; i < count; ++i)
+      data[i] /= replicas;
+  }
   if (dense.data != out.data)
     copyReference(dense, out);
   call.setImpl("communicator");

@@ -108,7 +108,7 @@ private:
   std::unique_ptr<OneDnnConvBackward> convBackward;
   std::unique_ptr<OneDnnLinearBackward> linearBackward;
 #endif
-  /// A non-dense all_reduce_mean output's elements (AllReduce.cpp).
+  /// A non-dense all_reduce output's elements (AllReduce.cpp).
   std::vector<float> allReduceStaging;
 
   /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
@@ -472,8 +472,8 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::sgd_update &a) {
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
-                                const args::all_reduce_mean &a) {
-  return allReduceMean(call, a, allReduceStaging);
+                                const args::all_reduce &a) {
+  return allReduce(call, a, allReduceStaging);
 }
 
 std::unique_ptr<Backend>

@@ -186,10 +186,10 @@ memfmt_status_t syncBatchNormBackward(KernelCall &call,
                                       const args::native_batch_norm_backward &a);
 
 // AllReduce.cpp
-/// all_reduce_mean through the call's communicator; `staging` holds a
-/// non-dense output's elements densely.
-memfmt_status_t allReduceMean(KernelCall &call, const args::all_reduce_mean &a,
-                              std::vector<float> &staging);
+/// all_reduce through the call's communicator; `staging` holds a non-dense
+/// output's elements densely.
+memfmt_status_t allReduce(KernelCall &call, const args::all_reduce &a,
+                          std::vector<float> &staging);
 
 // Precision.cpp
 

@@ -20,7 +20,7 @@
 //    over the replicas (one all-reduce of 2C doubles) for grad_input, whose
 //    means are over the global n; grad_weight and grad_bias stay this
 //    replica's sums, as SyncBatchNorm leaves them (the step then averages
-//    them over the replicas like any gradient, memfmt.all_reduce_mean).
+//    them over the replicas like any gradient, memfmt.all_reduce).
 // Every replica must run the same model (the same n). The phases between
 // the all-reduces are the reference kernels' (BatchNormTraining.cpp): any
 // strides, in double.

@@ -18,8 +18,8 @@
 //    update: shapes, finite hyper-parameters in range, and outputs apart
 //    from inputs by the bytes they span (exact aliases only where a kernel
 //    updates in place: the running statistics, the parameter and momentum);
-//  * all_reduce_mean: output shaped like the input, and either the input
-//    itself or apart from it.
+//  * all_reduce: output shaped like the input, and either the input itself
+//    or apart from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -441,7 +441,8 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
-                                          const args::all_reduce_mean &a) {
+                                          const args::all_reduce &a) {
+  MEMFMT_CHECK(checkFlag(call, a.average, "average"));
   MEMFMT_CHECK(checkShape(call, a.output, "output", a.input,
                           " (the input's shape)"));
   auto inPlace = [&](const Operand &out, const Operand &in) {

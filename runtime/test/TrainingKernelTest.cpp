@@ -18,7 +18,7 @@
 //    loop (torch 1.13) in f32 with fused multiply-adds, compared bitwise:
 //    every option (no momentum, momentum, dampening on the first and a later
 //    step, nesterov, weight decay), in place and out of place;
-//  * all_reduce_mean without a communicator (a copy) and with a simulated
+//  * all_reduce (sum and mean) without a communicator (a copy) and with a simulated
 //    group of replicas (its sum adds the other replicas' values), dense,
 //    strided, in place; a failing communicator's message reaches the
 //    context; memfmt_context_set_communicator checks its argument.
@@ -586,9 +586,9 @@ struct SimulatedReplicas {
   }
 };
 
-class AllReduceMeanTest : public ::testing::TestWithParam<memfmt_kernels_t> {};
+class AllReduceTest : public ::testing::TestWithParam<memfmt_kernels_t> {};
 
-TEST_P(AllReduceMeanTest, MeanOverReplicasInEveryLayout) {
+TEST_P(AllReduceTest, MeanOverReplicasInEveryLayout) {
   const std::vector<int64_t> shape = {2, 3, 4, 5};
   for (Layout layout : {C, CL, CLS, S})
     for (bool inPlace : {true, false}) {
@@ -599,8 +599,8 @@ TEST_P(AllReduceMeanTest, MeanOverReplicasInEveryLayout) {
       const Tensor &result = inPlace ? in : out;
       std::string what = in.describe() + (inPlace ? " in place" : "");
       // Alone: the values themselves.
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
-                                ctx, 0, in.memref(), result.memref()));
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_f32(
+                                ctx, 0, in.memref(), result.memref(), 1));
       for (int64_t i = 0; i < in.numElements(); ++i)
         ASSERT_EQ(result.flat(i), original.flat(i)) << what << " alone, " << i;
       EXPECT_EQ(ctx.implOf(0), "single_replica") << what;
@@ -609,8 +609,8 @@ TEST_P(AllReduceMeanTest, MeanOverReplicasInEveryLayout) {
       group.others = {0.75f, -2.5f};
       memfmt_communicator_t comm = group.communicator();
       ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
-                                ctx, 1, in.memref(), result.memref()));
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_f32(
+                                ctx, 1, in.memref(), result.memref(), 1));
       EXPECT_EQ(group.calls, 1) << what;
       for (int64_t i = 0; i < in.numElements(); ++i) {
         float sum = original.flat(i) + 0.75f;
@@ -619,13 +619,24 @@ TEST_P(AllReduceMeanTest, MeanOverReplicasInEveryLayout) {
       }
       EXPECT_TRUE(result.gapsIntact()) << what;
       EXPECT_EQ(ctx.implOf(1), "communicator") << what;
+      // The sum ("sum"), from the original values again.
+      Tensor again(shape, layout);
+      again.fillRandom(1);
+      const Tensor &summed = inPlace ? again : out;
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_f32(
+                                ctx, 2, again.memref(), summed.memref(), 0));
+      for (int64_t i = 0; i < in.numElements(); ++i) {
+        float sum = original.flat(i) + 0.75f;
+        sum += -2.5f;
+        ASSERT_EQ(summed.flat(i), sum) << what << " sum, element " << i;
+      }
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, AllReduceMeanTest,
+INSTANTIATE_TEST_SUITE_P(Kernels, AllReduceTest,
                          ::testing::ValuesIn(kFamilies));
 
-TEST(AllReduceMeanErrorTest, FailuresReachTheContext) {
+TEST(AllReduceErrorTest, FailuresReachTheContext) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor grad({6}), other({5});
   SimulatedReplicas group;
@@ -633,18 +644,22 @@ TEST(AllReduceMeanErrorTest, FailuresReachTheContext) {
   group.failing = true;
   memfmt_communicator_t comm = group.communicator();
   ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
-  EXPECT_EQ(_mlir_ciface_memfmt_all_reduce_mean_f32(ctx, 4, grad.memref(),
-                                                     grad.memref()),
+  EXPECT_EQ(_mlir_ciface_memfmt_all_reduce_f32(ctx, 4, grad.memref(),
+                                                grad.memref(), 1),
             MEMFMT_STATUS_BACKEND_ERROR);
-  EXPECT_NE(ctx.lastError().find("memfmt_all_reduce_mean_f32 (node 4): the "
+  EXPECT_NE(ctx.lastError().find("memfmt_all_reduce_f32 (node 4): the "
                                  "all-reduce over 2 replicas failed: replica "
                                  "1 went away"),
             std::string::npos)
       << ctx.lastError();
   expectError(ctx,
-              _mlir_ciface_memfmt_all_reduce_mean_f32(ctx, 5, grad.memref(),
-                                                      other.memref()),
+              _mlir_ciface_memfmt_all_reduce_f32(ctx, 5, grad.memref(),
+                                                 other.memref(), 1),
               "output");
+  expectError(ctx,
+              _mlir_ciface_memfmt_all_reduce_f32(ctx, 7, grad.memref(),
+                                                 grad.memref(), 2),
+              "average");
   // Bad communicators are refused, and null makes the context alone again.
   memfmt_communicator_t bad = comm;
   bad.rank = 2;
@@ -664,8 +679,8 @@ TEST(AllReduceMeanErrorTest, FailuresReachTheContext) {
             std::string::npos)
       << ctx.lastError();
   EXPECT_EQ(memfmt_context_set_communicator(ctx, nullptr), MEMFMT_STATUS_OK);
-  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_mean_f32(
-                            ctx, 6, grad.memref(), grad.memref()));
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_all_reduce_f32(
+                            ctx, 6, grad.memref(), grad.memref(), 1));
   EXPECT_EQ(ctx.implOf(6), "single_replica");
 }
 

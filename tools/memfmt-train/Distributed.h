@@ -8,7 +8,7 @@
 // Open MPI's launcher (`mpirun -np N memfmt-train DIR ...`, on one machine
 // or across a hostfile's), each process is one replica. Replicas wraps
 // MPI_COMM_WORLD: the runtime's memfmt_communicator_t (the gradient
-// all-reduce of every step, memfmt.all_reduce_mean, and with
+// all-reduce of every step, memfmt.all_reduce, and with
 // --sync-batch-norm the batch statistics of every batch norm), the
 // broadcast of the
 // model state from rank 0 at start, and the mean of a step's loss. Every

@@ -17,7 +17,7 @@
 // process is one replica of data-parallel training (Distributed.h): global
 // step i takes rows [i*R*N, (i+1)*R*N) of the epoch's order and replica r
 // its r-th N rows, the step averages the gradients over the replicas
-// (memfmt.all_reduce_mean) so every replica applies the same update, and
+// (memfmt.all_reduce) so every replica applies the same update, and
 // rank 0's state is broadcast at start; rank 0 prints, evaluates and saves.
 // Batch-norm statistics are each replica's own, as in DistributedData-
 // Parallel (whose broadcast of rank 0's buffers leaves rank 0's, the ones

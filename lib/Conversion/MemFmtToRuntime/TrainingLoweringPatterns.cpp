@@ -6,7 +6,7 @@
 //
 // The lowering of the training ops (MemFmtTrainingOps.td) to the training
 // kernels at the end of Kernels.def: training batch norm and the backward
-// ops, the loss and its gradient, the replicas' mean gradient, the SGD
+// ops, the loss and its gradient, the all-reduce over replicas, the SGD
 // update, the assignment of a model
 // state tensor (memfmt.assign_weight) and splat constants (the loss
 // gradient's seed, filled once at load).
@@ -365,16 +365,17 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
   }
 };
 
-/// The all_reduce_mean kernel, in place where the plan shares the buffer.
-struct AllReduceMeanLowering : RuntimePattern<AllReduceMeanOp> {
+/// The all_reduce kernel, in place where the plan shares the buffer.
+struct AllReduceLowering : RuntimePattern<AllReduceOp> {
   using RuntimePattern::RuntimePattern;
 
-  LogicalResult matchAndRewrite(AllReduceMeanOp op,
+  LogicalResult matchAndRewrite(AllReduceOp op,
                                 PatternRewriter &) const override {
     return calls.call(op, elementTypeOf(op.getInput()),
-                      kernels::all_reduce_mean{
+                      kernels::all_reduce{
                           .input = calls.view(op.getInput()),
                           .output = calls.view(op.getOutput()),
+                          .average = op.getReduceOp() == "avg" ? 1 : 0,
                       });
   }
 };
@@ -429,7 +430,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
                ThresholdBackwardLowering, MaxPoolWithIndicesBackwardLowering,
                AvgPoolBackwardLowering, AdaptiveAvgPoolBackwardLowering,
                CrossEntropyLossLowering, CrossEntropyLossBackwardLowering,
-               SgdUpdateLowering, AllReduceMeanLowering, AssignWeightLowering,
+               SgdUpdateLowering, AllReduceLowering, AssignWeightLowering,
                ConstantLowering>(
       patterns.getContext(), calls);
 }

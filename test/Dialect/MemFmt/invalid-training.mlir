@@ -491,9 +491,17 @@ func.func @assign_empty(%v: tensor<4xf32>) {
 
 // -----
 
-// The replicas' mean keeps the type, memory format included.
-func.func @all_reduce_mean_type(%g: tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>> {
+// An all-reduce keeps the type, memory format included.
+func.func @all_reduce_type(%g: tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>> {
   // expected-error @+1 {{all of {input, output} have same type}}
-  %0 = "memfmt.all_reduce_mean"(%g) : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+  %0 = "memfmt.all_reduce"(%g) <{reduce_op = "avg"}> : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
   return %0 : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+}
+
+// -----
+
+func.func @all_reduce_op(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expects 'reduce_op' "sum" or "avg", got "max"}}
+  %0 = memfmt.all_reduce %g {reduce_op = "max"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

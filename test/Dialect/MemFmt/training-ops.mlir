@@ -137,15 +137,16 @@ func.func @sgd_update(%w: tensor<4x3x3x3xf32>, %gw: tensor<4x3x3x3xf32>, %buf: t
   return %w1, %b1 : tensor<4x3x3x3xf32>, tensor<4xf32>
 }
 
-// The replicas' mean of a gradient keeps its type, channels-last included.
-// CHECK-LABEL: func.func @all_reduce_mean
-// CHECK: memfmt.all_reduce_mean %{{.+}} : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
-// CHECK: memfmt.all_reduce_mean %{{.+}} : tensor<4xf32>
-// GENERIC-LABEL: sym_name = "all_reduce_mean"
-// GENERIC: "memfmt.all_reduce_mean"(%{{.+}}) : (tensor<4xf32>) -> tensor<4xf32>
-func.func @all_reduce_mean(%g: tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, %b: tensor<4xf32>) -> (tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, tensor<4xf32>) {
-  %0 = memfmt.all_reduce_mean %g : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
-  %1 = memfmt.all_reduce_mean %b : tensor<4xf32>
+// An all-reduce over the replicas keeps its input's type, channels-last
+// included; the mean (avg) and the sum.
+// CHECK-LABEL: func.func @all_reduce
+// CHECK: memfmt.all_reduce %{{.+}} {reduce_op = "avg"} : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+// CHECK: memfmt.all_reduce %{{.+}} {reduce_op = "sum"} : tensor<4xf32>
+// GENERIC-LABEL: sym_name = "all_reduce"
+// GENERIC: "memfmt.all_reduce"(%{{.+}}) <{reduce_op = "sum"}> : (tensor<4xf32>) -> tensor<4xf32>
+func.func @all_reduce(%g: tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, %b: tensor<4xf32>) -> (tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, tensor<4xf32>) {
+  %0 = memfmt.all_reduce %g {reduce_op = "avg"} : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>
+  %1 = memfmt.all_reduce %b {reduce_op = "sum"} : tensor<4xf32>
   return %0, %1 : tensor<4x3x3x3xf32, #memfmt.strides<[27, 1, 9, 3]>>, tensor<4xf32>
 }
 

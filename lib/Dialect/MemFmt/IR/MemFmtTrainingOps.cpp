@@ -488,22 +488,28 @@ SmallVector<OpOperand *> SgdUpdateOp::getInPlaceOperands(unsigned resultIndex) {
 bool SgdUpdateOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
-// AllReduceMeanOp
+// AllReduceOp
 //===----------------------------------------------------------------------===//
 
-/// The mean keeps the input's layout (every replica lays it out alike).
+LogicalResult AllReduceOp::verify() {
+  if (getReduceOp() != "sum" && getReduceOp() != "avg")
+    return emitOpError() << "expects 'reduce_op' \"sum\" or \"avg\", got \""
+                         << getReduceOp() << "\"";
+  return success();
+}
+
+/// The result keeps the input's layout (every replica lays it out alike).
 std::optional<unsigned>
-AllReduceMeanOp::getPreservedOperand(unsigned resultIndex) {
+AllReduceOp::getPreservedOperand(unsigned resultIndex) {
   return getInputMutable().getOperandNumber();
 }
 
 /// The replicas' sum is formed in place (Kernels.def: output may be input).
-SmallVector<OpOperand *>
-AllReduceMeanOp::getInPlaceOperands(unsigned resultIndex) {
+SmallVector<OpOperand *> AllReduceOp::getInPlaceOperands(unsigned resultIndex) {
   return {&getInputMutable()};
 }
 
-bool AllReduceMeanOp::readsOperandsElementwise() { return true; }
+bool AllReduceOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
 // AssignWeightOp

@@ -19,8 +19,8 @@
 //     (same type); a name marked twice, or one no weight of the function
 //     reads, is an error at the function.
 //  3. Before the return, so after every other op and hence after every read
-//     of the parameter, in result order: `memfmt.all_reduce_mean` of the
-//     gradient (the mean over data-parallel replicas, as
+//     of the parameter, in result order: `memfmt.all_reduce` ("avg") of
+//     the gradient (the mean over data-parallel replicas, as
 //     DistributedDataParallel averages gradients; the identity when the
 //     step runs alone), the momentum buffer
 //     `memfmt.weight "<name>.momentum_buffer" {zero_init}` (momentum != 0
@@ -162,7 +162,8 @@ void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
   Location loc = parameter.getLoc();
   Type type = parameter.getType();
   // The replicas' mean gradient (the gradient itself with one replica).
-  gradient = AllReduceMeanOp::create(rewriter, loc, type, gradient);
+  gradient = AllReduceOp::create(rewriter, loc, type, gradient,
+                                 rewriter.getStringAttr("avg"));
   Value buffer = gradient;
   std::string bufferName = (parameter.getName() + ".momentum_buffer").str();
   if (momentum != 0)

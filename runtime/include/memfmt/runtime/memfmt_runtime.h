@@ -230,7 +230,7 @@ memfmt_context_forget_constant(memfmt_context_t *ctx, const void *data);
 
 /// The collectives of a group of replicas, each running the same compiled
 /// model in its own context (one per process, usually): the runtime calls
-/// them from the `all_reduce_mean` kernel of a data-parallel training step.
+/// them from the `all_reduce` kernel of a data-parallel training step.
 /// The runtime links no collective library itself; the program that starts
 /// the replicas supplies these functions from one (memfmt-train: Open MPI).
 /// Each returns 0 on success, or non-zero after writing a message of at

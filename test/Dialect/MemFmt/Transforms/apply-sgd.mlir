@@ -15,12 +15,12 @@
 // CHECK: %[[W:.+]] = memfmt.weight "fc.weight" : tensor<5x4xf32>
 // CHECK: %[[B:.+]] = memfmt.weight "fc.bias" : tensor<5xf32>
 // CHECK: %[[GI:.+]], %[[GW:.+]], %[[GB:.+]] = memfmt.linear_backward
-// CHECK: %[[GWM:.+]] = memfmt.all_reduce_mean %[[GW]] : tensor<5x4xf32>
+// CHECK: %[[GWM:.+]] = memfmt.all_reduce %[[GW]] {reduce_op = "avg"} : tensor<5x4xf32>
 // CHECK: %[[WBUF:.+]] = memfmt.weight "fc.weight.momentum_buffer" {zero_init} : tensor<5x4xf32>
 // CHECK: %[[W1:.+]], %[[WBUF1:.+]] = memfmt.sgd_update %[[W]], %[[GWM]], %[[WBUF]] {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, weight_decay = 1.000000e-04 : f64} : (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>)
 // CHECK: memfmt.assign_weight "fc.weight", %[[W1]] : tensor<5x4xf32>
 // CHECK: memfmt.assign_weight "fc.weight.momentum_buffer", %[[WBUF1]] : tensor<5x4xf32>
-// CHECK: %[[GBM:.+]] = memfmt.all_reduce_mean %[[GB]] : tensor<5xf32>
+// CHECK: %[[GBM:.+]] = memfmt.all_reduce %[[GB]] {reduce_op = "avg"} : tensor<5xf32>
 // CHECK: %[[BBUF:.+]] = memfmt.weight "fc.bias.momentum_buffer" {zero_init} : tensor<5xf32>
 // CHECK: %[[B1:.+]], %[[BBUF1:.+]] = memfmt.sgd_update %[[B]], %[[GBM]], %[[BBUF]]
 // CHECK: memfmt.assign_weight "fc.bias", %[[B1]] : tensor<5xf32>
@@ -30,7 +30,7 @@
 // nothing assigns a buffer.
 // PLAIN-LABEL: func.func @step(
 // PLAIN-NOT: .momentum_buffer"
-// PLAIN: %[[GW:.+]] = memfmt.all_reduce_mean
+// PLAIN: %[[GW:.+]] = memfmt.all_reduce
 // PLAIN: %[[W1:.+]], %{{.+}} = memfmt.sgd_update %[[W:.+]], %[[GW]], %[[GW]] {lr = 5.000000e-01 : f64}
 // PLAIN-NEXT: memfmt.assign_weight "fc.weight", %[[W1]]
 // PLAIN-NOT: .momentum_buffer"

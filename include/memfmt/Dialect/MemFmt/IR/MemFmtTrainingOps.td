@@ -423,32 +423,34 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
 // Data parallelism
 //===----------------------------------------------------------------------===//
 
-def MemFmt_AllReduceMeanOp : MemFmt_Op<"all_reduce_mean",
+def MemFmt_AllReduceOp : MemFmt_Op<"all_reduce",
     [Pure, AllTypesMatch<["input", "output"]>,
      DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                                ["getPreservedOperand"]>,
      InPlace]> {
-  let summary = "the mean of a tensor over the data-parallel replicas";
+  let summary = "a tensor reduced over the data-parallel replicas";
   let description = [{
-    Each replica of a data-parallel training step (the same compiled step,
-    run by several processes on their own slices of the batch) gets the
-    elementwise mean of `input` over all replicas, as
-    `torch.distributed.all_reduce` with `ReduceOp.AVG` and
-    DistributedDataParallel's gradient averaging compute it. With a single
-    replica it is the identity. `memfmt-apply-sgd` averages every gradient
-    this way before its update, so each replica applies the same update.
+    ATen's functional collective `_c10d_functional::all_reduce(input,
+    reduce_op)`: each replica of a data-parallel training step (the same
+    compiled step, run by several processes on their own slices of the
+    batch) gets the elementwise sum (`reduce_op = "sum"`) or mean (`"avg"`)
+    of `input` over all replicas. With a single replica it is the identity.
+    `memfmt-apply-sgd` averages every gradient this way before its update,
+    as DistributedDataParallel does, so each replica applies the same
+    update.
 
     Every replica runs the same model with the same layouts, so the result
     keeps the input's type, memory format included, and may take the
     input's buffer (InPlaceOpInterface).
 
     ```mlir
-    %g = memfmt.all_reduce_mean %grad : tensor<64x3x7x7xf32>
+    %g = memfmt.all_reduce %grad {reduce_op = "avg"} : tensor<64x3x7x7xf32>
     ```
   }];
-  let arguments = (ins MemFmt_Tensor:$input);
+  let arguments = (ins MemFmt_Tensor:$input, StrAttr:$reduce_op);
   let results = (outs MemFmt_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
