@@ -83,6 +83,14 @@ for lib in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13; do
   say "$lib from $dir"
   libdirs="$libdirs:$dir"
 done
+# NCCL is loaded by the runtime only for all_reduce (data-parallel training);
+# without it that one kernel test fails with the runtime's reason.
+if dir=$(find_lib libnccl.so.2) && [[ -n $dir ]]; then
+  say "libnccl.so.2 from $dir"
+  libdirs="$libdirs:$dir"
+else
+  say "libnccl.so.2 not found: the NCCL all_reduce test will fail"
+fi
 export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ldd "$A/lib/libmemfmt_runtime.so" | grep -q "libgomp.*not found"; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$PWD/$A/lib/fallback"

@@ -19,7 +19,9 @@
 
 #include "lib/KernelCall.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
@@ -35,22 +37,17 @@ memfmt_status_t cpu::allReduce(KernelCall &call, const args::all_reduce &a,
     return MEMFMT_STATUS_OK;
   }
   const int64_t count = out.numElements();
-  // The elements as one dense array: the output's own, or a copy.
+  // The elements as one dense array (a dense view's elements are the
+  // numElements() slots starting at its data): the output's own, or a copy.
   TensorView dense = out;
   if (!out.isDense()) {
     staging.resize(static_cast<size_t>(count));
     dense.data = staging.data();
-    for (int64_t d = out.rank - 1, stride = 1; d >= 0; --d) {
-      dense.strides[d] = stride;
-      stride *= out.sizes[d];
-    }
+    std::vector<int64_t> strides = layout::contiguousStrides(out.shape());
+    std::copy(strides.begin(), strides.end(), dense.strides);
     copyReference(out, dense);
   }
-  // The lowest element of a dense view is where its array starts.
   float *data = dense.as<float>();
-  for (int64_t d = 0; d < dense.rank; ++d)
-    if (dense.strides[d] < 0)
-      data += dense.strides[d] * (dense.sizes[d] - 1);
   char error[512] = "";
   if (count > 0 &&
       comm->all_reduce_sum_f32(comm->user, data, count, error, sizeof error))

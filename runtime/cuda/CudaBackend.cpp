@@ -99,6 +99,7 @@ CudaBackend::~CudaBackend() {
   cudaSetDevice(device);
   if (stream)
     cudaStreamSynchronize(stream);
+  nccl.reset();
   convCache.clear();
   if (cublas)
     cublasDestroy(cublas);
@@ -934,5 +935,58 @@ MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(sgd_update)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(fill)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(all_reduce)
 #undef MEMFMT_CUDA_TRAINING_UNSUPPORTED
+
+//===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+memfmt_status_t
+CudaBackend::setCommunicator(const memfmt_communicator_t *communicator,
+                             std::string &error) {
+  if (capturing) {
+    error = "cannot join or leave replicas during graph capture";
+    return MEMFMT_STATUS_INVALID_ARGUMENT;
+  }
+  if (stream)
+    cudaStreamSynchronize(stream);
+  nccl.reset();
+  if (!communicator)
+    return MEMFMT_STATUS_OK;
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  nccl = NcclGroup::create(*communicator, device, status, error);
+  return status;
+}
+
+// all_reduce: the output takes the input's values, then NCCL sums or
+// averages it over the replicas in place on the stream. Without a
+// communicator the kernel is the copy alone; with one, NCCL runs even for a
+// single replica (the identity), so one GPU exercises the whole path. The
+// memory plan's buffers are dense, which NCCL's one array needs.
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::all_reduce &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const TensorView &out = a.output;
+  const char *impl = "single_replica";
+  if (!a.input.sameViewAs(out))
+    if (memfmt_status_t s = copyTensor(call, Elem::F32, a.input, out, &impl))
+      return s;
+  if (!nccl) {
+    call.setImpl(impl);
+    return MEMFMT_STATUS_OK;
+  }
+  if (!out.isDense())
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                     "needs a dense output on CUDA (NCCL reduces one "
+                     "array); got strides " +
+                         formatStrides(out));
+  std::string error;
+  if (out.numElements() > 0 &&
+      !nccl->allReduce(out.as<float>(), out.numElements(), a.average != 0,
+                       stream, error))
+    return call.fail(MEMFMT_STATUS_BACKEND_ERROR,
+                     "the all-reduce (" + nccl->description() +
+                         ") failed: " + error);
+  call.setImpl("nccl");
+  return MEMFMT_STATUS_OK;
+}

@@ -19,7 +19,8 @@
 // later runs and captures allocate nothing.
 //
 // Kernels are split by library: CudaBackend.cpp (own kernels, device
-// functions), CudaConv.cpp (cuDNN), CudaLinear.cpp (cuBLAS).
+// functions), CudaConv.cpp (cuDNN), CudaLinear.cpp (cuBLAS), Nccl.cpp
+// (NCCL, for all_reduce).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 
 #include "CudaCheck.h"
 #include "CudaPlan.h"
+#include "Nccl.h"
 
 #include "lib/Backend.h"
 #include "lib/KernelCall.h"
@@ -105,6 +107,9 @@ public:
   memfmt_status_t launchGraph(void *graph, std::string &error) override;
   void destroyGraph(void *graph) override;
   memfmt_status_t finishProfiledCall(std::string &error) override;
+  /// Makes (or, with null, drops) the NCCL group of the replicas.
+  memfmt_status_t setCommunicator(const memfmt_communicator_t *communicator,
+                                  std::string &error) override;
 
 private:
   /// Makes the device current for a kernel call.
@@ -176,6 +181,8 @@ private:
   /// earlier may still use them).
   std::vector<void *> retired;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvChoice>> convCache;
+  /// The replicas' NCCL group while the context has a communicator.
+  std::unique_ptr<NcclGroup> nccl;
 };
 
 } // namespace memfmt::runtime::cuda

@@ -79,6 +79,13 @@ public:
   virtual memfmt_status_t captureEnd(void **graph, std::string &error);
   virtual memfmt_status_t launchGraph(void *graph, std::string &error);
   virtual void destroyGraph(void *graph);
+  /// The context joins the replicas of `communicator` (null: it is the
+  /// only one again); a collective call on every replica. The CPU needs
+  /// nothing here (its kernels call the communicator's functions).
+  virtual memfmt_status_t setCommunicator(const memfmt_communicator_t *,
+                                          std::string &) {
+    return MEMFMT_STATUS_OK;
+  }
   /// Called after each kernel call while profiling, before its time is
   /// taken (the CUDA backend waits for the kernel there, so that a fault on
   /// the device is reported by the call that caused it).

@@ -377,10 +377,13 @@ memfmt_context_set_communicator(memfmt_context_t *ctx,
                                 const memfmt_communicator_t *communicator) {
   if (!ctx)
     return MEMFMT_STATUS_INVALID_ARGUMENT;
+  std::string error;
   if (!communicator) {
-    ctx->hasCommunicator = false;
-    ctx->communicator = {};
-    return MEMFMT_STATUS_OK;
+    ctx->communicator.reset();
+    memfmt_status_t status = ctx->backend->setCommunicator(nullptr, error);
+    if (status != MEMFMT_STATUS_OK)
+      ctx->lastError = "memfmt_context_set_communicator: " + error;
+    return status;
   }
   const char *missing =
       !communicator->all_reduce_sum_f32 ? "all_reduce_sum_f32"
@@ -396,8 +399,13 @@ memfmt_context_set_communicator(memfmt_context_t *ctx,
                      " (expected 0 <= rank < size and the functions)";
     return MEMFMT_STATUS_INVALID_ARGUMENT;
   }
+  ctx->communicator.reset();
+  if (memfmt_status_t status =
+          ctx->backend->setCommunicator(communicator, error)) {
+    ctx->lastError = "memfmt_context_set_communicator: " + error;
+    return status;
+  }
   ctx->communicator = *communicator;
-  ctx->hasCommunicator = true;
   return MEMFMT_STATUS_OK;
 }
 

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,9 +42,8 @@ struct memfmt_context {
   memfmt_context_counters_t counters{};
 
   /// The replicas this context is one of (memfmt_context_set_communicator);
-  /// `hasCommunicator` false: it is the only one.
-  memfmt_communicator_t communicator{};
-  bool hasCommunicator = false;
+  /// none: it is the only one.
+  std::optional<memfmt_communicator_t> communicator;
 
   bool profiling = false;
   /// Profile entries in order of first call.

@@ -33,7 +33,7 @@ KernelCall::KernelCall(memfmt_context_t *ctx, int64_t node, const char *kernel,
 Backend &KernelCall::backend() const { return *ctx->backend; }
 
 const memfmt_communicator_t *KernelCall::communicator() const {
-  return ctx && ctx->hasCommunicator ? &ctx->communicator : nullptr;
+  return ctx && ctx->communicator ? &*ctx->communicator : nullptr;
 }
 
 bool KernelCall::isConstant(const TensorView &view) const {

@@ -316,7 +316,7 @@ struct IdenticalReplicas {
     return 0;
   }
   static memfmt_communicator_t communicator(int64_t &replicas) {
-    return {0, replicas, &replicas, &sum<float>, &sum<double>, 1};
+    return {0, replicas, &replicas, &sum<float>, &sum<double>, 1, nullptr};
   }
 };
 

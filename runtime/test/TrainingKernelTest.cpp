@@ -582,7 +582,7 @@ struct SimulatedReplicas {
 
   memfmt_communicator_t communicator() {
     return {0, static_cast<int64_t>(others.size()) + 1, this, &sum, nullptr,
-            0};
+            0, nullptr};
   }
 };
 

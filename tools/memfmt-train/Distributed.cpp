@@ -139,7 +139,7 @@ bool Replicas::broadcast(void *Data, int64_t Bytes, std::string &Error) {
       Error = "MPI_Ibcast failed";
       return false;
     }
-    if (!finish(Request, Timeout, "the broadcast of the model state", Error))
+    if (!finish(Request, Timeout, "a broadcast from rank 0", Error))
       return false;
   }
   return true;
@@ -181,6 +181,15 @@ int Replicas::allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
   return 1;
 }
 
+int Replicas::broadcastOf(void *User, void *Data, int64_t Bytes, char *Error,
+                          size_t ErrorSize) {
+  std::string Message;
+  if (static_cast<Replicas *>(User)->broadcast(Data, Bytes, Message))
+    return 0;
+  std::snprintf(Error, ErrorSize, "%s", Message.c_str());
+  return 1;
+}
+
 void Replicas::attach(memfmt_context_t *Ctx, bool SyncBatchNorm) {
   if (Size == 1)
     return;
@@ -191,6 +200,7 @@ void Replicas::attach(memfmt_context_t *Ctx, bool SyncBatchNorm) {
   Communicator.all_reduce_sum_f32 = &Replicas::allReduceSumOf<float>;
   Communicator.all_reduce_sum_f64 = &Replicas::allReduceSumOf<double>;
   Communicator.sync_batch_norm = SyncBatchNorm ? 1 : 0;
+  Communicator.broadcast = &Replicas::broadcastOf;
   if (memfmt_context_set_communicator(Ctx, &Communicator) != MEMFMT_STATUS_OK)
     fail(memfmt_context_last_error(Ctx));
 }

@@ -66,6 +66,9 @@ private:
   template <typename T>
   bool allReduceSum(T *Data, int64_t Count, std::string &Error);
   bool broadcast(void *Data, int64_t Bytes, std::string &Error);
+  /// The communicator's functions (memfmt_runtime.h).
+  static int broadcastOf(void *User, void *Data, int64_t Bytes, char *Error,
+                         size_t ErrorSize);
   template <typename T>
   static int allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
                             size_t ErrorSize);

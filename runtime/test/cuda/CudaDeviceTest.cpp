@@ -10,7 +10,8 @@
 //    context by accident (these run on every machine; on a GPU machine the
 //    no-device checks are skipped);
 //  * on a device: memory, copies, timers, the description; graph capture of
-//    a kernel sequence and its replay; and the loader end to end on the
+//    a kernel sequence and its replay; all_reduce through NCCL with one
+//    replica (eagerly and captured), and the broadcast several need; and the loader end to end on the
 //    hand-written fake model (runtime/test/loader/FakeModel.c) compiled for
 //    target "cuda": host and device runs, CUDA graphs, and recapture when
 //    the buffers change, all against the same model on the CPU.
@@ -188,6 +189,75 @@ TEST(CudaDeviceTest, GraphCaptureAndReplay) {
   EXPECT_EQ(memfmt_device_alloc(gpu, 64, &p), MEMFMT_STATUS_INVALID_ARGUMENT);
   ASSERT_EQ(memfmt_graph_capture_end(gpu, &graph), MEMFMT_STATUS_OK);
   memfmt_graph_destroy(gpu, graph);
+}
+
+/// A communicator of one replica (NCCL then runs, alone) or of `size`
+/// replicas without a broadcast (the CUDA context must refuse it).
+memfmt_communicator_t replicas(int64_t size) {
+  memfmt_communicator_t comm{};
+  comm.rank = 0;
+  comm.size = size;
+  comm.all_reduce_sum_f32 = [](void *, float *, int64_t, char *, size_t) {
+    return 0; // One replica's sum; the CUDA backend never calls it.
+  };
+  return comm;
+}
+
+TEST(CudaDeviceTest, AllReduceRunsThroughNcclAndIsCaptured) {
+  MEMFMT_REQUIRE_CUDA(env());
+  memfmt_context_t *gpu = env().gpu;
+  // Several replicas need a broadcast for NCCL's unique id.
+  memfmt_communicator_t two = replicas(2);
+  EXPECT_EQ(memfmt_context_set_communicator(gpu, &two),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(memfmt_context_last_error(gpu)).find("broadcast"),
+            std::string::npos)
+      << memfmt_context_last_error(gpu);
+  memfmt_communicator_t one = replicas(1);
+  ASSERT_EQ(memfmt_context_set_communicator(gpu, &one), MEMFMT_STATUS_OK)
+      << memfmt_context_last_error(gpu);
+  for (Layout layout : {Layout::Contiguous, Layout::ChannelsLast})
+    for (int64_t average : {0, 1}) {
+      Buf x(Kind::F32, {2, 3, 5, 7}, layout), y(Kind::F32, {2, 3, 5, 7});
+      x.fill(3, -2, 2);
+      const memfmt_memref_t *dx = x.device(gpu);
+      const memfmt_memref_t *dy = y.device(gpu);
+      // Out of place (a copy, then NCCL on the output) and in place.
+      ASSERT_EQ(_mlir_ciface_memfmt_all_reduce_f32(gpu, 0, dx, dy, average),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(gpu);
+      EXPECT_EQ(env().implOf(0), "nccl");
+      std::vector<uint8_t> out = y.download();
+      for (int64_t i = 0; i < 210; ++i)
+        ASSERT_EQ(y.valueIn(out, i), x.value(i)) << i;
+      ASSERT_EQ(_mlir_ciface_memfmt_all_reduce_f32(gpu, 1, dx, dx, average),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(gpu);
+      std::vector<uint8_t> in = x.download();
+      for (int64_t i = 0; i < 210; ++i)
+        ASSERT_EQ(x.valueIn(in, i), x.value(i)) << i;
+      // NCCL's call is captured in a CUDA graph like any kernel.
+      ASSERT_EQ(memfmt_graph_capture_begin(gpu), MEMFMT_STATUS_OK);
+      ASSERT_EQ(_mlir_ciface_memfmt_all_reduce_f32(gpu, 2, dx, dx, average),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(gpu);
+      memfmt_graph_t *graph = nullptr;
+      ASSERT_EQ(memfmt_graph_capture_end(gpu, &graph), MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(gpu);
+      ASSERT_EQ(memfmt_graph_launch(gpu, graph), MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(gpu);
+      std::vector<uint8_t> replayed = x.download();
+      memfmt_graph_destroy(gpu, graph);
+      for (int64_t i = 0; i < 210; ++i)
+        ASSERT_EQ(x.valueIn(replayed, i), x.value(i)) << i;
+    }
+  // Alone again: the kernel is a copy.
+  ASSERT_EQ(memfmt_context_set_communicator(gpu, nullptr), MEMFMT_STATUS_OK);
+  Buf z(Kind::F32, {4});
+  const memfmt_memref_t *dz = z.device(gpu);
+  ASSERT_EQ(_mlir_ciface_memfmt_all_reduce_f32(gpu, 3, dz, dz, 1),
+            MEMFMT_STATUS_OK);
+  EXPECT_EQ(env().implOf(3), "single_replica");
 }
 
 /// Runs the fake model in `ctx` on `in`, returning the logical output.

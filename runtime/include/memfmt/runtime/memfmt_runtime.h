@@ -253,11 +253,20 @@ typedef struct memfmt_communicator {
   /// torch.nn.SyncBatchNorm does; zero: each replica's own (as
   /// DistributedDataParallel keeps them). Needs all_reduce_sum_f64.
   int sync_batch_norm;
+  /// Copies `bytes` at `data` (host memory) from replica 0 to every other
+  /// replica. A CUDA context needs it with more than one replica: it sets
+  /// up NCCL with it (replica 0's NCCL unique id); CPU contexts do not call
+  /// it, and it may be null there.
+  int (*broadcast)(void *user, void *data, int64_t bytes, char *error,
+                   size_t error_size);
 } memfmt_communicator_t;
 
 /// Makes `ctx` one replica of `communicator` (copied; null makes it the
 /// only one again). Without a communicator, or with size 1, the collectives
-/// of a compiled model are the identity.
+/// of a compiled model are the identity. Every replica calls it: a CUDA
+/// context joins an NCCL communicator of the replicas here (NCCL is loaded
+/// then; BACKEND_ERROR, with the reason, when it cannot be), and its
+/// all_reduce kernels run ncclAllReduce, even with one replica.
 MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_context_set_communicator(
     memfmt_context_t *ctx, const memfmt_communicator_t *communicator);
 
