@@ -171,23 +171,33 @@ void Replicas::abortAll(int) {}
 
 #endif // MEMFMT_HAVE_MPI
 
-template <typename T>
-int Replicas::allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
-                             size_t ErrorSize) {
-  std::string Message;
-  if (static_cast<Replicas *>(User)->allReduceSum(Data, Count, Message))
+namespace {
+
+/// The communicator's convention (memfmt_runtime.h): 0, or 1 after writing
+/// the message to `Error`.
+int communicatorStatus(bool Done, const std::string &Message, char *Error,
+                       size_t ErrorSize) {
+  if (Done)
     return 0;
   std::snprintf(Error, ErrorSize, "%s", Message.c_str());
   return 1;
 }
 
+} // namespace
+
+template <typename T>
+int Replicas::allReduceSumOf(void *User, T *Data, int64_t Count, char *Error,
+                             size_t ErrorSize) {
+  std::string Message;
+  bool Done = static_cast<Replicas *>(User)->allReduceSum(Data, Count, Message);
+  return communicatorStatus(Done, Message, Error, ErrorSize);
+}
+
 int Replicas::broadcastOf(void *User, void *Data, int64_t Bytes, char *Error,
                           size_t ErrorSize) {
   std::string Message;
-  if (static_cast<Replicas *>(User)->broadcast(Data, Bytes, Message))
-    return 0;
-  std::snprintf(Error, ErrorSize, "%s", Message.c_str());
-  return 1;
+  bool Done = static_cast<Replicas *>(User)->broadcast(Data, Bytes, Message);
+  return communicatorStatus(Done, Message, Error, ErrorSize);
 }
 
 void Replicas::attach(memfmt_context_t *Ctx, bool SyncBatchNorm) {
