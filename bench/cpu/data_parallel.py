@@ -33,6 +33,8 @@ import tempfile
 
 import numpy as np
 
+import machine  # bench/cpu/machine.py, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -144,9 +146,7 @@ def main():
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
                                  "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        cpu = next((line.split(":", 1)[1].strip()
-                    for line in open("/proc/cpuinfo")
-                    if line.startswith("model name")), "unknown CPU")
+        cpu = machine.cpu_line()
         mpi = subprocess.run(["mpirun", "--version"], capture_output=True,
                              text=True).stdout.splitlines()[0]
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:

@@ -64,6 +64,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from torchref import calibrated, seeded_model, write_safetensors  # noqa: E402
+import machine  # noqa: E402  (bench/cpu/machine.py, beside this script)
+
 # The memfmt builds measured, and how close each must be to PyTorch's f32
 # output (max |memfmt - torch| / max |torch|; bf16 as in test/E2E/cpu_bf16.py).
 BUILDS = [("f32", "channels-last"), ("f32", "contiguous"),
@@ -557,14 +559,7 @@ def main():
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
                                  "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        cpu = "unknown CPU"
-        try:
-            for line in open("/proc/cpuinfo"):
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-        except OSError:
-            pass
+        cpu = machine.cpu_line()
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
             f.write(f"\n## CPU, {datetime.date.today()}, commit {commit}\n\n"
                     f"Machine: {cpu}, {os.cpu_count()} vCPUs, "

@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 from torchref import write_safetensors  # noqa: E402
 from run import median, run_peer_script  # noqa: E402
+import machine  # noqa: E402
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
 
@@ -277,16 +278,10 @@ def main():
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
                                  "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        cpu = next((line.split(":", 1)[1].strip() for line in
-                    open("/proc/cpuinfo") if line.startswith("model name")),
-                   "unknown CPU")
-        flags = next((line for line in open("/proc/cpuinfo")
-                      if line.startswith("flags")), "")
-        isa = ", ".join(f for f in ("avx512f", "avx512_bf16", "amx_bf16")
-                        if f" {f}" in flags) or "no AVX-512"
+        cpu = machine.cpu_line()
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
             f.write(f"\n## CPU training step, {datetime.date.today()}, commit "
-                    f"{commit}\n\nMachine: {cpu} ({isa}), {os.cpu_count()} "
+                    f"{commit}\n\nMachine: {cpu}, {os.cpu_count()} "
                     f"vCPUs, {platform.system()}; {args.threads} threads; "
                     f"memfmt runtime: {MemfmtStep.device or 'unknown'}; "
                     f"PyTorch {torch.__version__} (Debian)"

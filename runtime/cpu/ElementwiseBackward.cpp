@@ -21,6 +21,8 @@
 #include "CpuKernels.h"
 #include "StridedLoop.h"
 
+#include "lib/TrainingMath.h"
+
 #include <algorithm>
 
 using namespace memfmt::runtime;
@@ -30,9 +32,7 @@ namespace {
 constexpr int64_t kMinPerThread = 1 << 16;
 
 /// grad_input for one element: ATen's `self <= threshold ? 0 : grad`.
-inline float thresholdGrad(float grad, float self, float threshold) {
-  return self <= threshold ? 0.0f : grad;
-}
+using math::thresholdGrad;
 
 } // namespace
 

@@ -29,6 +29,8 @@
 #include "CpuKernels.h"
 #include "StridedLoop.h"
 
+#include "lib/TrainingMath.h"
+
 #include <cmath>
 
 using namespace memfmt::runtime;
@@ -37,31 +39,19 @@ namespace {
 
 constexpr int64_t kMinPerThread = 1 << 15;
 
-/// The f32 scalars of one call and which steps apply.
-struct SgdStep {
-  float negativeLr, momentum, dampeningComplement, weightDecay;
-  bool decay, useMomentum, firstStep, nesterov;
+/// The scalars of one call (TrainingMath.h, shared with the CUDA kernel)
+/// and whether it is the first step.
+struct SgdStep : math::SgdScalars {
+  bool firstStep;
 
   explicit SgdStep(const args::sgd_update &a)
-      : negativeLr(static_cast<float>(-a.lr)),
-        momentum(static_cast<float>(a.momentum)),
-        dampeningComplement(static_cast<float>(1.0 - a.dampening)),
-        weightDecay(static_cast<float>(a.weight_decay)),
-        decay(a.weight_decay != 0), useMomentum(a.momentum != 0),
-        firstStep(a.has_step && *a.step.as<int64_t>() == 0),
-        nesterov(a.nesterov != 0) {}
+      : math::SgdScalars(math::SgdScalars::of(a.lr, a.momentum, a.dampening,
+                                              a.weight_decay, a.nesterov)),
+        firstStep(a.has_step && *a.step.as<int64_t>() == 0) {}
 
-  /// One element: reads param, grad and (with momentum) buf, writes the new
-  /// buf (with momentum) and returns the new param.
   template <typename Fma>
   inline float apply(float param, float grad, float *buf, Fma fma) const {
-    float g = decay ? fma(param, weightDecay, grad) : grad;
-    if (useMomentum) {
-      float b = firstStep ? g : fma(g, dampeningComplement, *buf * momentum);
-      *buf = b;
-      g = nesterov ? fma(b, momentum, g) : b;
-    }
-    return fma(g, negativeLr, param);
+    return SgdScalars::apply(param, grad, buf, firstStep, fma);
   }
 };
 

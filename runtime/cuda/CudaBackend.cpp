@@ -916,6 +916,72 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   return MEMFMT_STATUS_OK;
 }
 
+//===----------------------------------------------------------------------===//
+// Training: the elementwise kernels (Training.cu)
+//===----------------------------------------------------------------------===//
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::fill &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const int64_t *strides[1] = {a.output.strides};
+  StridedPlan<1> plan = planStrided<1>(static_cast<int>(a.output.rank),
+                                       a.output.sizes, strides);
+  call.setImpl(implOf(plan));
+  MEMFMT_LAUNCH_TRY(call, "the fill kernel",
+                    launchFill(elemOf(call.dtype()), plan, a.output.data,
+                               static_cast<float>(a.value), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::threshold_backward &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const TensorView &gi = a.grad_input;
+  const int64_t *strides[3] = {gi.strides, a.grad_output.strides,
+                               a.self.strides};
+  StridedPlan<3> plan =
+      planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
+  call.setImpl(implOf(plan));
+  MEMFMT_LAUNCH_TRY(call, "the threshold_backward kernel",
+                    launchThresholdBackward(plan, gi.data, a.grad_output.data,
+                                            a.self.data,
+                                            static_cast<float>(a.threshold),
+                                            stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const TensorView &out = a.param_out;
+  // Without momentum the buffers are not used; the parameter's views stand
+  // in for them in the plan (as on the CPU).
+  const bool momentum = a.momentum != 0;
+  const TensorView &bufferIn = momentum ? a.momentum_buffer : a.param;
+  const TensorView &bufferOut = momentum ? a.momentum_buffer_out : out;
+  SgdUpdateArgs args;
+  const int64_t *strides[5] = {};
+  strides[kSgdParamOut] = out.strides;
+  strides[kSgdParam] = a.param.strides;
+  strides[kSgdGrad] = a.grad.strides;
+  strides[kSgdBufferIn] = bufferIn.strides;
+  strides[kSgdBufferOut] = bufferOut.strides;
+  args.plan = planStrided<5>(static_cast<int>(out.rank), out.sizes, strides);
+  args.scalars = math::SgdScalars::of(a.lr, a.momentum, a.dampening,
+                                      a.weight_decay, a.nesterov != 0);
+  args.paramOut = out.as<float>();
+  args.param = a.param.as<float>();
+  args.grad = a.grad.as<float>();
+  args.bufferIn = bufferIn.as<float>();
+  args.bufferOut = bufferOut.as<float>();
+  args.step = a.has_step ? a.step.as<int64_t>() : nullptr;
+  call.setImpl(implOf(args.plan));
+  MEMFMT_LAUNCH_TRY(call, "the sgd_update kernel",
+                    launchSgdUpdate(args, stream));
+  return MEMFMT_STATUS_OK;
+}
+
 // The training kernels have no CUDA implementation yet (CUDA training is its
 // own issue): a model that calls one fails with this message, and the CPU
 // backend runs them.
@@ -929,12 +995,9 @@ MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(linear_backward)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(threshold_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(avg_pool2d_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(sgd_update)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(fill)
 #undef MEMFMT_CUDA_TRAINING_UNSUPPORTED
 
 //===----------------------------------------------------------------------===//

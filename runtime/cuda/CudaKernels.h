@@ -5,11 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The host entry points of the kernels in Elementwise.cu, LayerNorm.cu,
-// Softmax.cu, Transpose.cu, Pool.cu and PoolBackward.cu. Each takes a plan made
-// by CudaPlan.h, launches on `stream` and returns the launch's error
-// (cudaGetLastError), or cudaSuccess when there is no work. All arithmetic is
-// in f32; f16/bf16 results are rounded once. Pointers are device pointers to
-// the first element; strides are in elements.
+// Softmax.cu, Transpose.cu, Pool.cu, PoolBackward.cu and Training.cu. Each
+// takes a plan made by CudaPlan.h, launches on `stream` and returns the
+// launch's error (cudaGetLastError), or cudaSuccess when there is no work.
+// All arithmetic is in f32; f16/bf16 results are rounded once. Pointers are
+// device pointers to the first element; strides are in elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,8 @@
 #define MEMFMT_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "CudaPlan.h"
+
+#include "lib/TrainingMath.h"
 
 #include <cuda_runtime_api.h>
 
@@ -102,6 +104,39 @@ cudaError_t launchPool(Elem elem, const PoolArgs &args, bool nhwc,
 /// gathers one grad_input element (no atomics).
 cudaError_t launchPoolBackward(Elem elem, const PoolArgs &args, bool nhwc,
                                cudaStream_t stream);
+
+/// Training.cu: y = value in every element. Operand: y.
+cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
+                       float value, cudaStream_t stream);
+
+/// grad_input = self <= threshold ? 0 : grad_output, f32. Operands:
+/// grad_input, grad_output, self.
+cudaError_t launchThresholdBackward(const StridedPlan<3> &plan,
+                                    void *gradInput, const void *gradOutput,
+                                    const void *self, float threshold,
+                                    cudaStream_t stream);
+
+/// The operands of an sgd_update plan.
+enum SgdOperand : int {
+  kSgdParamOut = 0,
+  kSgdParam = 1,
+  kSgdGrad = 2,
+  kSgdBufferIn = 3,
+  kSgdBufferOut = 4
+};
+
+/// One torch.optim.SGD step (lib/TrainingMath.h), f32. Without momentum
+/// the buffers are neither read nor written (their strides may be the
+/// parameter's). `step` (device memory, 0-d i64) may be null: then every
+/// step is a later step.
+struct SgdUpdateArgs {
+  StridedPlan<5> plan;
+  math::SgdScalars scalars;
+  float *paramOut = nullptr, *bufferOut = nullptr;
+  const float *param = nullptr, *grad = nullptr, *bufferIn = nullptr;
+  const int64_t *step = nullptr;
+};
+cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream);
 
 } // namespace memfmt::runtime::cuda
 

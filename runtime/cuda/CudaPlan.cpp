@@ -106,9 +106,11 @@ bool memfmt::runtime::cuda::isFlat(const StridedPlan<K> &plan) {
   template StridedPlan<K> memfmt::runtime::cuda::planStrided<K>(               \
       int, const int64_t *, const int64_t *const(&)[K]);                       \
   template bool memfmt::runtime::cuda::isFlat<K>(const StridedPlan<K> &);
+MEMFMT_INSTANTIATE_PLAN(1)
 MEMFMT_INSTANTIATE_PLAN(2)
 MEMFMT_INSTANTIATE_PLAN(3)
 MEMFMT_INSTANTIATE_PLAN(4)
+MEMFMT_INSTANTIATE_PLAN(5)
 #undef MEMFMT_INSTANTIATE_PLAN
 
 ChannelPattern

@@ -873,6 +873,126 @@ TEST(CudaFoldBatchNormTest, MatchesTheCpuReference) {
 // Errors
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Training: fill, threshold_backward, sgd_update (bit for bit)
+//===----------------------------------------------------------------------===//
+
+class CudaFillTest : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(CudaFillTest, EveryLayoutAndShape) {
+  MEMFMT_REQUIRE_CUDA(env());
+  Kind k = GetParam();
+  for (const std::vector<int64_t> &shape : kElementwiseShapes)
+    for (Layout layout : kLayouts) {
+      Buf y(k, shape, layout);
+      std::string what = std::string(toString(k)) + " " + y.describe();
+      ASSERT_EQ(MEMFMT_ENTRY(fill, k)(env().gpu, 0, y.device(env().gpu), 0.1),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(env().gpu);
+      ASSERT_EQ(MEMFMT_ENTRY(fill, k)(env().cpu, 0, y.host(), 0.1),
+                MEMFMT_STATUS_OK);
+      expectMatch(y, y.download(), Match::Exact, "fill " + what);
+    }
+}
+
+TEST(CudaThresholdBackwardTest, EveryLayoutPairWithTiesAndNaN) {
+  MEMFMT_REQUIRE_CUDA(env());
+  for (const std::vector<int64_t> &shape : kElementwiseShapes)
+    for (Layout in : kLayouts)
+      for (Layout out : kLayouts) {
+        Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
+            gi(Kind::F32, shape, out);
+        std::string what = name(Kind::F32, in, out) + " " + gi.describe();
+        grad.fill(1, -2, 2);
+        self.fill(2, -1, 1);
+        if (self.values.numElements() > 3)
+          self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
+        const memfmt_memref_t *dgi = gi.device(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
+                      env().gpu, 0, grad.device(env().gpu),
+                      self.device(env().gpu), dgi, 0.0),
+                  MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
+                      env().cpu, 0, grad.host(), self.host(), gi.host(), 0.0),
+                  MEMFMT_STATUS_OK);
+        expectMatch(gi, gi.download(), Match::Exact,
+                    "threshold_backward " + what);
+        if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
+          EXPECT_EQ(env().implOf(0), "flat") << what;
+      }
+}
+
+struct CudaSgdCase {
+  const char *name;
+  double lr, momentum, dampening, weightDecay;
+  bool nesterov, hasStep;
+  int64_t step;
+};
+
+void PrintTo(const CudaSgdCase &c, std::ostream *os) { *os << c.name; }
+
+const CudaSgdCase kSgdCases[] = {
+    {"Plain", 0.1, 0, 0, 0, false, false, 0},
+    {"Momentum", 0.05, 0.9, 0, 0, false, false, 0},
+    {"DampeningFirstStep", 0.1, 0.9, 0.3, 0, false, true, 0},
+    {"DampeningLaterStep", 0.1, 0.9, 0.3, 0, false, true, 4},
+    {"Nesterov", 0.01, 0.9, 0, 0, true, true, 2},
+    {"WeightDecay", 0.1, 0.9, 0, 1e-4, false, true, 1},
+    {"WeightDecayNoMomentum", 0.3, 0, 0, 5e-2, false, false, 0},
+};
+
+class CudaSgdTest : public ::testing::TestWithParam<CudaSgdCase> {};
+
+TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
+  MEMFMT_REQUIRE_CUDA(env());
+  const CudaSgdCase &o = GetParam();
+  const std::vector<int64_t> shape = {4, 3, 5, 2};
+  for (Layout layout : {C, CL, S})
+    for (bool inPlace : {true, false}) {
+      Buf param(Kind::F32, shape, layout), grad(Kind::F32, shape, layout),
+          buf(Kind::F32, shape, layout);
+      param.fill(1);
+      grad.fill(2, -3, 3);
+      buf.fill(3);
+      Buf paramOut(Kind::F32, shape, inPlace ? layout : S),
+          bufOut(Kind::F32, shape, inPlace ? layout : C);
+      IndexBuf step({});
+      step.values.flat(0) = o.step;
+      std::string what = std::string(toString(layout)) +
+                         (inPlace ? " in place" : " out of place");
+      const memfmt_memref_t *dp = param.device(env().gpu);
+      const memfmt_memref_t *db = buf.device(env().gpu);
+      const memfmt_memref_t *dpo = inPlace ? dp : paramOut.device(env().gpu);
+      const memfmt_memref_t *dbo = inPlace ? db : bufOut.device(env().gpu);
+      ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
+                    env().gpu, 0, dp, grad.device(env().gpu), db,
+                    step.device(env().gpu), dpo, dbo, o.lr, o.momentum,
+                    o.dampening, o.weightDecay, o.nesterov, o.hasStep),
+                MEMFMT_STATUS_OK)
+          << memfmt_context_last_error(env().gpu);
+      std::vector<uint8_t> gotParam =
+          inPlace ? param.download() : paramOut.download();
+      std::vector<uint8_t> gotBuf = inPlace ? buf.download() : bufOut.download();
+      const memfmt_memref_t *hp = param.host(), *hb = buf.host();
+      ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
+                    env().cpu, 0, hp, grad.host(), hb, step.host(),
+                    inPlace ? hp : paramOut.host(), inPlace ? hb : bufOut.host(),
+                    o.lr, o.momentum, o.dampening, o.weightDecay, o.nesterov,
+                    o.hasStep),
+                MEMFMT_STATUS_OK);
+      expectMatch(inPlace ? param : paramOut, gotParam, Match::Exact,
+                  std::string("sgd param ") + o.name + " " + what);
+      expectMatch(inPlace ? buf : bufOut, gotBuf, Match::Exact,
+                  std::string("sgd buffer ") + o.name + " " + what);
+      if (inPlace && layout != S)
+        EXPECT_EQ(env().implOf(0), "flat") << what;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CudaFillTest, ::testing::ValuesIn(kKinds));
+INSTANTIATE_TEST_SUITE_P(Cases, CudaSgdTest, ::testing::ValuesIn(kSgdCases));
+
 TEST(CudaErrorTest, ValidationIsTheSameOnTheGpu) {
   MEMFMT_REQUIRE_CUDA(env());
   Buf x(Kind::F32, {2, 3, 4, 4}), y(Kind::F32, {2, 3, 4, 5});

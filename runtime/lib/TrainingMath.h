@@ -1,0 +1,70 @@
+//===- TrainingMath.h - Per-element formulas of the training kernels -*- C++ -*-===//
+//
+// Part of the memfmt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The scalar functions of the elementwise training kernels, written once for
+// the CPU kernels and the CUDA ones (compiled as __host__ __device__ by
+// nvcc), so both backends compute the same operations in the same order:
+//  * threshold_backward's element (relu's gradient): 0 where
+//    self <= threshold, else the incoming gradient (a NaN self lets it
+//    through, as in ATen);
+//  * one torch.optim.SGD step of one element, in f32 with a fused
+//    multiply-add for each of ATen's `add(a, b, alpha)` (runtime/cpu/Sgd.cpp
+//    says why this matches torch 1.13 bitwise).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMFMT_RUNTIME_LIB_TRAININGMATH_H
+#define MEMFMT_RUNTIME_LIB_TRAININGMATH_H
+
+#ifdef __CUDACC__
+#define MEMFMT_HOST_DEVICE __host__ __device__
+#else
+#define MEMFMT_HOST_DEVICE
+#endif
+
+namespace memfmt::runtime::math {
+
+MEMFMT_HOST_DEVICE inline float thresholdGrad(float grad, float self,
+                                              float threshold) {
+  return self <= threshold ? 0.0f : grad;
+}
+
+/// The f32 scalars of one sgd_update call and which of its steps apply.
+struct SgdScalars {
+  float negativeLr, momentum, dampeningComplement, weightDecay;
+  bool decay, useMomentum, nesterov;
+
+  /// `1 - dampening` is taken in double and rounded once, as ATen's alpha.
+  static SgdScalars of(double lr, double momentum, double dampening,
+                       double weightDecay, bool nesterov) {
+    return {static_cast<float>(-lr),
+            static_cast<float>(momentum),
+            static_cast<float>(1.0 - dampening),
+            static_cast<float>(weightDecay),
+            weightDecay != 0,
+            momentum != 0,
+            nesterov};
+  }
+
+  /// One element: reads param, grad and (with momentum) *buf, writes the
+  /// new *buf (with momentum) and returns the new param. `firstStep`: the
+  /// buffer starts as the gradient (torch has none yet).
+  template <typename Fma>
+  MEMFMT_HOST_DEVICE float apply(float param, float grad, float *buf,
+                                 bool firstStep, Fma fma) const {
+    float g = decay ? fma(param, weightDecay, grad) : grad;
+    if (useMomentum) {
+      float b = firstStep ? g : fma(g, dampeningComplement, *buf * momentum);
+      *buf = b;
+      g = nesterov ? fma(b, momentum, g) : b;
+    }
+    return fma(g, negativeLr, param);
+  }
+};
+
+} // namespace memfmt::runtime::math
+
+#endif // MEMFMT_RUNTIME_LIB_TRAININGMATH_H
