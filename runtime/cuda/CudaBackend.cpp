@@ -769,8 +769,7 @@ void setMaxWindow(PoolArgs &args, int64_t kh, int64_t kw, int64_t sh,
 } // namespace
 
 memfmt_status_t CudaBackend::runPool(KernelCall &call, PoolArgs &args) {
-  bool backward = args.kind == PoolKind::MaxBackward ||
-                  args.kind == PoolKind::AdaptiveBackward;
+  bool backward = isBackward(args.kind);
   int64_t written = backward ? args.n * args.c * args.h * args.w
                              : args.n * args.c * args.oh * args.ow;
   if (written == 0) {
@@ -845,6 +844,21 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   PoolArgs args;
   args.kind = PoolKind::AdaptiveBackward;
   setPoolTensors(args, a.grad_input, a.grad_output, nullptr);
+  return runPool(call, args);
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::avg_pool2d_backward &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  PoolArgs args;
+  args.kind = PoolKind::AvgBackward;
+  setPoolTensors(args, a.grad_input, a.grad_output, nullptr);
+  setMaxWindow(args, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+               a.pad_left, 1, 1);
+  args.pb = a.pad_bottom;
+  args.pr = a.pad_right;
+  args.countIncludePad = a.count_include_pad != 0;
   return runPool(call, args);
 }
 
@@ -995,7 +1009,6 @@ MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(linear_backward)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(avg_pool2d_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
 #undef MEMFMT_CUDA_TRAINING_UNSUPPORTED

@@ -324,8 +324,7 @@ bool memfmt::runtime::cuda::planPoolNhwc(PoolArgs &args, int vectorWidth,
 }
 
 void memfmt::runtime::cuda::planPoolGeneric(PoolArgs &args) {
-  bool backward = args.kind == PoolKind::MaxBackward ||
-                  args.kind == PoolKind::AdaptiveBackward;
+  bool backward = isBackward(args.kind);
   const int64_t *strides = backward ? args.xs : args.ys;
   int64_t sizes[4] = {args.n, args.c, backward ? args.h : args.oh,
                       backward ? args.w : args.ow};

@@ -248,8 +248,15 @@ enum class PoolKind : int {
   Avg = 1,
   Adaptive = 2,
   MaxBackward = 3,
-  AdaptiveBackward = 4
+  AdaptiveBackward = 4,
+  AvgBackward = 5
 };
+
+/// True for the gradient kernels (they write x from y).
+inline bool isBackward(PoolKind kind) {
+  return kind == PoolKind::MaxBackward || kind == PoolKind::AdaptiveBackward ||
+         kind == PoolKind::AvgBackward;
+}
 
 /// The parameters of a pooling kernel. Forward kernels write y from x (and
 /// indices for max with indices); backward kernels write x (grad_input)

@@ -24,33 +24,12 @@
 
 #include "CudaKernels.h"
 #include "DeviceTypes.cuh"
+#include "PoolWindows.cuh"
 
 #include <climits>
 
 namespace memfmt::runtime::cuda {
 namespace {
-
-/// The average/adaptive window along one dim: [begin, end) and the divisor
-/// extent.
-struct Span {
-  int64_t begin, end, extent;
-};
-
-__device__ __forceinline__ Span avgSpan(int64_t o, int64_t kernel,
-                                        int64_t stride, int64_t pad,
-                                        int64_t size, int64_t padEnd) {
-  int64_t start = o * stride - pad;
-  int64_t stop =
-      start + kernel < size + padEnd ? start + kernel : size + padEnd;
-  return {start > 0 ? start : 0, stop < size ? stop : size, stop - start};
-}
-
-__device__ __forceinline__ Span adaptiveSpan(int64_t o, int64_t outSize,
-                                             int64_t size) {
-  int64_t begin = o * size / outSize;
-  int64_t end = ((o + 1) * size + outSize - 1) / outSize;
-  return {begin, end, end - begin};
-}
 
 /// One output element (or `VEC` channels of it) at (n, c..c+VEC, oh, ow).
 template <typename T, int VEC>

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// max_pool2d_with_indices_backward and adaptive_avg_pool2d_backward as
-// gathers: each thread owns one grad_input element (or `vec` adjacent
+// max_pool2d_with_indices_backward, adaptive_avg_pool2d_backward and
+// avg_pool2d_backward as gathers: each thread owns one grad_input element (or `vec` adjacent
 // channels of one pixel, NHWC) and sums, in f32, the grad_output cells whose
 // window holds it, so there are no atomics and the result does not depend
 // on scheduling. The candidate cells of input row ih are:
@@ -17,7 +17,10 @@
 //  * adaptive: oh around [floor(ih * OH / H), ceil((ih + 1) * OH / H)),
 //    widened by one and checked against the forward window
 //    [floor(oh * H / OH), ceil((oh + 1) * H / OH)), each contributing
-//    grad / (window rows * window cols).
+//    grad / (window rows * window cols);
+//  * average: oh in [ceil((ih + pad - kernel + 1) / stride), floor((ih +
+//    pad) / stride)], each contributing grad / its window's divisor (the
+//    forward kernel's, PoolWindows.cuh).
 // The NHWC kernel reads consecutive channels across a warp (channels-last
 // optimised, as PyTorch's plan asks); the generic kernel takes any strides.
 //
@@ -25,6 +28,7 @@
 
 #include "CudaKernels.h"
 #include "DeviceTypes.cuh"
+#include "PoolWindows.cuh"
 
 #include <climits>
 
@@ -43,11 +47,20 @@ __device__ __forceinline__ bool isTap(int64_t position, int64_t first,
          distance / dilation < kernel;
 }
 
-__device__ __forceinline__ void adaptiveWindow(int64_t o, int64_t outSize,
-                                               int64_t size, int64_t &begin,
-                                               int64_t &end) {
-  begin = o * size / outSize;
-  end = ((o + 1) * size + outSize - 1) / outSize;
+/// acc[j] += cell[j] * scale for the VEC channels of one grad_output cell
+/// (one 16-byte load when VEC > 1, which only the NHWC kernel uses: its
+/// channels are adjacent).
+template <typename T, int VEC>
+__device__ __forceinline__ void addScaled(float (&acc)[VEC], const T *cell,
+                                          float scale) {
+  if (VEC == 1) {
+    acc[0] += toFloat(cell[0]) * scale;
+  } else {
+    Vec<T, VEC> v = *reinterpret_cast<const Vec<T, VEC> *>(cell);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      acc[j] += toFloat(v.v[j]) * scale;
+  }
 }
 
 /// grad_input at (n, c..c+VEC, ih, iw).
@@ -85,7 +98,7 @@ __device__ __forceinline__ void gatherOne(const PoolArgs &a, int64_t n,
             acc[j] += toFloat(go[cell + j * a.ys[1]]);
       }
     }
-  } else {
+  } else if (a.kind == PoolKind::AdaptiveBackward) {
     int64_t ohLo = ih * a.oh / a.h - 1,
             ohHi = ((ih + 1) * a.oh + a.h - 1) / a.h;
     int64_t owLo = iw * a.ow / a.w - 1,
@@ -95,25 +108,36 @@ __device__ __forceinline__ void gatherOne(const PoolArgs &a, int64_t n,
     ohHi = ohHi >= a.oh ? a.oh - 1 : ohHi;
     owHi = owHi >= a.ow ? a.ow - 1 : owHi;
     for (int64_t oh = ohLo; oh <= ohHi; ++oh) {
-      int64_t h0, h1;
-      adaptiveWindow(oh, a.oh, a.h, h0, h1);
-      if (ih < h0 || ih >= h1)
+      Span rows = adaptiveSpan(oh, a.oh, a.h);
+      if (ih < rows.begin || ih >= rows.end)
         continue;
       for (int64_t ow = owLo; ow <= owHi; ++ow) {
-        int64_t w0, w1;
-        adaptiveWindow(ow, a.ow, a.w, w0, w1);
-        if (iw < w0 || iw >= w1)
+        Span cols = adaptiveSpan(ow, a.ow, a.w);
+        if (iw < cols.begin || iw >= cols.end)
           continue;
-        float inverse = 1.0f / static_cast<float>((h1 - h0) * (w1 - w0));
-        int64_t cell = oh * a.ys[2] + ow * a.ys[3];
-        if (VEC == 1) {
-          acc[0] += toFloat(go[cell]) * inverse;
-        } else {
-          Vec<T, VEC> v = *reinterpret_cast<const Vec<T, VEC> *>(go + cell);
-#pragma unroll
-          for (int j = 0; j < VEC; ++j)
-            acc[j] += toFloat(v.v[j]) * inverse;
-        }
+        addScaled<T, VEC>(acc, go + oh * a.ys[2] + ow * a.ys[3],
+                          1.0f / static_cast<float>(rows.extent * cols.extent));
+      }
+    }
+  } else { // AvgBackward
+    // Output rows whose window [oh * stride - pad, + kernel) holds ih.
+    int64_t ohLo = floorDiv(ih + a.pt - a.kh + a.sh, a.sh);
+    int64_t ohHi = floorDiv(ih + a.pt, a.sh);
+    int64_t owLo = floorDiv(iw + a.pl - a.kw + a.sw, a.sw);
+    int64_t owHi = floorDiv(iw + a.pl, a.sw);
+    ohLo = ohLo < 0 ? 0 : ohLo;
+    owLo = owLo < 0 ? 0 : owLo;
+    ohHi = ohHi >= a.oh ? a.oh - 1 : ohHi;
+    owHi = owHi >= a.ow ? a.ow - 1 : owHi;
+    for (int64_t oh = ohLo; oh <= ohHi; ++oh) {
+      Span rows = avgSpan(oh, a.kh, a.sh, a.pt, a.h, a.pb);
+      for (int64_t ow = owLo; ow <= owHi; ++ow) {
+        Span cols = avgSpan(ow, a.kw, a.sw, a.pl, a.w, a.pr);
+        int64_t divisor = a.countIncludePad
+                              ? rows.extent * cols.extent
+                              : (rows.end - rows.begin) * (cols.end - cols.begin);
+        addScaled<T, VEC>(acc, go + oh * a.ys[2] + ow * a.ys[3],
+                          1.0f / static_cast<float>(divisor));
       }
     }
   }

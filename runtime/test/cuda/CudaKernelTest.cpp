@@ -765,6 +765,28 @@ TEST_P(CudaPoolTest, AverageWithAndWithoutPadding) {
       if (s != MEMFMT_STATUS_OK)
         continue; // A window over padding only: both reject it.
       expectMatch(y, y.download(), Match::Reduction, "avg_pool2d " + what);
+      // The gradient (f32 only, as in training), into a grad_input of any
+      // layout, from a grad_output in the input's.
+      if (k != Kind::F32)
+        continue;
+      for (Layout out : kLayouts) {
+        Buf gy(k, {cs.n, cs.c, oh, ow}, in), gx(k, {cs.n, cs.c, cs.h, cs.w}, out);
+        gy.fill(24);
+        const memfmt_memref_t *dgx = gx.device(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_avg_pool2d_backward_f32(
+                      env().gpu, 13, gy.device(env().gpu), dgx, cs.kh, cs.kw,
+                      cs.sh, cs.sw, cs.pt, cs.pl, pb, cs.pr, countPad),
+                  MEMFMT_STATUS_OK)
+            << what << ": " << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_avg_pool2d_backward_f32(
+                      env().cpu, 13, gy.host(), gx.host(), cs.kh, cs.kw, cs.sh,
+                      cs.sw, cs.pt, cs.pl, pb, cs.pr, countPad),
+                  MEMFMT_STATUS_OK);
+        expectMatch(gx, gx.download(), Match::Reduction,
+                    "avg_pool2d_backward " + what + " -> " + toString(out));
+        if (in == CL && out == CL)
+          EXPECT_EQ(env().implOf(13).rfind("nhwc", 0), 0u) << what;
+      }
     }
 }
 
