@@ -1008,7 +1008,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(linear_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
 #undef MEMFMT_CUDA_TRAINING_UNSUPPORTED

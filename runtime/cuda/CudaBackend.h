@@ -75,7 +75,8 @@ enum ScratchSlot : int {
   kLinearWeight = 5,
   kLinearOutput = 6,
   kBatchNormParams = 7,
-  kNumScratchSlots = 8
+  kLinearOnes = 8,
+  kNumScratchSlots = 9
 };
 
 class CudaBackend final : public Backend {
@@ -137,6 +138,11 @@ private:
                            const TensorView &x, const TensorView *bias,
                            const TensorView *residual, bool relu);
   memfmt_status_t runPool(KernelCall &call, PoolArgs &args);
+  /// out = input @ weight^T (+ bias along dim 1) on cuBLAS, 2-D operands
+  /// of any strides (CudaLinear.cpp).
+  memfmt_status_t gemm(KernelCall &call, Elem elem, const TensorView &input,
+                       const TensorView &weight, const TensorView &out,
+                       const TensorView *bias);
   memfmt_status_t batchNormCudnn(KernelCall &call, const args::batch_norm &a,
                                  bool &done);
   /// Chooses the algorithm of a convolution shape (key layout in

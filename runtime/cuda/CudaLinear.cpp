@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // linear (out = input @ weight^T + bias) as one cublasGemmEx call plus, when
-// there is a bias or a scratch output, one per-channel epilogue
-// kernel. cuBLAS is column-major; planLinear (CudaPlan.h) maps the three
+// there is a bias or a scratch output, one per-channel epilogue kernel; and
+// linear_backward as three such products on transposed views. cuBLAS is column-major; planLinear (CudaPlan.h) maps the three
 // matrices' strides to transposition flags and leading dimensions, so
 // row-major, column-major and row-padded operands go to cuBLAS as they are;
 // an operand with no unit stride is first copied to a dense row-major
@@ -19,7 +19,9 @@
 #include "CudaBackend.h"
 #include "CudaKernels.h"
 
+#include <algorithm>
 #include <climits>
+#include <utility>
 
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cuda;
@@ -58,21 +60,19 @@ bool fitsInt(const GemmPlan &p) {
 
 } // namespace
 
-memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  const TensorView &out = a.output;
-  if (out.numElements() == 0) {
-    call.setImpl("empty");
-    return MEMFMT_STATUS_OK;
-  }
-  Elem elem = elemOf(call.dtype());
+/// out = in @ w^T (+ bias along dim 1), in [n, k], w [m, k], out [n, m],
+/// any strides: one cublasGemmEx on the operands as they lie where cuBLAS
+/// can take them (else on dense row-major scratch copies), then the bias
+/// and the copy out of a scratch output in one epilogue kernel.
+memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem,
+                                  const TensorView &input,
+                                  const TensorView &weight,
+                                  const TensorView &out,
+                                  const TensorView *bias) {
   size_t esize = elemSize(elem);
-  const int64_t n = a.input.sizes[0], k = a.input.sizes[1],
-                m = a.weight.sizes[0];
-  TensorView in = a.input, w = a.weight, y = out;
+  const int64_t n = input.sizes[0], k = input.sizes[1], m = weight.sizes[0];
+  TensorView in = input, w = weight, y = out;
   bool repacked = false;
-
   auto pack = [&](TensorView &t, ScratchSlot slot) -> memfmt_status_t {
     void *buffer = nullptr;
     if (memfmt_status_t s = scratch(
@@ -103,7 +103,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
     y = rowMajor(buffer, n, m);
     repacked = true;
   }
-
   if (k == 0) {
     // An empty sum: the product is zero, the output its bias.
     void *buffer = nullptr;
@@ -115,21 +114,19 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
         call,
         cudaMemsetAsync(buffer, 0, static_cast<size_t>(n * m) * esize, stream));
     call.setImpl("zero");
-    return epilogue(call, elem, out, rowMajor(buffer, n, m),
-                    a.has_bias ? &a.bias : nullptr, nullptr,
+    return epilogue(call, elem, out, rowMajor(buffer, n, m), bias, nullptr,
                     /*relu=*/false);
   }
-
   GemmPlan plan = planLinear(n, k, m, in.strides, w.strides, y.strides);
   if (!plan.ok)
     return call.fail(MEMFMT_STATUS_INTERNAL,
-                     "no cuBLAS layout for linear with input " + describe(in) +
-                         ", weight " + describe(w) + ", output " + describe(y));
+                     "no cuBLAS layout for a product of " + describe(in) +
+                         " and " + describe(w) + " into " + describe(y));
   if (!fitsInt(plan))
     return call.fail(MEMFMT_STATUS_UNSUPPORTED,
                      "cuBLAS takes sizes and leading dimensions below 2^31; "
-                     "got input " +
-                         formatShape(in) + " and weight " + formatShape(w));
+                     "got " +
+                         formatShape(in) + " and " + formatShape(w));
   const void *matA = plan.swapped ? w.data : in.data;
   const void *matB = plan.swapped ? in.data : w.data;
   cudaDataType_t type = cublasType(elem);
@@ -144,11 +141,82 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
                    int(plan.n), int(plan.k), &alpha, matA, type, int(plan.lda),
                    matB, type, int(plan.ldb), &beta, y.data, type,
                    int(plan.ldc), compute, CUBLAS_GEMM_DEFAULT));
-  if (!outputDirect || a.has_bias)
+  if (!outputDirect || bias)
     if (memfmt_status_t s =
-            epilogue(call, elem, out, y, a.has_bias ? &a.bias : nullptr,
-                     nullptr, /*relu=*/false))
+            epilogue(call, elem, out, y, bias, nullptr, /*relu=*/false))
       return s;
   call.setImpl(repacked ? "cublas_repacked" : "cublas");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  if (a.output.numElements() == 0) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  return gemm(call, elemOf(call.dtype()), a.input, a.weight, a.output,
+              a.has_bias ? &a.bias : nullptr);
+}
+
+namespace {
+
+/// The transpose of a 2-D view (no data moves).
+TensorView transposed(const TensorView &t) {
+  TensorView view = t;
+  std::swap(view.sizes[0], view.sizes[1]);
+  std::swap(view.strides[0], view.strides[1]);
+  return view;
+}
+
+/// A 1-D view [m] as the column [m, 1].
+TensorView column(const TensorView &t) {
+  TensorView view = t;
+  view.rank = 2;
+  view.sizes[1] = 1;
+  view.strides[1] = 1;
+  return view;
+}
+
+} // namespace
+
+// The three products of linear_backward, each as gemm (out = in @ w^T) on
+// transposed views of the operands: grad_input = grad_output @ weight,
+// grad_weight = grad_output^T @ input, and grad_bias = grad_output^T @ ones
+// (a column of N ones in scratch). A gradient whose flag is off is not
+// written, as on the CPU.
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::linear_backward &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const Elem elem = Elem::F32;
+  const TensorView &go = a.grad_output;
+  const int64_t n = go.sizes[0];
+  if (a.has_grad_input && a.grad_input.numElements() > 0)
+    if (memfmt_status_t s =
+            gemm(call, elem, go, transposed(a.weight), a.grad_input, nullptr))
+      return s;
+  if (a.has_grad_weight && a.grad_weight.numElements() > 0)
+    if (memfmt_status_t s = gemm(call, elem, transposed(go),
+                                 transposed(a.input), a.grad_weight, nullptr))
+      return s;
+  if (a.has_grad_bias && a.grad_bias.numElements() > 0) {
+    void *ones = nullptr;
+    if (memfmt_status_t s =
+            scratch(call, kLinearOnes,
+                    static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float),
+                    &ones))
+      return s;
+    TensorView onesRow = rowMajor(ones, 1, n);
+    const int64_t *strides[1] = {onesRow.strides};
+    StridedPlan<1> fill = planStrided<1>(2, onesRow.sizes, strides);
+    MEMFMT_LAUNCH_TRY(call, "the fill kernel",
+                      launchFill(elem, fill, ones, 1.0f, stream));
+    if (memfmt_status_t s = gemm(call, elem, transposed(go), onesRow,
+                                 column(a.grad_bias), nullptr))
+      return s;
+  }
+  call.setImpl("cublas");
   return MEMFMT_STATUS_OK;
 }

@@ -638,6 +638,51 @@ TEST_P(CudaLinearTest, LayoutsBiasAndEdgeShapes) {
           }
 }
 
+TEST(CudaLinearBackwardTest, EveryGradientLayoutAndEdgeShape) {
+  MEMFMT_REQUIRE_CUDA(env());
+  struct Case {
+    int64_t n, kk, m;
+  };
+  for (Case c : {Case{4, 64, 32}, Case{8, 2048, 1000}, Case{3, 7, 5},
+                 Case{1, 16, 1}, Case{5, 1, 3}})
+    for (Layout lg : {C, S})
+      for (Layout lx : {C, S, CLS})
+        for (Layout lout : {C, S})
+          for (int mask : {7, 1, 2, 4}) {
+            Buf go(Kind::F32, {c.n, c.m}, lg), x(Kind::F32, {c.n, c.kk}, lx),
+                w(Kind::F32, {c.m, c.kk}, lx);
+            Buf gi(Kind::F32, {c.n, c.kk}, lout),
+                gw(Kind::F32, {c.m, c.kk}, lout), gb(Kind::F32, {c.m});
+            go.fill(31);
+            x.fill(32);
+            w.fill(33, -0.1, 0.1);
+            std::string what = "linear_backward " + go.describe() + " " +
+                               x.describe() + " -> " + gi.describe() +
+                               " mask " + std::to_string(mask);
+            const memfmt_memref_t *dgi = gi.device(env().gpu),
+                                  *dgw = gw.device(env().gpu),
+                                  *dgb = gb.device(env().gpu);
+            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
+                          env().gpu, 9, go.device(env().gpu),
+                          x.device(env().gpu), w.device(env().gpu), dgi, dgw,
+                          dgb, mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
+                      MEMFMT_STATUS_OK)
+                << what << ": " << memfmt_context_last_error(env().gpu);
+            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
+                          env().cpu, 9, go.host(), x.host(), w.host(),
+                          gi.host(), gw.host(), gb.host(), mask & 1,
+                          (mask >> 1) & 1, (mask >> 2) & 1),
+                      MEMFMT_STATUS_OK);
+            // Gradients that are off stay untouched on both sides.
+            expectMatch(gi, gi.download(), Match::Reduction,
+                        what + " grad_input");
+            expectMatch(gw, gw.download(), Match::Reduction,
+                        what + " grad_weight");
+            expectMatch(gb, gb.download(), Match::Reduction,
+                        what + " grad_bias");
+          }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaLinearTest, ::testing::ValuesIn(kKinds),
                          [](const auto &info) {
                            return std::string(toString(info.param));
