@@ -583,59 +583,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::batch_norm &a) {
   return MEMFMT_STATUS_OK;
 }
 
-/// cuDNN's inference batch norm (MEMFMT_CUDA_BATCH_NORM=cudnn) for f32 4-D
-/// tensors that are both packed NCHW or both packed NHWC, with unit-stride
-/// parameters; `done` stays false for anything else (the own kernel runs).
-memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
-                                            const args::batch_norm &a,
-                                            bool &done) {
-  if (call.dtype() != DType::f32 || a.input.rank != 4)
-    return MEMFMT_STATUS_OK;
-  ConvFormat format = ConvFormat::Nchw;
-  if (isPacked(ConvFormat::Nhwc, a.input.sizes, a.input.strides) &&
-      isPacked(ConvFormat::Nhwc, a.output.sizes, a.output.strides) &&
-      !isPacked(ConvFormat::Nchw, a.input.sizes, a.input.strides))
-    format = ConvFormat::Nhwc;
-  else if (!isPacked(ConvFormat::Nchw, a.input.sizes, a.input.strides) ||
-           !isPacked(ConvFormat::Nchw, a.output.sizes, a.output.strides))
-    return MEMFMT_STATUS_OK;
-  for (const TensorView *p :
-       {&a.weight, &a.bias, &a.running_mean, &a.running_var})
-    if (p->sizes[0] > 1 && p->strides[0] != 1)
-      return MEMFMT_STATUS_OK;
-  const int64_t *s = a.input.sizes;
-  for (int d = 0; d < 4; ++d)
-    if (s[d] > INT32_MAX)
-      return MEMFMT_STATUS_OK;
-  struct Descs {
-    cudnnTensorDescriptor_t data = nullptr, params = nullptr;
-    ~Descs() {
-      if (data)
-        cudnnDestroyTensorDescriptor(data);
-      if (params)
-        cudnnDestroyTensorDescriptor(params);
-    }
-  } d;
-  MEMFMT_CUDNN_TRY(call, cudnnCreateTensorDescriptor(&d.data));
-  MEMFMT_CUDNN_TRY(call, cudnnCreateTensorDescriptor(&d.params));
-  MEMFMT_CUDNN_TRY(
-      call,
-      cudnnSetTensor4dDescriptor(
-          d.data,
-          format == ConvFormat::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-          CUDNN_DATA_FLOAT, int(s[0]), int(s[1]), int(s[2]), int(s[3])));
-  MEMFMT_CUDNN_TRY(call, cudnnDeriveBNTensorDescriptor(
-                             d.params, d.data, CUDNN_BATCHNORM_SPATIAL));
-  float one = 1.0f, zero = 0.0f;
-  MEMFMT_CUDNN_TRY(call, cudnnBatchNormalizationForwardInference(
-                             cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero,
-                             d.data, a.input.data, d.data, a.output.data,
-                             d.params, a.weight.data, a.bias.data,
-                             a.running_mean.data, a.running_var.data, a.eps));
-  call.setImpl(format == ConvFormat::Nhwc ? "cudnn_nhwc" : "cudnn_nchw");
-  done = true;
-  return MEMFMT_STATUS_OK;
-}
 
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::layer_norm &a) {
   if (memfmt_status_t s = enter(call))
@@ -1005,8 +952,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
                      "is not implemented on CUDA yet; training runs on the "   \
                      "CPU (--target cpu)");                                    \
   }
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(native_batch_norm_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)

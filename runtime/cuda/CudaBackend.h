@@ -19,8 +19,8 @@
 // later runs and captures allocate nothing.
 //
 // Kernels are split by library: CudaBackend.cpp (own kernels, device
-// functions), CudaConv.cpp (cuDNN), CudaLinear.cpp (cuBLAS), Nccl.cpp
-// (NCCL, for all_reduce).
+// functions), CudaConv.cpp and CudaBatchNorm.cpp (cuDNN), CudaLinear.cpp
+// (cuBLAS), Nccl.cpp (NCCL, for all_reduce).
 //
 //===----------------------------------------------------------------------===//
 
