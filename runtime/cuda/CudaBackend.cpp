@@ -55,8 +55,9 @@ ConvChoice::~ConvChoice() {
     cudnnDestroyFilterDescriptor(w);
   if (conv)
     cudnnDestroyConvolutionDescriptor(conv);
-  if (bias)
-    cudnnDestroyTensorDescriptor(bias);
+  for (cudnnTensorDescriptor_t t : {bias, biasGrad})
+    if (t)
+      cudnnDestroyTensorDescriptor(t);
   for (cudnnActivationDescriptor_t activation : {relu, identity})
     if (activation)
       cudnnDestroyActivationDescriptor(activation);
@@ -101,6 +102,7 @@ CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(stream);
   nccl.reset();
   convCache.clear();
+  convBackwardCache.clear();
   if (cublas)
     cublasDestroy(cublas);
   if (cudnn)
@@ -194,7 +196,10 @@ memfmt::runtime::createCudaBackend(const BackendOptions &options,
   return backend;
 }
 
-void CudaBackend::invalidateCaches() { convCache.clear(); }
+void CudaBackend::invalidateCaches() {
+  convCache.clear();
+  convBackwardCache.clear();
+}
 
 //===----------------------------------------------------------------------===//
 // Device functions
@@ -952,7 +957,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
                      "is not implemented on CUDA yet; training runs on the "   \
                      "CPU (--target cpu)");                                    \
   }
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(convolution_backward)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
 MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
 #undef MEMFMT_CUDA_TRAINING_UNSUPPORTED

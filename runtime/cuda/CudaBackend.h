@@ -19,8 +19,8 @@
 // later runs and captures allocate nothing.
 //
 // Kernels are split by library: CudaBackend.cpp (own kernels, device
-// functions), CudaConv.cpp and CudaBatchNorm.cpp (cuDNN), CudaLinear.cpp
-// (cuBLAS), Nccl.cpp (NCCL, for all_reduce).
+// functions), CudaConv.cpp, CudaConvBackward.cpp and CudaBatchNorm.cpp
+// (cuDNN), CudaLinear.cpp (cuBLAS), Nccl.cpp (NCCL, for all_reduce).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +44,19 @@ namespace memfmt::runtime::cuda {
 /// The Elem of a kernel call's element type.
 Elem elemOf(DType type);
 
-/// A chosen convolution: descriptors and algorithm for one shape.
+/// The cuDNN element type of `elem`.
+cudnnDataType_t cudnnType(Elem elem);
+
+/// A view of `sizes` packed in `format` at `data`.
+TensorView packedView(void *data, const int64_t *sizes, ConvFormat format);
+
+/// The layout of a convolution's cache key: [elem, format, tf32, N, C, H, W,
+/// K, C/g, R, S, padH, padW, strideH, strideW, dilationH, dilationW,
+/// groups].
+enum ConvKeyIndex { kKeyElem = 0, kKeyFormat = 1, kKeyTf32 = 2 };
+
+/// A chosen convolution: descriptors and algorithm for one shape (forward;
+/// a convolution_backward shape fills the backward algorithms instead).
 struct ConvChoice {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
@@ -52,6 +64,13 @@ struct ConvChoice {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace = 0;
+  cudnnConvolutionBwdDataAlgo_t dataAlgo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+  cudnnMathType_t dataMath = CUDNN_DEFAULT_MATH;
+  cudnnConvolutionBwdFilterAlgo_t filterAlgo =
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+  cudnnMathType_t filterMath = CUDNN_DEFAULT_MATH;
+  /// The bias gradient's descriptor (1 x K x 1 x 1), made on first use.
+  cudnnTensorDescriptor_t biasGrad = nullptr;
   /// Not empty when cuDNN has no algorithm for this shape (the reason).
   std::string unsupported;
   /// The bias (1xKx1x1) and activations of cudnnConvolutionBiasActivation-
@@ -76,7 +95,9 @@ enum ScratchSlot : int {
   kLinearOutput = 6,
   kBatchNormParams = 7,
   kLinearOnes = 8,
-  kNumScratchSlots = 9
+  kConvGradInput = 9,
+  kConvGradWeight = 10,
+  kNumScratchSlots = 11
 };
 
 class CudaBackend final : public Backend {
@@ -145,10 +166,25 @@ private:
                        const TensorView *bias);
   memfmt_status_t batchNormCudnn(KernelCall &call, const args::batch_norm &a,
                                  bool &done);
-  /// Chooses the algorithm of a convolution shape (key layout in
-  /// CudaConv.cpp). UNSUPPORTED when cuDNN has none in that format.
+  /// Makes the descriptors of a convolution shape (ConvKeyIndex) and sets
+  /// its math type; refused during graph capture (CudaConv.cpp).
+  memfmt_status_t describeConv(ErrorSink &sink, const std::vector<int64_t> &key,
+                               ConvChoice &choice, Elem elem);
+  /// Chooses the algorithm of a convolution shape. UNSUPPORTED when cuDNN
+  /// has none in that format.
   memfmt_status_t selectConv(ErrorSink &sink, const std::vector<int64_t> &key,
                              ConvChoice &choice, Elem elem);
+  /// Chooses the backward-data and backward-filter algorithms of a
+  /// convolution shape (CudaConvBackward.cpp).
+  memfmt_status_t selectConvBackward(ErrorSink &sink,
+                                     const std::vector<int64_t> &key,
+                                     ConvChoice &choice, Elem elem);
+  /// convolution_backward in one format; sets `unsupported` (and `why`)
+  /// when cuDNN has no algorithm for it there.
+  memfmt_status_t runConvBackward(KernelCall &call,
+                                  const args::convolution_backward &a,
+                                  ConvFormat format, bool &unsupported,
+                                  std::string &why);
   /// conv2d in `format`; sets `unsupported` (and `why`) instead of failing
   /// when cuDNN has no algorithm for it.
   /// conv2d's `activation` (a memfmt_eltwise_op_t, or 0) on its output,
@@ -187,6 +223,8 @@ private:
   /// earlier may still use them).
   std::vector<void *> retired;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvChoice>> convCache;
+  /// The same for convolution_backward shapes.
+  std::map<std::vector<int64_t>, std::unique_ptr<ConvChoice>> convBackwardCache;
   /// The replicas' NCCL group while the context has a communicator.
   std::unique_ptr<NcclGroup> nccl;
 };

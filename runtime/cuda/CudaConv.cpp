@@ -47,9 +47,7 @@
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cuda;
 
-namespace {
-
-cudnnDataType_t cudnnType(Elem elem) {
+cudnnDataType_t cuda::cudnnType(Elem elem) {
   switch (elem) {
   case Elem::F16:
     return CUDNN_DATA_HALF;
@@ -60,12 +58,8 @@ cudnnDataType_t cudnnType(Elem elem) {
   }
 }
 
-cudnnTensorFormat_t cudnnFormat(ConvFormat format) {
-  return format == ConvFormat::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-}
-
-/// A view of `sizes` packed in `format` at `data`.
-TensorView packedView(void *data, const int64_t *sizes, ConvFormat format) {
+TensorView cuda::packedView(void *data, const int64_t *sizes,
+                            ConvFormat format) {
   TensorView view;
   view.data = data;
   view.rank = 4;
@@ -75,15 +69,17 @@ TensorView packedView(void *data, const int64_t *sizes, ConvFormat format) {
   return view;
 }
 
-/// Key layout: [elem, format, tf32, N, C, H, W, K, C/g, R, S, padH, padW,
-/// strideH, strideW, dilationH, dilationW, groups].
-enum KeyIndex { kKeyElem = 0, kKeyFormat = 1, kKeyTf32 = 2 };
+namespace {
+
+cudnnTensorFormat_t cudnnFormat(ConvFormat format) {
+  return format == ConvFormat::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
 
 } // namespace
 
-memfmt_status_t CudaBackend::selectConv(ErrorSink &call,
-                                        const std::vector<int64_t> &key,
-                                        ConvChoice &choice, Elem elem) {
+memfmt_status_t CudaBackend::describeConv(ErrorSink &call,
+                                          const std::vector<int64_t> &key,
+                                          ConvChoice &choice, Elem elem) {
   if (capturing)
     return call.fail(MEMFMT_STATUS_INVALID_ARGUMENT,
                      "a convolution shape was first seen during a CUDA graph "
@@ -125,7 +121,15 @@ memfmt_status_t CudaBackend::selectConv(ErrorSink &call,
   MEMFMT_CUDNN_TRY(call,
                    cudnnSetTensor4dDescriptor(choice.y, cudnnFormat(format),
                                               type, outN, outCh, outH, outW));
+  return MEMFMT_STATUS_OK;
+}
 
+memfmt_status_t CudaBackend::selectConv(ErrorSink &call,
+                                        const std::vector<int64_t> &key,
+                                        ConvChoice &choice, Elem elem) {
+  if (memfmt_status_t s = describeConv(call, key, choice, elem))
+    return s;
+  const bool exactF32 = elem == Elem::F32 && key[kKeyTf32] == 0;
   int maxCount = 0;
   MEMFMT_CUDNN_TRY(
       call, cudnnGetConvolutionForwardAlgorithmMaxCount(cudnn, &maxCount));

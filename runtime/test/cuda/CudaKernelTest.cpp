@@ -662,6 +662,70 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
     }
 }
 
+/// The gradients (f32, as training runs): every gradient mask, both
+/// formats and the strided layouts, against the CPU's convolution_backward.
+TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
+  MEMFMT_REQUIRE_CUDA(env());
+  auto [k, cs] = GetParam();
+  if (k != Kind::F32)
+    GTEST_SKIP() << "training computes in f32";
+  int64_t kh = cs.kh, kw = cs.kw;
+  int64_t oh = (cs.h + cs.padTop + cs.padBottom - cs.dilation * (kh - 1) - 1) /
+                   cs.stride +
+               1;
+  int64_t ow = (cs.w + cs.padLeft + cs.padRight - cs.dilation * (kw - 1) - 1) /
+                   cs.stride +
+               1;
+  const bool asymmetric =
+      cs.padTop != cs.padBottom || cs.padLeft != cs.padRight;
+  for (Layout layout : kLayouts)
+    for (int mask : {7, 3, 6}) {
+      Buf x(k, {cs.n, cs.c, cs.h, cs.w}, layout),
+          w(k, {cs.o, cs.c / cs.groups, kh, kw}, layout),
+          go(k, {cs.n, cs.o, oh, ow}, layout);
+      Buf gx(k, {cs.n, cs.c, cs.h, cs.w}, layout),
+          gw(k, {cs.o, cs.c / cs.groups, kh, kw}, layout), gb(k, {cs.o});
+      x.fill(51);
+      w.fill(52, -0.5, 0.5);
+      go.fill(53);
+      std::string what = std::string(cs.name) + " backward " + x.describe() +
+                         " mask " + std::to_string(mask);
+      const memfmt_memref_t *dgx = gx.device(env().gpu),
+                            *dgw = gw.device(env().gpu),
+                            *dgb = gb.device(env().gpu);
+      int32_t s = _mlir_ciface_memfmt_convolution_backward_f32(
+          env().gpu, 7, go.device(env().gpu), x.device(env().gpu),
+          w.device(env().gpu), dgx, dgw, dgb, cs.stride, cs.stride, cs.padTop,
+          cs.padLeft, cs.padBottom, cs.padRight, cs.dilation, cs.dilation,
+          cs.groups, mask & 1, (mask >> 1) & 1, (mask >> 2) & 1);
+      if (asymmetric) {
+        EXPECT_EQ(s, MEMFMT_STATUS_UNSUPPORTED) << what;
+        EXPECT_NE(std::string(memfmt_context_last_error(env().gpu))
+                      .find("asymmetric padding"),
+                  std::string::npos)
+            << memfmt_context_last_error(env().gpu);
+        continue;
+      }
+      ASSERT_EQ(s, MEMFMT_STATUS_OK)
+          << what << ": " << memfmt_context_last_error(env().gpu);
+      ASSERT_EQ(_mlir_ciface_memfmt_convolution_backward_f32(
+                    env().cpu, 7, go.host(), x.host(), w.host(), gx.host(),
+                    gw.host(), gb.host(), cs.stride, cs.stride, cs.padTop,
+                    cs.padLeft, cs.padBottom, cs.padRight, cs.dilation,
+                    cs.dilation, cs.groups, mask & 1, (mask >> 1) & 1,
+                    (mask >> 2) & 1),
+                MEMFMT_STATUS_OK);
+      expectMatch(gx, gx.download(), Match::Reduction, what + " grad_input");
+      expectMatch(gw, gw.download(), Match::Reduction, what + " grad_weight");
+      expectMatch(gb, gb.download(), Match::Reduction, what + " grad_bias");
+      std::string impl = env().implOf(7);
+      EXPECT_EQ(impl.rfind("cudnn_", 0), 0u) << what << ": " << impl;
+      if (layout == CL && cs.c % 8 == 0 && cs.o % 8 == 0 && cs.groups == 1 &&
+          cs.dilation == 1 && oh * ow > 1 && cs.h * cs.w > 1)
+        EXPECT_EQ(impl, "cudnn_nhwc") << what;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, CudaConvTest,
                          ::testing::Combine(::testing::ValuesIn(kKinds),
                                             ::testing::ValuesIn(kConvCases)),
