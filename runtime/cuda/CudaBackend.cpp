@@ -948,18 +948,54 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
   return MEMFMT_STATUS_OK;
 }
 
-// The training kernels have no CUDA implementation yet (CUDA training is its
-// own issue): a model that calls one fails with this message, and the CPU
-// backend runs them.
-#define MEMFMT_CUDA_TRAINING_UNSUPPORTED(NAME)                                 \
-  memfmt_status_t CudaBackend::run(KernelCall &call, const args::NAME &) {    \
-    return call.fail(MEMFMT_STATUS_UNSUPPORTED,                                \
-                     "is not implemented on CUDA yet; training runs on the "   \
-                     "CPU (--target cpu)");                                    \
-  }
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss)
-MEMFMT_CUDA_TRAINING_UNSUPPORTED(cross_entropy_loss_backward)
-#undef MEMFMT_CUDA_TRAINING_UNSUPPORTED
+// cross_entropy_loss and its gradient (Loss.cu).
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::cross_entropy_loss &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  LossArgs args;
+  args.logits = a.self.as<float>();
+  args.logitStrides[0] = a.self.strides[0];
+  args.logitStrides[1] = a.self.strides[1];
+  args.targets = a.target.as<int64_t>();
+  args.targetStride = a.target.strides[0];
+  args.rows = a.self.sizes[0];
+  args.classes = a.self.sizes[1];
+  args.loss = a.output.as<float>();
+  void *rows = nullptr;
+  if (memfmt_status_t s = scratch(
+          call, kLossRows,
+          static_cast<size_t>(std::max<int64_t>(args.rows, 1)) * sizeof(double),
+          &rows))
+    return s;
+  call.setImpl("rows");
+  MEMFMT_LAUNCH_TRY(call, "the cross-entropy kernels",
+                    launchCrossEntropyLoss(args, static_cast<double *>(rows),
+                                           stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t
+CudaBackend::run(KernelCall &call, const args::cross_entropy_loss_backward &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  LossArgs args;
+  args.logits = a.self.as<float>();
+  args.logitStrides[0] = a.self.strides[0];
+  args.logitStrides[1] = a.self.strides[1];
+  args.targets = a.target.as<int64_t>();
+  args.targetStride = a.target.strides[0];
+  args.rows = a.self.sizes[0];
+  args.classes = a.self.sizes[1];
+  args.gradOutput = a.grad_output.as<float>();
+  args.gradInput = a.grad_input.as<float>();
+  args.gradStrides[0] = a.grad_input.strides[0];
+  args.gradStrides[1] = a.grad_input.strides[1];
+  call.setImpl("rows");
+  MEMFMT_LAUNCH_TRY(call, "the cross-entropy gradient kernel",
+                    launchCrossEntropyLossBackward(args, stream));
+  return MEMFMT_STATUS_OK;
+}
 
 //===----------------------------------------------------------------------===//
 // Data parallelism

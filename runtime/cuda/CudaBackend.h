@@ -97,7 +97,8 @@ enum ScratchSlot : int {
   kLinearOnes = 8,
   kConvGradInput = 9,
   kConvGradWeight = 10,
-  kNumScratchSlots = 11
+  kLossRows = 11,
+  kNumScratchSlots = 12
 };
 
 class CudaBackend final : public Backend {

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The host entry points of the kernels in Elementwise.cu, LayerNorm.cu,
-// Softmax.cu, Transpose.cu, Pool.cu, PoolBackward.cu and Training.cu. Each
+// Softmax.cu, Transpose.cu, Pool.cu, PoolBackward.cu, Training.cu and Loss.cu.
+// Each
 // takes a plan made by CudaPlan.h, launches on `stream` and returns the
 // launch's error (cudaGetLastError), or cudaSuccess when there is no work.
 // All arithmetic is in f32; f16/bf16 results are rounded once. Pointers are
@@ -137,6 +138,28 @@ struct SgdUpdateArgs {
   const int64_t *step = nullptr;
 };
 cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream);
+
+/// Loss.cu: the mean cross-entropy of logits [rows, classes] and class
+/// indices [rows] (an index outside [0, classes) makes its row NaN).
+struct LossArgs {
+  const float *logits = nullptr;
+  int64_t logitStrides[2] = {};
+  const int64_t *targets = nullptr;
+  int64_t targetStride = 0;
+  int64_t rows = 0, classes = 0;
+  /// The loss (0-d) of the forward kernel.
+  float *loss = nullptr;
+  /// The backward kernel's 0-d grad_output and its grad_input [rows,
+  /// classes].
+  const float *gradOutput = nullptr;
+  float *gradInput = nullptr;
+  int64_t gradStrides[2] = {};
+};
+/// `rowLoss` is scratch for `rows` doubles.
+cudaError_t launchCrossEntropyLoss(const LossArgs &args, double *rowLoss,
+                                   cudaStream_t stream);
+cudaError_t launchCrossEntropyLossBackward(const LossArgs &args,
+                                           cudaStream_t stream);
 
 } // namespace memfmt::runtime::cuda
 

@@ -1226,6 +1226,61 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
     }
 }
 
+TEST(CudaCrossEntropyTest, LossAndGradientMatchTheCpu) {
+  MEMFMT_REQUIRE_CUDA(env());
+  struct Case {
+    int64_t rows, classes;
+  };
+  for (Case c : {Case{8, 1000}, Case{1, 1}, Case{3, 5}, Case{32, 10}})
+    for (Layout layout : {C, S}) {
+      Buf x(Kind::F32, {c.rows, c.classes}, layout), loss(Kind::F32, {}),
+          gradOut(Kind::F32, {}), gi(Kind::F32, {c.rows, c.classes}, layout);
+      x.fill(61, -4, 4);
+      gradOut.set(0, 0.75f);
+      IndexBuf target({c.rows});
+      for (int64_t n = 0; n < c.rows; ++n)
+        target.values.flat(n) = (n * 7 + 3) % c.classes;
+      std::string what = "cross_entropy " + x.describe();
+      const memfmt_memref_t *dx = x.device(env().gpu),
+                            *dt = target.device(env().gpu);
+      const memfmt_memref_t *dl = loss.device(env().gpu),
+                            *dgi = gi.device(env().gpu);
+      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(env().gpu, 30, dx,
+                                                           dt, dl),
+                MEMFMT_STATUS_OK)
+          << what << ": " << memfmt_context_last_error(env().gpu);
+      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
+                    env().gpu, 31, gradOut.device(env().gpu), dx, dt, dgi),
+                MEMFMT_STATUS_OK)
+          << what << ": " << memfmt_context_last_error(env().gpu);
+      std::vector<uint8_t> gotLoss = loss.download(), gotGrad = gi.download();
+      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(
+                    env().cpu, 30, x.host(), target.host(), loss.host()),
+                MEMFMT_STATUS_OK);
+      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
+                    env().cpu, 31, gradOut.host(), x.host(), target.host(),
+                    gi.host()),
+                MEMFMT_STATUS_OK);
+      expectMatch(loss, gotLoss, Match::Reduction, what + " loss");
+      expectMatch(gi, gotGrad, Match::Reduction, what + " gradient");
+    }
+  // An index outside [0, C): the CPU refuses it; the GPU, which cannot read
+  // it without stopping the stream, makes the loss NaN.
+  Buf x(Kind::F32, {2, 4}), loss(Kind::F32, {});
+  x.fill(62);
+  IndexBuf target({2});
+  target.values.flat(0) = 1;
+  target.values.flat(1) = 4;
+  ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(
+                env().gpu, 32, x.device(env().gpu), target.device(env().gpu),
+                loss.device(env().gpu)),
+            MEMFMT_STATUS_OK);
+  EXPECT_TRUE(std::isnan(loss.valueIn(loss.download(), 0)));
+  EXPECT_NE(_mlir_ciface_memfmt_cross_entropy_loss_f32(
+                env().cpu, 32, x.host(), target.host(), loss.host()),
+            MEMFMT_STATUS_OK);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaFillTest, ::testing::ValuesIn(kKinds));
 INSTANTIATE_TEST_SUITE_P(Cases, CudaSgdTest, ::testing::ValuesIn(kSgdCases));
 
