@@ -45,6 +45,7 @@
 #include "Options.h"
 #include "Profile.h"
 
+#include "memfmt/runtime/loader/Manifest.h"
 #include "memfmt/runtime/model.h"
 
 #include <nlohmann/json.hpp>
@@ -161,15 +162,33 @@ nlohmann::json evaluate(memfmt_context_t *Ctx, memfmt_model_t *Trained,
           {"top1", Data.Rows ? double(Correct) / double(Data.Rows) : 0.0}};
 }
 
-int train(const Options &Opts, Replicas &Group) {
+/// The context of the model's target: the CPU, or for a model compiled
+/// with --target cuda the GPU, where each step is one CUDA graph replayed
+/// (captured on the first step; the data is copied to the model's input
+/// buffers before each).
+ContextPtr createContext(const Options &Opts) {
+  memfmt::io::Result<memfmt::loader::Manifest> M =
+      memfmt::loader::readManifest(Opts.Dir);
+  const bool Cuda = M && M->Target == "cuda";
   memfmt_context_options_t CtxOptions;
   memfmt_context_options_init(&CtxOptions);
   CtxOptions.num_threads = Opts.Threads;
+  if (Cuda) {
+    CtxOptions.backend = MEMFMT_BACKEND_CUDA;
+    CtxOptions.cuda_graph = MEMFMT_SWITCH_ON;
+  }
   memfmt_context_t *RawCtx = nullptr;
   if (memfmt_context_create(&CtxOptions, &RawCtx) != MEMFMT_STATUS_OK)
-    fail("cannot create the runtime context: " +
-         std::string(RawCtx ? memfmt_context_last_error(RawCtx) : ""));
-  ContextPtr Ctx(RawCtx);
+    fail(Cuda ? Opts.Dir + " is a CUDA training step (target cuda), but no "
+                           "CUDA context can be created: " +
+                    memfmt_context_last_error(nullptr)
+              : "cannot create the runtime context: " +
+                    std::string(memfmt_context_last_error(nullptr)));
+  return ContextPtr(RawCtx);
+}
+
+int train(const Options &Opts, Replicas &Group) {
+  ContextPtr Ctx = createContext(Opts);
   Group.attach(Ctx.get(), Opts.SyncBatchNorm);
   const bool Leader = Group.rank() == 0;
 

@@ -118,9 +118,6 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
 
 std::string mlir::memfmt::checkTrainingPipelineOptions(
     const TrainingPipelineOptions &options) {
-  if (options.target != CompileTarget::Cpu)
-    return "training runs on the cpu target only (training on CUDA is "
-           "another issue)";
   if (options.precision != ComputePrecision::F32)
     return ("training computes in f32 only (precision=" +
             stringifyComputePrecision(options.precision) +

@@ -1,5 +1,4 @@
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="precision=bf16" 2>&1 | FileCheck %s --check-prefix=BF16
-// RUN: not memfmt-opt %s --memfmt-training-pipeline="target=cuda" 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="lr=-0.1" 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="momentum=0 nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="memory-format=nhwc" 2>&1 | FileCheck %s --check-prefix=MEMORY-FORMAT
@@ -9,7 +8,6 @@
 // training step cannot be built with (as memfmt-compile --train does), and
 // choice options with LLVM's standard error.
 // BF16: error: memfmt-training-pipeline: training computes in f32 only (precision=bf16 is not available for training yet)
-// CUDA: error: memfmt-training-pipeline: training runs on the cpu target only (training on CUDA is another issue)
 // LR: error: memfmt-training-pipeline: lr=-0.1 must be >= 0 (torch.optim.SGD's check)
 // NESTEROV: error: memfmt-training-pipeline: nesterov requires momentum > 0 and dampening = 0
 // MEMORY-FORMAT: for the --memory-format option: Cannot find option named 'nhwc'!
