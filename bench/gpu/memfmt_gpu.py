@@ -15,6 +15,8 @@ Checks (exit status 1 when one fails):
     f32 is printed beside it);
   * CPU reference: the batch-1 models run memfmt-run --check (the CPU
     reference kernels on the same weights and input).
+Training (bench/gpu/training.py): memfmt-train's steps on the GPU against
+the same steps on the CPU, and ResNet-50 training steps against PyTorch's.
 Benchmark: per batch size, PyTorch eager NCHW f32, channels-last f32,
 channels-last + AMP bf16 and torch.compile (channels-last + AMP), and the
 memfmt models with a CUDA graph (and one without); each the median of many
@@ -46,6 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from torchref import seeded_model, write_safetensors  # noqa: E402
 import torch
 import torchvision
+
+import training  # bench/gpu/training.py, beside this script
 
 BATCHES = (1, 32, 256)
 ITERATIONS = {1: 200, 32: 50, 256: 20}
@@ -405,6 +409,13 @@ def report(args, summary, bench_table):
             + ("PASS" if e["passed"] else "FAIL")
             + (f", max rel err {e['max_rel_error']:.2e}"
                if e["max_rel_error"] is not None else ""))
+    for e in summary.get("training_checks", []):
+        lines.append(
+            f"- Training step {e['name']}, {e.get('steps', '?')} SGD steps, "
+            f"memfmt-train on the GPU vs the CPU (same data and weights): "
+            + ("PASS" if e["passed"] else "FAIL")
+            + (f", max rel err {e['rel_error']:.2e} ({e['worst']})"
+               if "rel_error" in e else f" ({e.get('error')})"))
     lines += [
         "",
         "Median over many iterations (200 / 50 / 20 for batch 1 / 32 / 256,"
@@ -452,15 +463,34 @@ def main():
     except Exception as e:  # noqa: BLE001 - report, then benchmark anyway
         print(f"checks failed with {type(e).__name__}: {e}", flush=True)
         summary["checks"] = {"passed": False, "error": str(e)}
+    if not SMOKE:
+        try:
+            summary["training_checks"] = training.check(
+                runner, args.artifacts, args.work)
+        except Exception as e:  # noqa: BLE001 - report, then benchmark
+            print(f"training checks failed with {type(e).__name__}: {e}",
+                  flush=True)
+            summary["training_checks"] = [{"name": "all", "passed": False,
+                                           "error": str(e)}]
     rows = bench(runner, seeded_model("resnet50", 1))
     summary["bench_ms"] = rows
     bench_table = table(rows)
+    if not SMOKE:
+        try:
+            train_rows = training.bench(runner, args.artifacts, args.work)
+            summary["training_bench_ms"] = train_rows
+            bench_table += "\n\n" + training.table(train_rows)
+        except Exception as e:  # noqa: BLE001 - report what there is
+            print(f"training bench failed with {type(e).__name__}: {e}",
+                  flush=True)
     with open(os.path.join(args.work, "table.md"), "w") as f:
         f.write(bench_table + "\n")
     with open(os.path.join(args.work, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(args, summary, bench_table), flush=True)
-    passed = summary["checks"].get("passed", False) and args.tests == "PASS"
+    passed = (summary["checks"].get("passed", False) and args.tests == "PASS"
+              and all(e["passed"]
+                      for e in summary.get("training_checks", [])))
     return 0 if passed else 1
 
 

@@ -13,11 +13,18 @@
 #   lib/fake_model.so          the loader tests' hand-written model
 #   lib/fallback/              libgomp, used only if the server lacks it
 #   bin/memfmt-run             the model runner (--check, --bench, --cuda-graph)
+#   bin/memfmt-train           the training driver (built without MPI)
 #   bin/RuntimeCudaTests       every CUDA kernel against the CPU reference
 #   bin/RuntimeKernelTests     the CPU kernel tests (the reference itself)
 #   models/resnet50-<fmt>-<prec>-b<N>/   model.so + manifest.json for
 #                              fmt in cl (channels-last, channels-last input)
 #                              and nchw, prec in f32 and bf16, N in 1, 32, 256
+#   models/train-<net>-<target>/  training steps (with eval/) for the
+#                              GPU-vs-CPU check: net tiny (test/Tools/
+#                              memfmt-compile/Inputs/tiny.mlir) and resnet18
+#                              (batch 4, 64x64), target cuda and cpu
+#   models/train-resnet50-<fmt>-b<N>/  ResNet-50 training steps for the
+#                              benchmark: fmt cl and nchw, N in 32 and 256
 #   COMMIT                     the commit (and whether the tree was dirty)
 #
 # Then, on the GPU server: bench/gpu/run.sh (see bench/gpu/README.md).
@@ -60,14 +67,15 @@ if [[ ! -f "$BUNDLE_BUILD_DIR/build.ninja" ]]; then
     -DMEMFMT_RUNTIME_ONLY=ON \
     -DMEMFMT_ENABLE_CUDA=ON \
     -DMEMFMT_ENABLE_ONEDNN=OFF \
+    -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
     -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
     -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 fi
-ninja -C "$BUNDLE_BUILD_DIR" -j"$JOBS" MemFmtRuntime memfmt-run RuntimeCudaTests \
-  RuntimeKernelTests memfmt_fake_model
+ninja -C "$BUNDLE_BUILD_DIR" -j"$JOBS" MemFmtRuntime memfmt-run memfmt-train \
+  RuntimeCudaTests RuntimeKernelTests memfmt_fake_model
 
 # 3. The folder.
 step "assembling $OUT"
@@ -75,7 +83,12 @@ rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib/fallback" "$OUT/models"
 cp "$BUNDLE_BUILD_DIR/lib/libmemfmt_runtime.so" "$OUT/lib/"
 cp "$BUNDLE_BUILD_DIR/runtime/loader/fake_model.so" "$OUT/lib/"
-cp "$BUNDLE_BUILD_DIR/bin/memfmt-run" "$OUT/bin/"
+cp "$BUNDLE_BUILD_DIR/bin/memfmt-run" "$BUNDLE_BUILD_DIR/bin/memfmt-train" \
+   "$OUT/bin/"
+if ldd "$OUT/bin/memfmt-train" | grep -q libmpi; then
+  echo "prepare.sh: memfmt-train links MPI; remove $BUNDLE_BUILD_DIR and" \
+       "run again (the bundle is configured without it)" >&2; exit 1
+fi
 cp "$BUNDLE_BUILD_DIR/test/unittests/RuntimeCudaTests" \
    "$BUNDLE_BUILD_DIR/test/unittests/RuntimeKernelTests" "$OUT/bin/"
 gomp=$(ldconfig -p | awk '/libgomp\.so\.1 .*x86-64/ {p = $NF} END {print p}')
@@ -105,7 +118,32 @@ for fmt in cl nchw; do
   done
 done
 
-# 5. Provenance, and a check that the bundle is whole and small.
+# 5. Training steps: the GPU-vs-CPU check's (both targets, same synthetic
+# weights) and ResNet-50's for the benchmark (channels-last models take
+# channels-last data, as PyTorch's channels-last runs).
+step "compiling training steps"
+train_model() { # DIR, then memfmt-compile's arguments
+  local dir=$1; shift
+  "$BUILD_DIR/bin/memfmt-compile" "$@" --train -o "$dir.tmp" 2>/dev/null
+  mkdir -p "$dir/eval"
+  mv "$dir.tmp/model.so" "$dir.tmp/manifest.json" "$dir/"
+  mv "$dir.tmp/eval/model.so" "$dir.tmp/eval/manifest.json" "$dir/eval/"
+  rm -rf "$dir.tmp"
+}
+for target in cuda cpu; do
+  train_model "$OUT/models/train-tiny-$target" \
+    test/Tools/memfmt-compile/Inputs/tiny.mlir --target "$target"
+  train_model "$OUT/models/train-resnet18-$target" --model resnet18 \
+    --target "$target" --batch 4 --height 64 --width 64
+done
+for batch in 32 256; do
+  train_model "$OUT/models/train-resnet50-cl-b$batch" --model resnet50 \
+    --target cuda --memory-format channels-last --input-format channels-last \
+    --batch "$batch"
+  train_model "$OUT/models/train-resnet50-nchw-b$batch" --model resnet50 \
+    --target cuda --memory-format contiguous --batch "$batch"
+done
+# 6. Provenance, and a check that the bundle is whole and small.
 {
   git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown
   if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
