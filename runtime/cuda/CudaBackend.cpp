@@ -588,7 +588,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::batch_norm &a) {
   return MEMFMT_STATUS_OK;
 }
 
-
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::layer_norm &a) {
   if (memfmt_status_t s = enter(call))
     return s;
@@ -718,6 +717,16 @@ void setMaxWindow(PoolArgs &args, int64_t kh, int64_t kw, int64_t sh,
   args.dw = dw;
 }
 
+/// The window of avg_pool2d and of its gradient (the same attributes).
+template <typename AvgArgs>
+void setAvgWindow(PoolArgs &args, const AvgArgs &a) {
+  setMaxWindow(args, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
+               a.pad_left, 1, 1);
+  args.pb = a.pad_bottom;
+  args.pr = a.pad_right;
+  args.countIncludePad = a.count_include_pad != 0;
+}
+
 } // namespace
 
 memfmt_status_t CudaBackend::runPool(KernelCall &call, PoolArgs &args) {
@@ -771,11 +780,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::avg_pool2d &a) {
   PoolArgs args;
   args.kind = PoolKind::Avg;
   setPoolTensors(args, a.input, a.output, nullptr);
-  setMaxWindow(args, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
-               a.pad_left, 1, 1);
-  args.pb = a.pad_bottom;
-  args.pr = a.pad_right;
-  args.countIncludePad = a.count_include_pad != 0;
+  setAvgWindow(args, a);
   return runPool(call, args);
 }
 
@@ -806,11 +811,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   PoolArgs args;
   args.kind = PoolKind::AvgBackward;
   setPoolTensors(args, a.grad_input, a.grad_output, nullptr);
-  setMaxWindow(args, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_top,
-               a.pad_left, 1, 1);
-  args.pb = a.pad_bottom;
-  args.pr = a.pad_right;
-  args.countIncludePad = a.count_include_pad != 0;
+  setAvgWindow(args, a);
   return runPool(call, args);
 }
 
@@ -890,8 +891,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::fill &a) {
   if (memfmt_status_t s = enter(call))
     return s;
   const int64_t *strides[1] = {a.output.strides};
-  StridedPlan<1> plan = planStrided<1>(static_cast<int>(a.output.rank),
-                                       a.output.sizes, strides);
+  StridedPlan<1> plan =
+      planStrided<1>(static_cast<int>(a.output.rank), a.output.sizes, strides);
   call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the fill kernel",
                     launchFill(elemOf(call.dtype()), plan, a.output.data,
@@ -909,11 +910,10 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   StridedPlan<3> plan =
       planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
   call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(call, "the threshold_backward kernel",
-                    launchThresholdBackward(plan, gi.data, a.grad_output.data,
-                                            a.self.data,
-                                            static_cast<float>(a.threshold),
-                                            stream));
+  MEMFMT_LAUNCH_TRY(
+      call, "the threshold_backward kernel",
+      launchThresholdBackward(plan, gi.data, a.grad_output.data, a.self.data,
+                              static_cast<float>(a.threshold), stream));
   return MEMFMT_STATUS_OK;
 }
 
@@ -949,18 +949,23 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
 }
 
 // cross_entropy_loss and its gradient (Loss.cu).
+static LossArgs lossArgs(const TensorView &logits, const TensorView &target) {
+  LossArgs args;
+  args.logits = logits.as<float>();
+  args.logitStrides[0] = logits.strides[0];
+  args.logitStrides[1] = logits.strides[1];
+  args.targets = target.as<int64_t>();
+  args.targetStride = target.strides[0];
+  args.rows = logits.sizes[0];
+  args.classes = logits.sizes[1];
+  return args;
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::cross_entropy_loss &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  LossArgs args;
-  args.logits = a.self.as<float>();
-  args.logitStrides[0] = a.self.strides[0];
-  args.logitStrides[1] = a.self.strides[1];
-  args.targets = a.target.as<int64_t>();
-  args.targetStride = a.target.strides[0];
-  args.rows = a.self.sizes[0];
-  args.classes = a.self.sizes[1];
+  LossArgs args = lossArgs(a.self, a.target);
   args.loss = a.output.as<float>();
   void *rows = nullptr;
   if (memfmt_status_t s = scratch(
@@ -969,24 +974,17 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
           &rows))
     return s;
   call.setImpl("rows");
-  MEMFMT_LAUNCH_TRY(call, "the cross-entropy kernels",
-                    launchCrossEntropyLoss(args, static_cast<double *>(rows),
-                                           stream));
+  MEMFMT_LAUNCH_TRY(
+      call, "the cross-entropy kernels",
+      launchCrossEntropyLoss(args, static_cast<double *>(rows), stream));
   return MEMFMT_STATUS_OK;
 }
 
-memfmt_status_t
-CudaBackend::run(KernelCall &call, const args::cross_entropy_loss_backward &a) {
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::cross_entropy_loss_backward &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  LossArgs args;
-  args.logits = a.self.as<float>();
-  args.logitStrides[0] = a.self.strides[0];
-  args.logitStrides[1] = a.self.strides[1];
-  args.targets = a.target.as<int64_t>();
-  args.targetStride = a.target.strides[0];
-  args.rows = a.self.sizes[0];
-  args.classes = a.self.sizes[1];
+  LossArgs args = lossArgs(a.self, a.target);
   args.gradOutput = a.grad_output.as<float>();
   args.gradInput = a.grad_input.as<float>();
   args.gradStrides[0] = a.grad_input.strides[0];
@@ -1044,9 +1042,9 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::all_reduce &a) {
   if (out.numElements() > 0 &&
       !nccl->allReduce(out.as<float>(), out.numElements(), a.average != 0,
                        stream, error))
-    return call.fail(MEMFMT_STATUS_BACKEND_ERROR,
-                     "the all-reduce (" + nccl->description() +
-                         ") failed: " + error);
+    return call.fail(MEMFMT_STATUS_BACKEND_ERROR, "the all-reduce (" +
+                                                      nccl->description() +
+                                                      ") failed: " + error);
   call.setImpl("nccl");
   return MEMFMT_STATUS_OK;
 }

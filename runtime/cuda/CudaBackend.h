@@ -180,6 +180,14 @@ private:
   memfmt_status_t selectConvBackward(ErrorSink &sink,
                                      const std::vector<int64_t> &key,
                                      ConvChoice &choice, Elem elem);
+  /// The cached choice of a forward (or, with `backward`, a backward)
+  /// convolution shape, chosen on first use; `unsupported` (and `why`)
+  /// where cuDNN has none in the key's format. Checks that cuDNN's output
+  /// size is `outSizes`.
+  memfmt_status_t chooseConv(KernelCall &call, const std::vector<int64_t> &key,
+                             Elem elem, bool backward, const int64_t *outSizes,
+                             ConvChoice *&choice, bool &unsupported,
+                             std::string &why);
   /// convolution_backward in one format; sets `unsupported` (and `why`)
   /// when cuDNN has no algorithm for it there.
   memfmt_status_t runConvBackward(KernelCall &call,

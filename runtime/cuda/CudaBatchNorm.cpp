@@ -120,7 +120,8 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
                                             const args::batch_norm &a,
                                             bool &done) {
   ConvFormat format;
-  if (call.dtype() != DType::f32 || !packedFormat({&a.input, &a.output}, format) ||
+  if (call.dtype() != DType::f32 ||
+      !packedFormat({&a.input, &a.output}, format) ||
       !unitStride({&a.weight, &a.bias, &a.running_mean, &a.running_var}))
     return MEMFMT_STATUS_OK;
   BatchNormDescs d;
@@ -157,9 +158,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   for (auto [from, to] : {std::pair{&a.running_mean, &a.running_mean_out},
                           std::pair{&a.running_var, &a.running_var_out}})
     if (from->data != to->data)
-      MEMFMT_CUDA_TRY(call,
-                      cudaMemcpyAsync(to->data, from->data, channelBytes,
-                                      cudaMemcpyDeviceToDevice, stream));
+      MEMFMT_CUDA_TRY(call, cudaMemcpyAsync(to->data, from->data, channelBytes,
+                                            cudaMemcpyDeviceToDevice, stream));
   BatchNormDescs d;
   if (memfmt_status_t s = describeBatchNorm(call, a.input, format, d))
     return s;
@@ -183,11 +183,11 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       a.has_grad_input
           ? packedFormat({&a.input, &a.grad_out, &a.grad_input}, format)
           : packedFormat({&a.input, &a.grad_out}, format);
-  std::string why = trainingUnsupported(
-      call, packed,
-      unitStride({&a.weight, &a.save_mean, &a.save_invstd, &a.grad_weight,
-                  &a.grad_bias}),
-      a.input);
+  std::string why =
+      trainingUnsupported(call, packed,
+                          unitStride({&a.weight, &a.save_mean, &a.save_invstd,
+                                      &a.grad_weight, &a.grad_bias}),
+                          a.input);
   if (!why.empty())
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, why);
   // cuDNN writes all three gradients: the ones that are off go to scratch.
@@ -212,13 +212,12 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   float one = 1.0f, zero = 0.0f;
   // With the saved statistics given, cuDNN does not use epsilon (it must
   // only be valid).
-  MEMFMT_CUDNN_TRY(call, cudnnBatchNormalizationBackward(
-                             cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one,
-                             &zero, d.data, a.input.data, d.data,
-                             a.grad_out.data, d.data, gradInput, d.params,
-                             a.weight.data, gradWeight, gradBias,
-                             CUDNN_BN_MIN_EPSILON, a.save_mean.data,
-                             a.save_invstd.data));
+  MEMFMT_CUDNN_TRY(
+      call, cudnnBatchNormalizationBackward(
+                cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero,
+                d.data, a.input.data, d.data, a.grad_out.data, d.data,
+                gradInput, d.params, a.weight.data, gradWeight, gradBias,
+                CUDNN_BN_MIN_EPSILON, a.save_mean.data, a.save_invstd.data));
   call.setImpl(implOf(format));
   return MEMFMT_STATUS_OK;
 }

@@ -179,6 +179,48 @@ memfmt_status_t CudaBackend::selectConv(ErrorSink &call,
                        std::to_string(options.workspaceLimit) + " bytes)");
 }
 
+memfmt_status_t CudaBackend::chooseConv(KernelCall &call,
+                                        const std::vector<int64_t> &key,
+                                        Elem elem, bool backward,
+                                        const int64_t *outSizes,
+                                        ConvChoice *&choice, bool &unsupported,
+                                        std::string &why) {
+  unsupported = false;
+  auto &cache = backward ? convBackwardCache : convCache;
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    auto made = std::make_unique<ConvChoice>();
+    std::string message;
+    ErrorSink sink{message};
+    memfmt_status_t s = backward ? selectConvBackward(sink, key, *made, elem)
+                                 : selectConv(sink, key, *made, elem);
+    if (s == MEMFMT_STATUS_UNSUPPORTED)
+      made->unsupported = message; // The caller tries the other format.
+    else if (s != MEMFMT_STATUS_OK)
+      return call.fail(s, message);
+    found = cache.emplace(key, std::move(made)).first;
+  }
+  choice = found->second.get();
+  if (!choice->unsupported.empty()) {
+    unsupported = true;
+    why = choice->unsupported;
+    return MEMFMT_STATUS_OK;
+  }
+  // cuDNN's output size must be ours (Validate.cpp's formula).
+  int outDims[4] = {};
+  MEMFMT_CUDNN_TRY(call, cudnnGetConvolution2dForwardOutputDim(
+                             choice->conv, choice->x, choice->w, &outDims[0],
+                             &outDims[1], &outDims[2], &outDims[3]));
+  for (int d = 0; d < 4; ++d)
+    if (outDims[d] != outSizes[d])
+      return call.fail(MEMFMT_STATUS_INTERNAL,
+                       "cuDNN computes an output of size " +
+                           std::to_string(outDims[d]) + " in dim " +
+                           std::to_string(d) + ", expected " +
+                           std::to_string(outSizes[d]));
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::conv2d &a) {
   if (memfmt_status_t s = enter(call))
     return s;
@@ -290,37 +332,12 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
                               a.dilation_h,
                               a.dilation_w,
                               a.groups};
-  auto found = convCache.find(key);
-  if (found == convCache.end()) {
-    auto choice = std::make_unique<ConvChoice>();
-    std::string message;
-    ErrorSink sink{message};
-    memfmt_status_t s = selectConv(sink, key, *choice, elem);
-    if (s == MEMFMT_STATUS_UNSUPPORTED)
-      choice->unsupported = message; // The next call tries the other format.
-    else if (s != MEMFMT_STATUS_OK)
-      return call.fail(s, message);
-    found = convCache.emplace(key, std::move(choice)).first;
-  }
-  ConvChoice &choice = *found->second;
-  if (!choice.unsupported.empty()) {
-    unsupported = true;
-    why = choice.unsupported;
+  ConvChoice *choice = nullptr;
+  if (memfmt_status_t s = chooseConv(call, key, elem, /*backward=*/false,
+                                     out.sizes, choice, unsupported, why))
+    return s;
+  if (unsupported)
     return MEMFMT_STATUS_OK;
-  }
-
-  // cuDNN's output size must be ours (Validate.cpp's formula).
-  int outDims[4] = {};
-  MEMFMT_CUDNN_TRY(call, cudnnGetConvolution2dForwardOutputDim(
-                             choice.conv, choice.x, choice.w, &outDims[0],
-                             &outDims[1], &outDims[2], &outDims[3]));
-  for (int d = 0; d < 4; ++d)
-    if (outDims[d] != out.sizes[d])
-      return call.fail(MEMFMT_STATUS_INTERNAL,
-                       "cuDNN computes an output of size " +
-                           std::to_string(outDims[d]) + " in dim " +
-                           std::to_string(d) + ", expected " +
-                           formatShape(out));
 
   // The input, packed (and padded).
   TensorView x = a.input;
@@ -369,9 +386,9 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
   bool residualInPlace =
       a.has_residual && outputPacked && a.residual.sameViewAs(out);
   void *workspace = nullptr;
-  if (choice.workspace > 0)
+  if (choice->workspace > 0)
     if (memfmt_status_t s =
-            scratch(call, kConvWorkspace, choice.workspace, &workspace))
+            scratch(call, kConvWorkspace, choice->workspace, &workspace))
       return s;
   // [NHWC][repacked][fused]
   static const char *const names[2][2][2] = {
@@ -387,12 +404,12 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
   bool residualPacked = a.has_residual && a.residual.sameLayoutAs(y) &&
                         isPacked(format, a.residual.sizes, a.residual.strides);
   if (fusedConv &&
-      choice.fusedFailed[a.relu != 0][a.has_residual != 0].empty() &&
+      choice->fusedFailed[a.relu != 0][a.has_residual != 0].empty() &&
       outputPacked && a.has_bias &&
       (a.bias.sizes[0] <= 1 || a.bias.strides[0] == 1) &&
       (!a.has_residual || residualInPlace || residualPacked)) {
     bool fused = false;
-    if (memfmt_status_t s = runFusedConv(call, choice, elem, format, x, wt, a,
+    if (memfmt_status_t s = runFusedConv(call, *choice, elem, format, x, wt, a,
                                          y, workspace, fused))
       return s;
     if (fused) {
@@ -403,9 +420,9 @@ memfmt_status_t CudaBackend::runConv(KernelCall &call, const args::conv2d &a,
 
   float alpha = 1.0f, beta = residualInPlace ? 1.0f : 0.0f;
   MEMFMT_CUDNN_TRY(call, cudnnConvolutionForward(
-                             cudnn, &alpha, choice.x, x.data, choice.w, wt.data,
-                             choice.conv, choice.algo, workspace,
-                             choice.workspace, &beta, choice.y, y.data));
+                             cudnn, &alpha, choice->x, x.data, choice->w,
+                             wt.data, choice->conv, choice->algo, workspace,
+                             choice->workspace, &beta, choice->y, y.data));
 
   bool residualLeft = a.has_residual && !residualInPlace;
   if (!outputPacked || a.has_bias || residualLeft || a.relu) {

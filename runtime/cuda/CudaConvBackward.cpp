@@ -70,8 +70,8 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
   std::string tried;
 
   int count = 0;
-  MEMFMT_CUDNN_TRY(call,
-                   cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnn, &count));
+  MEMFMT_CUDNN_TRY(
+      call, cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnn, &count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(
       static_cast<size_t>(std::max(count, 1)));
   int returned = 0;
@@ -105,7 +105,8 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
     MEMFMT_CUDNN_TRY(call, cudnnFindConvolutionBackwardFilterAlgorithm(
                                cudnn, choice.x, choice.y, choice.conv, choice.w,
                                count, &returned, filter.data()));
-  int f = firstUsable(filter, returned, exactF32, options.workspaceLimit, tried);
+  int f =
+      firstUsable(filter, returned, exactF32, options.workspaceLimit, tried);
   if (f < 0)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED,
                      "cuDNN has no usable backward-filter algorithm for this "
@@ -117,13 +118,13 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
 
   // One workspace serves both calls.
   size_t dataBytes = 0, filterBytes = 0;
-  MEMFMT_CUDNN_TRY(call, cudnnSetConvolutionMathType(choice.conv,
-                                                     choice.dataMath));
+  MEMFMT_CUDNN_TRY(call,
+                   cudnnSetConvolutionMathType(choice.conv, choice.dataMath));
   MEMFMT_CUDNN_TRY(call, cudnnGetConvolutionBackwardDataWorkspaceSize(
                              cudnn, choice.w, choice.y, choice.conv, choice.x,
                              choice.dataAlgo, &dataBytes));
-  MEMFMT_CUDNN_TRY(call, cudnnSetConvolutionMathType(choice.conv,
-                                                     choice.filterMath));
+  MEMFMT_CUDNN_TRY(call,
+                   cudnnSetConvolutionMathType(choice.conv, choice.filterMath));
   MEMFMT_CUDNN_TRY(call, cudnnGetConvolutionBackwardFilterWorkspaceSize(
                              cudnn, choice.x, choice.y, choice.conv, choice.w,
                              choice.filterAlgo, &filterBytes));
@@ -131,9 +132,9 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
                                filter[size_t(f)].memory});
 
   MEMFMT_CUDNN_TRY(call, cudnnCreateTensorDescriptor(&choice.biasGrad));
-  MEMFMT_CUDNN_TRY(call, cudnnSetTensor4dDescriptor(
-                             choice.biasGrad, CUDNN_TENSOR_NCHW,
-                             cudnnType(elem), 1, int(key[7]), 1, 1));
+  MEMFMT_CUDNN_TRY(
+      call, cudnnSetTensor4dDescriptor(choice.biasGrad, CUDNN_TENSOR_NCHW,
+                                       cudnnType(elem), 1, int(key[7]), 1, 1));
   return MEMFMT_STATUS_OK;
 }
 
@@ -197,55 +198,39 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
           why);
 }
 
-memfmt_status_t
-CudaBackend::runConvBackward(KernelCall &call,
-                             const args::convolution_backward &a,
-                             ConvFormat format, bool &unsupported,
-                             std::string &why) {
+memfmt_status_t CudaBackend::runConvBackward(
+    KernelCall &call, const args::convolution_backward &a, ConvFormat format,
+    bool &unsupported, std::string &why) {
   unsupported = false;
   const Elem elem = Elem::F32;
   const size_t esize = 4;
   const int64_t *x = a.input.sizes, *w = a.weight.sizes;
-  std::vector<int64_t> key = {int64_t(elem),   int64_t(format),
+  std::vector<int64_t> key = {int64_t(elem),
+                              int64_t(format),
                               options.allowTf32 ? 1 : 0,
-                              x[0],            x[1],
-                              x[2],            x[3],
-                              w[0],            w[1],
-                              w[2],            w[3],
-                              a.pad_top,       a.pad_left,
-                              a.stride_h,      a.stride_w,
-                              a.dilation_h,    a.dilation_w,
+                              x[0],
+                              x[1],
+                              x[2],
+                              x[3],
+                              w[0],
+                              w[1],
+                              w[2],
+                              w[3],
+                              a.pad_top,
+                              a.pad_left,
+                              a.stride_h,
+                              a.stride_w,
+                              a.dilation_h,
+                              a.dilation_w,
                               a.groups};
-  auto found = convBackwardCache.find(key);
-  if (found == convBackwardCache.end()) {
-    auto choice = std::make_unique<ConvChoice>();
-    std::string message;
-    ErrorSink sink{message};
-    memfmt_status_t s = selectConvBackward(sink, key, *choice, elem);
-    if (s == MEMFMT_STATUS_UNSUPPORTED)
-      choice->unsupported = message; // The caller tries the other format.
-    else if (s != MEMFMT_STATUS_OK)
-      return call.fail(s, message);
-    found = convBackwardCache.emplace(key, std::move(choice)).first;
-  }
-  ConvChoice &choice = *found->second;
-  if (!choice.unsupported.empty()) {
-    unsupported = true;
-    why = choice.unsupported;
+  ConvChoice *found = nullptr;
+  if (memfmt_status_t s =
+          chooseConv(call, key, elem, /*backward=*/true, a.grad_output.sizes,
+                     found, unsupported, why))
+    return s;
+  if (unsupported)
     return MEMFMT_STATUS_OK;
-  }
-  // cuDNN's output size must be grad_output's (Validate.cpp's formula).
-  int outDims[4] = {};
-  MEMFMT_CUDNN_TRY(call, cudnnGetConvolution2dForwardOutputDim(
-                             choice.conv, choice.x, choice.w, &outDims[0],
-                             &outDims[1], &outDims[2], &outDims[3]));
-  for (int d = 0; d < 4; ++d)
-    if (outDims[d] != a.grad_output.sizes[d])
-      return call.fail(MEMFMT_STATUS_INTERNAL,
-                       "cuDNN computes an output of size " +
-                           std::to_string(outDims[d]) + " in dim " +
-                           std::to_string(d) + ", expected " +
-                           formatShape(a.grad_output));
+  ConvChoice &choice = *found;
 
   // The operands, packed in `format` (scratch copies where they are not).
   bool repacked = false;
@@ -255,9 +240,8 @@ CudaBackend::runConvBackward(KernelCall &call,
     if (isPacked(format, t.sizes, t.strides))
       return MEMFMT_STATUS_OK;
     void *buffer = nullptr;
-    if (memfmt_status_t s =
-            scratch(call, slot, static_cast<size_t>(t.numElements()) * esize,
-                    &buffer))
+    if (memfmt_status_t s = scratch(
+            call, slot, static_cast<size_t>(t.numElements()) * esize, &buffer))
       return s;
     out = packedView(buffer, t.sizes, format);
     repacked = true;
@@ -288,8 +272,8 @@ CudaBackend::runConvBackward(KernelCall &call,
       return s;
     if (memfmt_status_t s = packed(a.grad_weight, kConvGradWeight, dw))
       return s;
-    MEMFMT_CUDNN_TRY(call, cudnnSetConvolutionMathType(choice.conv,
-                                                       choice.filterMath));
+    MEMFMT_CUDNN_TRY(
+        call, cudnnSetConvolutionMathType(choice.conv, choice.filterMath));
     MEMFMT_CUDNN_TRY(call,
                      cudnnConvolutionBackwardFilter(
                          cudnn, &alpha, choice.x, in.data, choice.y, dy.data,

@@ -112,10 +112,9 @@ cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
 
 /// grad_input = self <= threshold ? 0 : grad_output, f32. Operands:
 /// grad_input, grad_output, self.
-cudaError_t launchThresholdBackward(const StridedPlan<3> &plan,
-                                    void *gradInput, const void *gradOutput,
-                                    const void *self, float threshold,
-                                    cudaStream_t stream);
+cudaError_t launchThresholdBackward(const StridedPlan<3> &plan, void *gradInput,
+                                    const void *gradOutput, const void *self,
+                                    float threshold, cudaStream_t stream);
 
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {

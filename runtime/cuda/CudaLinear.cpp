@@ -6,13 +6,14 @@
 //
 // linear (out = input @ weight^T + bias) as one cublasGemmEx call plus, when
 // there is a bias or a scratch output, one per-channel epilogue kernel; and
-// linear_backward as three such products on transposed views. cuBLAS is column-major; planLinear (CudaPlan.h) maps the three
-// matrices' strides to transposition flags and leading dimensions, so
-// row-major, column-major and row-padded operands go to cuBLAS as they are;
-// an operand with no unit stride is first copied to a dense row-major
-// scratch matrix. Element types and arithmetic: f32 with f32 accumulation
-// (CUBLAS_COMPUTE_32F; CUBLAS_COMPUTE_32F_FAST_TF32 when TF32 is allowed),
-// f16 and bf16 inputs with f32 accumulation on tensor cores.
+// linear_backward as three such products on transposed views. cuBLAS is
+// column-major; planLinear (CudaPlan.h) maps the three matrices' strides to
+// transposition flags and leading dimensions, so row-major, column-major and
+// row-padded operands go to cuBLAS as they are; an operand with no unit stride
+// is first copied to a dense row-major scratch matrix. Element types and
+// arithmetic: f32 with f32 accumulation (CUBLAS_COMPUTE_32F;
+// CUBLAS_COMPUTE_32F_FAST_TF32 when TF32 is allowed), f16 and bf16 inputs with
+// f32 accumulation on tensor cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -203,10 +204,10 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       return s;
   if (a.has_grad_bias && a.grad_bias.numElements() > 0) {
     void *ones = nullptr;
-    if (memfmt_status_t s =
-            scratch(call, kLinearOnes,
-                    static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float),
-                    &ones))
+    if (memfmt_status_t s = scratch(
+            call, kLinearOnes,
+            static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float),
+            &ones))
       return s;
     TensorView onesRow = rowMajor(ones, 1, n);
     const int64_t *strides[1] = {onesRow.strides};

@@ -56,9 +56,10 @@ __global__ void rowLossKernel(LossArgs a, double *rowLoss) {
       blockLogSumExp(row, a.logitStrides[1], a.classes, BlockReduce{partial});
   if (threadIdx.x == 0) {
     int64_t target = a.targets[n * a.targetStride];
-    rowLoss[n] = target < 0 || target >= a.classes
-                     ? CUDART_NAN
-                     : lse - static_cast<double>(row[target * a.logitStrides[1]]);
+    rowLoss[n] =
+        target < 0 || target >= a.classes
+            ? CUDART_NAN
+            : lse - static_cast<double>(row[target * a.logitStrides[1]]);
   }
 }
 
@@ -103,8 +104,8 @@ cudaError_t launchCrossEntropyLossBackward(const LossArgs &args,
                                            cudaStream_t stream) {
   if (args.rows == 0 || args.classes == 0)
     return cudaSuccess;
-  gradientKernel<<<static_cast<unsigned>(args.rows), kLossThreads, 0,
-                   stream>>>(args);
+  gradientKernel<<<static_cast<unsigned>(args.rows), kLossThreads, 0, stream>>>(
+      args);
   return cudaGetLastError();
 }
 

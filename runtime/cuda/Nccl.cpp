@@ -84,8 +84,8 @@ const NcclApi &api() {
 }
 
 /// "ncclCommInitRank: unhandled system error (<NCCL's last message>)".
-std::string ncclMessage(const NcclApi &a, const char *call,
-                        ncclResult_t result, ncclComm_t comm) {
+std::string ncclMessage(const NcclApi &a, const char *call, ncclResult_t result,
+                        ncclComm_t comm) {
   std::string text = std::string(call) + ": " + a.getErrorString(result);
   if (a.getLastError) {
     const char *last = a.getLastError(comm);
@@ -98,8 +98,8 @@ std::string ncclMessage(const NcclApi &a, const char *call,
 /// "2.28.9" from NCCL's version code (major * 10000 + minor * 100 + patch
 /// since 2.9).
 std::string versionText(int code) {
-  return std::to_string(code / 10000) + "." +
-         std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+         "." + std::to_string(code % 100);
 }
 
 } // namespace
@@ -164,9 +164,9 @@ bool NcclGroup::allReduce(float *data, int64_t count, bool average,
                           cudaStream_t stream, std::string &error) {
   const NcclApi &a = api();
   auto c = static_cast<ncclComm_t>(comm);
-  ncclResult_t r = a.allReduce(data, data, static_cast<size_t>(count),
-                               ncclFloat32, average ? ncclAvg : ncclSum, c,
-                               stream);
+  ncclResult_t r =
+      a.allReduce(data, data, static_cast<size_t>(count), ncclFloat32,
+                  average ? ncclAvg : ncclSum, c, stream);
   if (r == ncclSuccess)
     return true;
   error = ncclMessage(a, "ncclAllReduce", r, c);
@@ -175,8 +175,8 @@ bool NcclGroup::allReduce(float *data, int64_t count, bool average,
 
 #else // !MEMFMT_HAVE_NCCL_HEADER
 
-std::unique_ptr<NcclGroup> NcclGroup::create(const memfmt_communicator_t &,
-                                             int, memfmt_status_t &status,
+std::unique_ptr<NcclGroup> NcclGroup::create(const memfmt_communicator_t &, int,
+                                             memfmt_status_t &status,
                                              std::string &error) {
   status = MEMFMT_STATUS_UNSUPPORTED;
   error = "this runtime was built without NCCL (the CUDA toolkit had no "

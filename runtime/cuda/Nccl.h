@@ -51,8 +51,8 @@ public:
   /// Sums (or, with `average`, averages) `count` f32 at `data` (device
   /// memory) over the replicas, in place, on `stream`. Returns false and
   /// sets `error` when NCCL refuses the call.
-  bool allReduce(float *data, int64_t count, bool average,
-                 cudaStream_t stream, std::string &error);
+  bool allReduce(float *data, int64_t count, bool average, cudaStream_t stream,
+                 std::string &error);
 
   /// "NCCL 2.28.9, 2 replicas".
   const std::string &description() const { return text; }

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // max_pool2d_with_indices_backward, adaptive_avg_pool2d_backward and
-// avg_pool2d_backward as gathers: each thread owns one grad_input element (or `vec` adjacent
-// channels of one pixel, NHWC) and sums, in f32, the grad_output cells whose
-// window holds it, so there are no atomics and the result does not depend
-// on scheduling. The candidate cells of input row ih are:
+// avg_pool2d_backward as gathers: each thread owns one grad_input element (or
+// `vec` adjacent channels of one pixel, NHWC) and sums, in f32, the grad_output
+// cells whose window holds it, so there are no atomics and the result does not
+// depend on scheduling. The candidate cells of input row ih are:
 //  * max: oh with oh * stride - pad + k * dilation == ih for some tap k in
 //    [0, kernel), i.e. oh in [ceil((ih + pad - (kernel - 1) * dilation) /
 //    stride), floor((ih + pad) / stride)]; a cell counts when its index is
@@ -133,9 +133,9 @@ __device__ __forceinline__ void gatherOne(const PoolArgs &a, int64_t n,
       Span rows = avgSpan(oh, a.kh, a.sh, a.pt, a.h, a.pb);
       for (int64_t ow = owLo; ow <= owHi; ++ow) {
         Span cols = avgSpan(ow, a.kw, a.sw, a.pl, a.w, a.pr);
-        int64_t divisor = a.countIncludePad
-                              ? rows.extent * cols.extent
-                              : (rows.end - rows.begin) * (cols.end - cols.begin);
+        int64_t divisor = a.countIncludePad ? rows.extent * cols.extent
+                                            : (rows.end - rows.begin) *
+                                                  (cols.end - cols.begin);
         addScaled<T, VEC>(acc, go + oh * a.ys[2] + ow * a.ys[3],
                           1.0f / static_cast<float>(divisor));
       }

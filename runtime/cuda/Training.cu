@@ -79,10 +79,9 @@ cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
   });
 }
 
-cudaError_t launchThresholdBackward(const StridedPlan<3> &plan,
-                                    void *gradInput, const void *gradOutput,
-                                    const void *self, float threshold,
-                                    cudaStream_t stream) {
+cudaError_t launchThresholdBackward(const StridedPlan<3> &plan, void *gradInput,
+                                    const void *gradOutput, const void *self,
+                                    float threshold, cudaStream_t stream) {
   if (plan.total == 0)
     return cudaSuccess;
   thresholdBackwardKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(

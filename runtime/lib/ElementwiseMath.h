@@ -14,16 +14,12 @@
 #ifndef MEMFMT_RUNTIME_LIB_ELEMENTWISEMATH_H
 #define MEMFMT_RUNTIME_LIB_ELEMENTWISEMATH_H
 
+#include "HostDevice.h"
+
 #include "memfmt/runtime/elementwise_ops.h"
 
 #include <cmath>
 #include <cstdint>
-
-#ifdef __CUDACC__
-#define MEMFMT_HOST_DEVICE __host__ __device__
-#else
-#define MEMFMT_HOST_DEVICE
-#endif
 
 namespace memfmt::runtime::math {
 

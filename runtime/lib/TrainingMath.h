@@ -1,4 +1,5 @@
-//===- TrainingMath.h - Per-element formulas of the training kernels -*- C++ -*-===//
+//===- TrainingMath.h - Per-element formulas of the training kernels -*- C++
+//-*-===//
 //
 // Part of the memfmt project.
 //
@@ -19,11 +20,7 @@
 #ifndef MEMFMT_RUNTIME_LIB_TRAININGMATH_H
 #define MEMFMT_RUNTIME_LIB_TRAININGMATH_H
 
-#ifdef __CUDACC__
-#define MEMFMT_HOST_DEVICE __host__ __device__
-#else
-#define MEMFMT_HOST_DEVICE
-#endif
+#include "HostDevice.h"
 
 namespace memfmt::runtime::math {
 

@@ -581,8 +581,9 @@ struct SimulatedReplicas {
   }
 
   memfmt_communicator_t communicator() {
-    return {0, static_cast<int64_t>(others.size()) + 1, this, &sum, nullptr,
-            0, nullptr};
+    return {
+        0,      static_cast<int64_t>(others.size()) + 1, this, &sum, nullptr, 0,
+        nullptr};
   }
 };
 

@@ -179,8 +179,9 @@ ContextPtr createContext(const Options &Opts) {
   }
   memfmt_context_t *RawCtx = nullptr;
   if (memfmt_context_create(&CtxOptions, &RawCtx) != MEMFMT_STATUS_OK)
-    fail(Cuda ? Opts.Dir + " is a CUDA training step (target cuda), but no "
-                           "CUDA context can be created: " +
+    fail(Cuda ? Opts.Dir +
+                    " is a CUDA training step (target cuda), but no "
+                    "CUDA context can be created: " +
                     memfmt_context_last_error(nullptr)
               : "cannot create the runtime context: " +
                     std::string(memfmt_context_last_error(nullptr)));

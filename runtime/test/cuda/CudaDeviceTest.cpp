@@ -11,10 +11,11 @@
 //    no-device checks are skipped);
 //  * on a device: memory, copies, timers, the description; graph capture of
 //    a kernel sequence and its replay; all_reduce through NCCL with one
-//    replica (eagerly and captured), and the broadcast several need; and the loader end to end on the
-//    hand-written fake model (runtime/test/loader/FakeModel.c) compiled for
-//    target "cuda": host and device runs, CUDA graphs, and recapture when
-//    the buffers change, all against the same model on the CPU.
+//    replica (eagerly and captured), and the broadcast several need; and the
+//    loader end to end on the hand-written fake model
+//    (runtime/test/loader/FakeModel.c) compiled for target "cuda": host and
+//    device runs, CUDA graphs, and recapture when the buffers change, all
+//    against the same model on the CPU.
 // Tests that need a device print "skipped: no CUDA device".
 //
 //===----------------------------------------------------------------------===//

@@ -304,8 +304,8 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
         const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
         ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
                       env().gpu, 20, x.device(env().gpu), w.device(env().gpu),
-                      b.device(env().gpu), dm, dv, dy, dsm, dsi, dmo, dvo,
-                      1e-5, 0.1),
+                      b.device(env().gpu), dm, dv, dy, dsm, dsi, dmo, dvo, 1e-5,
+                      0.1),
                   MEMFMT_STATUS_OK)
             << what << ": " << memfmt_context_last_error(env().gpu);
         EXPECT_EQ(env().implOf(20),
@@ -360,8 +360,7 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                       grad + " grad_input");
           expectMatch(gw, gw.download(), Match::Reduction,
                       grad + " grad_weight");
-          expectMatch(gb, gb.download(), Match::Reduction,
-                      grad + " grad_bias");
+          expectMatch(gb, gb.download(), Match::Reduction, grad + " grad_bias");
         }
       }
   // A layout cuDNN does not take is reported, not computed wrongly.
@@ -984,7 +983,8 @@ TEST_P(CudaPoolTest, AverageWithAndWithoutPadding) {
       if (k != Kind::F32)
         continue;
       for (Layout out : kLayouts) {
-        Buf gy(k, {cs.n, cs.c, oh, ow}, in), gx(k, {cs.n, cs.c, cs.h, cs.w}, out);
+        Buf gy(k, {cs.n, cs.c, oh, ow}, in),
+            gx(k, {cs.n, cs.c, cs.h, cs.w}, out);
         gy.fill(24);
         const memfmt_memref_t *dgx = gx.device(env().gpu);
         ASSERT_EQ(_mlir_ciface_memfmt_avg_pool2d_backward_f32(
@@ -1209,13 +1209,14 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
           << memfmt_context_last_error(env().gpu);
       std::vector<uint8_t> gotParam =
           inPlace ? param.download() : paramOut.download();
-      std::vector<uint8_t> gotBuf = inPlace ? buf.download() : bufOut.download();
+      std::vector<uint8_t> gotBuf =
+          inPlace ? buf.download() : bufOut.download();
       const memfmt_memref_t *hp = param.host(), *hb = buf.host();
       ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
                     env().cpu, 0, hp, grad.host(), hb, step.host(),
-                    inPlace ? hp : paramOut.host(), inPlace ? hb : bufOut.host(),
-                    o.lr, o.momentum, o.dampening, o.weightDecay, o.nesterov,
-                    o.hasStep),
+                    inPlace ? hp : paramOut.host(),
+                    inPlace ? hb : bufOut.host(), o.lr, o.momentum, o.dampening,
+                    o.weightDecay, o.nesterov, o.hasStep),
                 MEMFMT_STATUS_OK);
       expectMatch(inPlace ? param : paramOut, gotParam, Match::Exact,
                   std::string("sgd param ") + o.name + " " + what);
@@ -1245,9 +1246,9 @@ TEST(CudaCrossEntropyTest, LossAndGradientMatchTheCpu) {
                             *dt = target.device(env().gpu);
       const memfmt_memref_t *dl = loss.device(env().gpu),
                             *dgi = gi.device(env().gpu);
-      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(env().gpu, 30, dx,
-                                                           dt, dl),
-                MEMFMT_STATUS_OK)
+      ASSERT_EQ(
+          _mlir_ciface_memfmt_cross_entropy_loss_f32(env().gpu, 30, dx, dt, dl),
+          MEMFMT_STATUS_OK)
           << what << ": " << memfmt_context_last_error(env().gpu);
       ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
                     env().gpu, 31, gradOut.device(env().gpu), dx, dt, dgi),
