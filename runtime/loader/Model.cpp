@@ -344,6 +344,18 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       S = Model->fail(MEMFMT_STATUS_BACKEND_ERROR,
                       "memfmt_model_load (warm-up run)",
                       memfmt_context_last_error(Ctx));
+    // A training step's warm-up runs updated the device blob; the host copy
+    // still holds the loaded state, so it goes back up.
+    if (S == MEMFMT_STATUS_OK && UpdatesState && Man.WeightsBytes > 0 &&
+        (memfmt_device_copy(Ctx, Model->DeviceWeights, Model->Weights.get(),
+                            Man.WeightsBytes,
+                            MEMFMT_COPY_HOST_TO_DEVICE) != MEMFMT_STATUS_OK ||
+         memfmt_context_synchronize(Ctx) != MEMFMT_STATUS_OK))
+      S = Model->fail(MEMFMT_STATUS_BACKEND_ERROR,
+                      "memfmt_model_load (warm-up run)",
+                      std::string("restoring the state after the warm-up "
+                                  "failed: ") +
+                          memfmt_context_last_error(Ctx));
     if (S != MEMFMT_STATUS_OK)
       return S;
   }
