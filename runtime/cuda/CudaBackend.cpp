@@ -21,7 +21,9 @@
 //    softmax with unit stride along its dim ("thread_per_row" otherwise);
 //  * "nhwc" / "nhwc_vec" / "generic": poolings;
 //  * "memcpy", "nchw_to_nhwc", "nhwc_to_nchw", "strided": copies.
-// Convolutions and linear layers are in CudaConv.cpp and CudaLinear.cpp.
+// Convolutions and linear layers are in CudaConv.cpp and CudaLinear.cpp,
+// the training kernels and all_reduce in CudaTraining.cpp and
+// CudaConvBackward.cpp, batch norm on cuDNN in CudaBatchNorm.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -458,13 +460,10 @@ memfmt_status_t CudaBackend::epilogue(KernelCall &call, Elem elem,
 // Elementwise kernels
 //===----------------------------------------------------------------------===//
 
-/// The plan of out = f(in), and what the profile calls it.
+/// The plan of out = f(in) (CudaPlan.h's implOf names it for the profile).
 static StridedPlan<2> unaryPlan(const TensorView &in, const TensorView &out) {
   const int64_t *strides[2] = {out.strides, in.strides};
   return planStrided<2>(static_cast<int>(out.rank), out.sizes, strides);
-}
-template <int N> static const char *implOf(const StridedPlan<N> &plan) {
-  return plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided";
 }
 
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::relu &a) {
@@ -880,171 +879,5 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
     MEMFMT_LAUNCH_TRY(call, "the bias folding kernel",
                       launchChannelwise(elem, args, stream));
   }
-  return MEMFMT_STATUS_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Training: the elementwise kernels (Training.cu)
-//===----------------------------------------------------------------------===//
-
-memfmt_status_t CudaBackend::run(KernelCall &call, const args::fill &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  const int64_t *strides[1] = {a.output.strides};
-  StridedPlan<1> plan =
-      planStrided<1>(static_cast<int>(a.output.rank), a.output.sizes, strides);
-  call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(call, "the fill kernel",
-                    launchFill(elemOf(call.dtype()), plan, a.output.data,
-                               static_cast<float>(a.value), stream));
-  return MEMFMT_STATUS_OK;
-}
-
-memfmt_status_t CudaBackend::run(KernelCall &call,
-                                 const args::threshold_backward &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  const TensorView &gi = a.grad_input;
-  const int64_t *strides[3] = {gi.strides, a.grad_output.strides,
-                               a.self.strides};
-  StridedPlan<3> plan =
-      planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
-  call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(
-      call, "the threshold_backward kernel",
-      launchThresholdBackward(plan, gi.data, a.grad_output.data, a.self.data,
-                              static_cast<float>(a.threshold), stream));
-  return MEMFMT_STATUS_OK;
-}
-
-memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  const TensorView &out = a.param_out;
-  // Without momentum the buffers are not used; the parameter's views stand
-  // in for them in the plan (as on the CPU).
-  const bool momentum = a.momentum != 0;
-  const TensorView &bufferIn = momentum ? a.momentum_buffer : a.param;
-  const TensorView &bufferOut = momentum ? a.momentum_buffer_out : out;
-  SgdUpdateArgs args;
-  const int64_t *strides[5] = {};
-  strides[kSgdParamOut] = out.strides;
-  strides[kSgdParam] = a.param.strides;
-  strides[kSgdGrad] = a.grad.strides;
-  strides[kSgdBufferIn] = bufferIn.strides;
-  strides[kSgdBufferOut] = bufferOut.strides;
-  args.plan = planStrided<5>(static_cast<int>(out.rank), out.sizes, strides);
-  args.scalars = math::SgdScalars::of(a.lr, a.momentum, a.dampening,
-                                      a.weight_decay, a.nesterov != 0);
-  args.paramOut = out.as<float>();
-  args.param = a.param.as<float>();
-  args.grad = a.grad.as<float>();
-  args.bufferIn = bufferIn.as<float>();
-  args.bufferOut = bufferOut.as<float>();
-  args.step = a.has_step ? a.step.as<int64_t>() : nullptr;
-  call.setImpl(implOf(args.plan));
-  MEMFMT_LAUNCH_TRY(call, "the sgd_update kernel",
-                    launchSgdUpdate(args, stream));
-  return MEMFMT_STATUS_OK;
-}
-
-// cross_entropy_loss and its gradient (Loss.cu).
-static LossArgs lossArgs(const TensorView &logits, const TensorView &target) {
-  LossArgs args;
-  args.logits = logits.as<float>();
-  args.logitStrides[0] = logits.strides[0];
-  args.logitStrides[1] = logits.strides[1];
-  args.targets = target.as<int64_t>();
-  args.targetStride = target.strides[0];
-  args.rows = logits.sizes[0];
-  args.classes = logits.sizes[1];
-  return args;
-}
-
-memfmt_status_t CudaBackend::run(KernelCall &call,
-                                 const args::cross_entropy_loss &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  LossArgs args = lossArgs(a.self, a.target);
-  args.loss = a.output.as<float>();
-  void *rows = nullptr;
-  if (memfmt_status_t s = scratch(
-          call, kLossRows,
-          static_cast<size_t>(std::max<int64_t>(args.rows, 1)) * sizeof(double),
-          &rows))
-    return s;
-  call.setImpl("rows");
-  MEMFMT_LAUNCH_TRY(
-      call, "the cross-entropy kernels",
-      launchCrossEntropyLoss(args, static_cast<double *>(rows), stream));
-  return MEMFMT_STATUS_OK;
-}
-
-memfmt_status_t CudaBackend::run(KernelCall &call,
-                                 const args::cross_entropy_loss_backward &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  LossArgs args = lossArgs(a.self, a.target);
-  args.gradOutput = a.grad_output.as<float>();
-  args.gradInput = a.grad_input.as<float>();
-  args.gradStrides[0] = a.grad_input.strides[0];
-  args.gradStrides[1] = a.grad_input.strides[1];
-  call.setImpl("rows");
-  MEMFMT_LAUNCH_TRY(call, "the cross-entropy gradient kernel",
-                    launchCrossEntropyLossBackward(args, stream));
-  return MEMFMT_STATUS_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Data parallelism
-//===----------------------------------------------------------------------===//
-
-memfmt_status_t
-CudaBackend::setCommunicator(const memfmt_communicator_t *communicator,
-                             std::string &error) {
-  if (capturing) {
-    error = "cannot join or leave replicas during graph capture";
-    return MEMFMT_STATUS_INVALID_ARGUMENT;
-  }
-  if (stream)
-    cudaStreamSynchronize(stream);
-  nccl.reset();
-  if (!communicator)
-    return MEMFMT_STATUS_OK;
-  memfmt_status_t status = MEMFMT_STATUS_OK;
-  nccl = NcclGroup::create(*communicator, device, status, error);
-  return status;
-}
-
-// all_reduce: the output takes the input's values, then NCCL sums or
-// averages it over the replicas in place on the stream. Without a
-// communicator the kernel is the copy alone; with one, NCCL runs even for a
-// single replica (the identity), so one GPU exercises the whole path. The
-// memory plan's buffers are dense, which NCCL's one array needs.
-memfmt_status_t CudaBackend::run(KernelCall &call, const args::all_reduce &a) {
-  if (memfmt_status_t s = enter(call))
-    return s;
-  const TensorView &out = a.output;
-  const char *impl = "single_replica";
-  if (!a.input.sameViewAs(out))
-    if (memfmt_status_t s = copyTensor(call, Elem::F32, a.input, out, &impl))
-      return s;
-  if (!nccl) {
-    call.setImpl(impl);
-    return MEMFMT_STATUS_OK;
-  }
-  if (!out.isDense())
-    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
-                     "needs a dense output on CUDA (NCCL reduces one "
-                     "array); got strides " +
-                         formatStrides(out));
-  std::string error;
-  if (out.numElements() > 0 &&
-      !nccl->allReduce(out.as<float>(), out.numElements(), a.average != 0,
-                       stream, error))
-    return call.fail(MEMFMT_STATUS_BACKEND_ERROR, "the all-reduce (" +
-                                                      nccl->description() +
-                                                      ") failed: " + error);
-  call.setImpl("nccl");
   return MEMFMT_STATUS_OK;
 }

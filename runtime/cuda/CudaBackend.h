@@ -20,7 +20,8 @@
 //
 // Kernels are split by library: CudaBackend.cpp (own kernels, device
 // functions), CudaConv.cpp, CudaConvBackward.cpp and CudaBatchNorm.cpp
-// (cuDNN), CudaLinear.cpp (cuBLAS), Nccl.cpp (NCCL, for all_reduce).
+// (cuDNN), CudaLinear.cpp (cuBLAS), CudaTraining.cpp (own training
+// kernels, and all_reduce on NCCL, Nccl.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -92,7 +92,7 @@ memfmt_status_t describeBatchNorm(Sink &call, const TensorView &x,
   return MEMFMT_STATUS_OK;
 }
 
-const char *implOf(ConvFormat format) {
+const char *cudnnImpl(ConvFormat format) {
   return format == ConvFormat::Nhwc ? "cudnn_nhwc" : "cudnn_nchw";
 }
 
@@ -133,7 +133,7 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
                              d.data, a.input.data, d.data, a.output.data,
                              d.params, a.weight.data, a.bias.data,
                              a.running_mean.data, a.running_var.data, a.eps));
-  call.setImpl(implOf(format));
+  call.setImpl(cudnnImpl(format));
   done = true;
   return MEMFMT_STATUS_OK;
 }
@@ -170,7 +170,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
                              d.params, a.weight.data, a.bias.data, a.momentum,
                              a.running_mean_out.data, a.running_var_out.data,
                              a.eps, a.save_mean.data, a.save_invstd.data));
-  call.setImpl(implOf(format));
+  call.setImpl(cudnnImpl(format));
   return MEMFMT_STATUS_OK;
 }
 
@@ -218,6 +218,6 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
                 d.data, a.input.data, d.data, a.grad_out.data, d.data,
                 gradInput, d.params, a.weight.data, gradWeight, gradBias,
                 CUDNN_BN_MIN_EPSILON, a.save_mean.data, a.save_invstd.data));
-  call.setImpl(implOf(format));
+  call.setImpl(cudnnImpl(format));
   return MEMFMT_STATUS_OK;
 }

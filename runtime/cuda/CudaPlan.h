@@ -72,6 +72,12 @@ StridedPlan<K> planStrided(int rank, const int64_t *sizes,
 /// strides): the flat, vectorisable kernels apply.
 template <int K> bool isFlat(const StridedPlan<K> &plan);
 
+/// The profile's name of the kernel shape a plan takes: "empty", "flat"
+/// (the vectorised dense kernels) or "strided".
+template <int K> const char *implOf(const StridedPlan<K> &plan) {
+  return plan.total == 0 ? "empty" : isFlat(plan) ? "flat" : "strided";
+}
+
 //===----------------------------------------------------------------------===//
 // Per-channel operations
 //===----------------------------------------------------------------------===//

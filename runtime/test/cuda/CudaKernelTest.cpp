@@ -4,7 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Every kernel of Kernels.def on the CUDA backend, in f32, f16 and bf16, with
+// The inference kernels of Kernels.def on the CUDA backend (and the
+// convolution and pooling gradients, beside their forward kernels; the
+// other training kernels are in CudaTrainingKernelTest.cpp), in f32, f16
+// and bf16, with
 // tensors in NCHW, channels-last, a channels-last slice (padded channels)
 // and a general strided layout, on edge shapes (one pixel, one channel,
 // channel counts that do or do not fill 16-byte vectors, odd sizes, layer
@@ -26,10 +29,6 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
-constexpr Layout kLayouts[] = {C, CL, CLS, S};
-constexpr Kind kKinds[] = {Kind::F32, Kind::F16, Kind::BF16};
 
 /// The shared contexts (created once: cuDNN and cuBLAS handles are slow to
 /// make).
@@ -38,16 +37,9 @@ CudaEnv &env() {
   return *instance;
 }
 
-std::string name(Kind k, Layout in, Layout out) {
-  return std::string(toString(k)) + " " + toString(in) + " -> " + toString(out);
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise: relu, add, eltwise, binary, copy, casts
 //===----------------------------------------------------------------------===//
-
-const std::vector<int64_t> kElementwiseShapes[] = {
-    {2, 3, 4, 5}, {1, 64, 7, 7}, {2, 13, 3, 3}, {3, 1, 1, 1}, {5, 7}, {0, 4}};
 
 class CudaElementwiseTest : public ::testing::TestWithParam<Kind> {};
 
@@ -274,110 +266,6 @@ INSTANTIATE_TEST_SUITE_P(Kinds, CudaBatchNormTest, ::testing::ValuesIn(kKinds),
                          [](const auto &info) {
                            return std::string(toString(info.param));
                          });
-
-TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
-  MEMFMT_REQUIRE_CUDA(env());
-  const std::vector<int64_t> shapes[] = {
-      {2, 3, 4, 5}, {1, 64, 7, 7}, {4, 16, 1, 1}, {3, 1, 5, 5}, {8, 32, 3, 3}};
-  const Kind f = Kind::F32;
-  for (const std::vector<int64_t> &shape : shapes)
-    for (Layout layout : {C, CL})
-      for (bool inPlace : {true, false}) {
-        const int64_t c = shape[1];
-        Buf x(f, shape, layout), y(f, shape, layout);
-        Buf w(f, {c}), b(f, {c}), m(f, {c}), v(f, {c}), mOut(f, {c}),
-            vOut(f, {c}), saveMean(f, {c}), saveInvstd(f, {c});
-        x.fill(41, -3, 3);
-        w.fill(42, 0.5, 1.5);
-        b.fill(43);
-        m.fill(44);
-        v.fill(45, 0.5, 1.5);
-        std::string what = std::string("native_batch_norm ") +
-                           toString(layout) + " " + x.describe() +
-                           (inPlace ? " running stats in place" : "");
-        const memfmt_memref_t *dm = m.device(env().gpu),
-                              *dv = v.device(env().gpu);
-        const memfmt_memref_t *dy = y.device(env().gpu),
-                              *dsm = saveMean.device(env().gpu),
-                              *dsi = saveInvstd.device(env().gpu);
-        const memfmt_memref_t *dmo = inPlace ? dm : mOut.device(env().gpu);
-        const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                      env().gpu, 20, x.device(env().gpu), w.device(env().gpu),
-                      b.device(env().gpu), dm, dv, dy, dsm, dsi, dmo, dvo, 1e-5,
-                      0.1),
-                  MEMFMT_STATUS_OK)
-            << what << ": " << memfmt_context_last_error(env().gpu);
-        EXPECT_EQ(env().implOf(20),
-                  layout == CL && shape[2] * shape[3] > 1 && c > 1
-                      ? "cudnn_nhwc"
-                      : "cudnn_nchw")
-            << what;
-        std::vector<uint8_t> gotY = y.download(), gotMean = saveMean.download(),
-                             gotInvstd = saveInvstd.download(),
-                             gotM = (inPlace ? m : mOut).download(),
-                             gotV = (inPlace ? v : vOut).download();
-        const memfmt_memref_t *hm = m.host(), *hv = v.host();
-        ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                      env().cpu, 20, x.host(), w.host(), b.host(), hm, hv,
-                      y.host(), saveMean.host(), saveInvstd.host(),
-                      inPlace ? hm : mOut.host(), inPlace ? hv : vOut.host(),
-                      1e-5, 0.1),
-                  MEMFMT_STATUS_OK);
-        expectMatch(y, gotY, Match::Reduction, what + " output");
-        expectMatch(saveMean, gotMean, Match::Reduction, what + " save_mean");
-        expectMatch(saveInvstd, gotInvstd, Match::Reduction,
-                    what + " save_invstd");
-        expectMatch(inPlace ? m : mOut, gotM, Match::Reduction,
-                    what + " running_mean");
-        expectMatch(inPlace ? v : vOut, gotV, Match::Reduction,
-                    what + " running_var");
-
-        // The gradient from the CPU's saved statistics, on both sides.
-        for (int mask : {7, 3, 6}) {
-          Buf go(f, shape, layout), gi(f, shape, layout), gw(f, {c}),
-              gb(f, {c});
-          go.fill(46);
-          std::string grad = what + " backward mask " + std::to_string(mask);
-          const memfmt_memref_t *dgi = gi.device(env().gpu),
-                                *dgw = gw.device(env().gpu),
-                                *dgb = gb.device(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                        env().gpu, 21, go.device(env().gpu),
-                        x.device(env().gpu), w.device(env().gpu),
-                        saveMean.device(env().gpu),
-                        saveInvstd.device(env().gpu), dgi, dgw, dgb, mask & 1,
-                        (mask >> 1) & 1, (mask >> 2) & 1),
-                    MEMFMT_STATUS_OK)
-              << grad << ": " << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                        env().cpu, 21, go.host(), x.host(), w.host(),
-                        saveMean.host(), saveInvstd.host(), gi.host(),
-                        gw.host(), gb.host(), mask & 1, (mask >> 1) & 1,
-                        (mask >> 2) & 1),
-                    MEMFMT_STATUS_OK);
-          expectMatch(gi, gi.download(), Match::Reduction,
-                      grad + " grad_input");
-          expectMatch(gw, gw.download(), Match::Reduction,
-                      grad + " grad_weight");
-          expectMatch(gb, gb.download(), Match::Reduction, grad + " grad_bias");
-        }
-      }
-  // A layout cuDNN does not take is reported, not computed wrongly.
-  Buf x(f, {2, 8, 3, 3}, S), y(f, {2, 8, 3, 3}, S), w(f, {8}), b(f, {8}),
-      m(f, {8}), v(f, {8}), sm(f, {8}), si(f, {8});
-  v.fill(1, 0.5, 1.5);
-  const memfmt_memref_t *dm = m.device(env().gpu), *dv = v.device(env().gpu);
-  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                env().gpu, 22, x.device(env().gpu), w.device(env().gpu),
-                b.device(env().gpu), dm, dv, y.device(env().gpu),
-                sm.device(env().gpu), si.device(env().gpu), dm, dv, 1e-5, 0.1),
-            MEMFMT_STATUS_UNSUPPORTED);
-  EXPECT_NE(std::string(memfmt_context_last_error(env().gpu))
-                .find("packed NCHW or NHWC"),
-            std::string::npos)
-      << memfmt_context_last_error(env().gpu);
-}
 
 //===----------------------------------------------------------------------===//
 // Layer norm
@@ -806,51 +694,6 @@ TEST_P(CudaLinearTest, LayoutsBiasAndEdgeShapes) {
           }
 }
 
-TEST(CudaLinearBackwardTest, EveryGradientLayoutAndEdgeShape) {
-  MEMFMT_REQUIRE_CUDA(env());
-  struct Case {
-    int64_t n, kk, m;
-  };
-  for (Case c : {Case{4, 64, 32}, Case{8, 2048, 1000}, Case{3, 7, 5},
-                 Case{1, 16, 1}, Case{5, 1, 3}})
-    for (Layout lg : {C, S})
-      for (Layout lx : {C, S, CLS})
-        for (Layout lout : {C, S})
-          for (int mask : {7, 1, 2, 4}) {
-            Buf go(Kind::F32, {c.n, c.m}, lg), x(Kind::F32, {c.n, c.kk}, lx),
-                w(Kind::F32, {c.m, c.kk}, lx);
-            Buf gi(Kind::F32, {c.n, c.kk}, lout),
-                gw(Kind::F32, {c.m, c.kk}, lout), gb(Kind::F32, {c.m});
-            go.fill(31);
-            x.fill(32);
-            w.fill(33, -0.1, 0.1);
-            std::string what = "linear_backward " + go.describe() + " " +
-                               x.describe() + " -> " + gi.describe() +
-                               " mask " + std::to_string(mask);
-            const memfmt_memref_t *dgi = gi.device(env().gpu),
-                                  *dgw = gw.device(env().gpu),
-                                  *dgb = gb.device(env().gpu);
-            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
-                          env().gpu, 9, go.device(env().gpu),
-                          x.device(env().gpu), w.device(env().gpu), dgi, dgw,
-                          dgb, mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
-                      MEMFMT_STATUS_OK)
-                << what << ": " << memfmt_context_last_error(env().gpu);
-            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
-                          env().cpu, 9, go.host(), x.host(), w.host(),
-                          gi.host(), gw.host(), gb.host(), mask & 1,
-                          (mask >> 1) & 1, (mask >> 2) & 1),
-                      MEMFMT_STATUS_OK);
-            // Gradients that are off stay untouched on both sides.
-            expectMatch(gi, gi.download(), Match::Reduction,
-                        what + " grad_input");
-            expectMatch(gw, gw.download(), Match::Reduction,
-                        what + " grad_weight");
-            expectMatch(gb, gb.download(), Match::Reduction,
-                        what + " grad_bias");
-          }
-}
-
 INSTANTIATE_TEST_SUITE_P(Kinds, CudaLinearTest, ::testing::ValuesIn(kKinds),
                          [](const auto &info) {
                            return std::string(toString(info.param));
@@ -1108,182 +951,6 @@ TEST(CudaFoldBatchNormTest, MatchesTheCpuReference) {
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
-
-//===----------------------------------------------------------------------===//
-// Training: fill, threshold_backward, sgd_update (bit for bit)
-//===----------------------------------------------------------------------===//
-
-class CudaFillTest : public ::testing::TestWithParam<Kind> {};
-
-TEST_P(CudaFillTest, EveryLayoutAndShape) {
-  MEMFMT_REQUIRE_CUDA(env());
-  Kind k = GetParam();
-  for (const std::vector<int64_t> &shape : kElementwiseShapes)
-    for (Layout layout : kLayouts) {
-      Buf y(k, shape, layout);
-      std::string what = std::string(toString(k)) + " " + y.describe();
-      ASSERT_EQ(MEMFMT_ENTRY(fill, k)(env().gpu, 0, y.device(env().gpu), 0.1),
-                MEMFMT_STATUS_OK)
-          << memfmt_context_last_error(env().gpu);
-      ASSERT_EQ(MEMFMT_ENTRY(fill, k)(env().cpu, 0, y.host(), 0.1),
-                MEMFMT_STATUS_OK);
-      expectMatch(y, y.download(), Match::Exact, "fill " + what);
-    }
-}
-
-TEST(CudaThresholdBackwardTest, EveryLayoutPairWithTiesAndNaN) {
-  MEMFMT_REQUIRE_CUDA(env());
-  for (const std::vector<int64_t> &shape : kElementwiseShapes)
-    for (Layout in : kLayouts)
-      for (Layout out : kLayouts) {
-        Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
-            gi(Kind::F32, shape, out);
-        std::string what = name(Kind::F32, in, out) + " " + gi.describe();
-        grad.fill(1, -2, 2);
-        self.fill(2, -1, 1);
-        if (self.values.numElements() > 3)
-          self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
-        const memfmt_memref_t *dgi = gi.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                      env().gpu, 0, grad.device(env().gpu),
-                      self.device(env().gpu), dgi, 0.0),
-                  MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                      env().cpu, 0, grad.host(), self.host(), gi.host(), 0.0),
-                  MEMFMT_STATUS_OK);
-        expectMatch(gi, gi.download(), Match::Exact,
-                    "threshold_backward " + what);
-        if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
-          EXPECT_EQ(env().implOf(0), "flat") << what;
-      }
-}
-
-struct CudaSgdCase {
-  const char *name;
-  double lr, momentum, dampening, weightDecay;
-  bool nesterov, hasStep;
-  int64_t step;
-};
-
-void PrintTo(const CudaSgdCase &c, std::ostream *os) { *os << c.name; }
-
-const CudaSgdCase kSgdCases[] = {
-    {"Plain", 0.1, 0, 0, 0, false, false, 0},
-    {"Momentum", 0.05, 0.9, 0, 0, false, false, 0},
-    {"DampeningFirstStep", 0.1, 0.9, 0.3, 0, false, true, 0},
-    {"DampeningLaterStep", 0.1, 0.9, 0.3, 0, false, true, 4},
-    {"Nesterov", 0.01, 0.9, 0, 0, true, true, 2},
-    {"WeightDecay", 0.1, 0.9, 0, 1e-4, false, true, 1},
-    {"WeightDecayNoMomentum", 0.3, 0, 0, 5e-2, false, false, 0},
-};
-
-class CudaSgdTest : public ::testing::TestWithParam<CudaSgdCase> {};
-
-TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
-  MEMFMT_REQUIRE_CUDA(env());
-  const CudaSgdCase &o = GetParam();
-  const std::vector<int64_t> shape = {4, 3, 5, 2};
-  for (Layout layout : {C, CL, S})
-    for (bool inPlace : {true, false}) {
-      Buf param(Kind::F32, shape, layout), grad(Kind::F32, shape, layout),
-          buf(Kind::F32, shape, layout);
-      param.fill(1);
-      grad.fill(2, -3, 3);
-      buf.fill(3);
-      Buf paramOut(Kind::F32, shape, inPlace ? layout : S),
-          bufOut(Kind::F32, shape, inPlace ? layout : C);
-      IndexBuf step({});
-      step.values.flat(0) = o.step;
-      std::string what = std::string(toString(layout)) +
-                         (inPlace ? " in place" : " out of place");
-      const memfmt_memref_t *dp = param.device(env().gpu);
-      const memfmt_memref_t *db = buf.device(env().gpu);
-      const memfmt_memref_t *dpo = inPlace ? dp : paramOut.device(env().gpu);
-      const memfmt_memref_t *dbo = inPlace ? db : bufOut.device(env().gpu);
-      ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
-                    env().gpu, 0, dp, grad.device(env().gpu), db,
-                    step.device(env().gpu), dpo, dbo, o.lr, o.momentum,
-                    o.dampening, o.weightDecay, o.nesterov, o.hasStep),
-                MEMFMT_STATUS_OK)
-          << memfmt_context_last_error(env().gpu);
-      std::vector<uint8_t> gotParam =
-          inPlace ? param.download() : paramOut.download();
-      std::vector<uint8_t> gotBuf =
-          inPlace ? buf.download() : bufOut.download();
-      const memfmt_memref_t *hp = param.host(), *hb = buf.host();
-      ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
-                    env().cpu, 0, hp, grad.host(), hb, step.host(),
-                    inPlace ? hp : paramOut.host(),
-                    inPlace ? hb : bufOut.host(), o.lr, o.momentum, o.dampening,
-                    o.weightDecay, o.nesterov, o.hasStep),
-                MEMFMT_STATUS_OK);
-      expectMatch(inPlace ? param : paramOut, gotParam, Match::Exact,
-                  std::string("sgd param ") + o.name + " " + what);
-      expectMatch(inPlace ? buf : bufOut, gotBuf, Match::Exact,
-                  std::string("sgd buffer ") + o.name + " " + what);
-      if (inPlace && layout != S)
-        EXPECT_EQ(env().implOf(0), "flat") << what;
-    }
-}
-
-TEST(CudaCrossEntropyTest, LossAndGradientMatchTheCpu) {
-  MEMFMT_REQUIRE_CUDA(env());
-  struct Case {
-    int64_t rows, classes;
-  };
-  for (Case c : {Case{8, 1000}, Case{1, 1}, Case{3, 5}, Case{32, 10}})
-    for (Layout layout : {C, S}) {
-      Buf x(Kind::F32, {c.rows, c.classes}, layout), loss(Kind::F32, {}),
-          gradOut(Kind::F32, {}), gi(Kind::F32, {c.rows, c.classes}, layout);
-      x.fill(61, -4, 4);
-      gradOut.set(0, 0.75f);
-      IndexBuf target({c.rows});
-      for (int64_t n = 0; n < c.rows; ++n)
-        target.values.flat(n) = (n * 7 + 3) % c.classes;
-      std::string what = "cross_entropy " + x.describe();
-      const memfmt_memref_t *dx = x.device(env().gpu),
-                            *dt = target.device(env().gpu);
-      const memfmt_memref_t *dl = loss.device(env().gpu),
-                            *dgi = gi.device(env().gpu);
-      ASSERT_EQ(
-          _mlir_ciface_memfmt_cross_entropy_loss_f32(env().gpu, 30, dx, dt, dl),
-          MEMFMT_STATUS_OK)
-          << what << ": " << memfmt_context_last_error(env().gpu);
-      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
-                    env().gpu, 31, gradOut.device(env().gpu), dx, dt, dgi),
-                MEMFMT_STATUS_OK)
-          << what << ": " << memfmt_context_last_error(env().gpu);
-      std::vector<uint8_t> gotLoss = loss.download(), gotGrad = gi.download();
-      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(
-                    env().cpu, 30, x.host(), target.host(), loss.host()),
-                MEMFMT_STATUS_OK);
-      ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_backward_f32(
-                    env().cpu, 31, gradOut.host(), x.host(), target.host(),
-                    gi.host()),
-                MEMFMT_STATUS_OK);
-      expectMatch(loss, gotLoss, Match::Reduction, what + " loss");
-      expectMatch(gi, gotGrad, Match::Reduction, what + " gradient");
-    }
-  // An index outside [0, C): the CPU refuses it; the GPU, which cannot read
-  // it without stopping the stream, makes the loss NaN.
-  Buf x(Kind::F32, {2, 4}), loss(Kind::F32, {});
-  x.fill(62);
-  IndexBuf target({2});
-  target.values.flat(0) = 1;
-  target.values.flat(1) = 4;
-  ASSERT_EQ(_mlir_ciface_memfmt_cross_entropy_loss_f32(
-                env().gpu, 32, x.device(env().gpu), target.device(env().gpu),
-                loss.device(env().gpu)),
-            MEMFMT_STATUS_OK);
-  EXPECT_TRUE(std::isnan(loss.valueIn(loss.download(), 0)));
-  EXPECT_NE(_mlir_ciface_memfmt_cross_entropy_loss_f32(
-                env().cpu, 32, x.host(), target.host(), loss.host()),
-            MEMFMT_STATUS_OK);
-}
-
-INSTANTIATE_TEST_SUITE_P(Kinds, CudaFillTest, ::testing::ValuesIn(kKinds));
-INSTANTIATE_TEST_SUITE_P(Cases, CudaSgdTest, ::testing::ValuesIn(kSgdCases));
 
 TEST(CudaErrorTest, ValidationIsTheSameOnTheGpu) {
   MEMFMT_REQUIRE_CUDA(env());

@@ -373,6 +373,22 @@ inline void expectMatch(const Buf &cpu, const std::vector<uint8_t> &gpuBytes,
    : (KIND) == ::memfmt::test::Kind::F16 ? _mlir_ciface_memfmt_##NAME##_f16    \
                                          : _mlir_ciface_memfmt_##NAME##_bf16)
 
+/// The test layouts and element types the kernel tests sweep.
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+constexpr Layout kLayouts[] = {C, CL, CLS, S};
+constexpr Kind kKinds[] = {Kind::F32, Kind::F16, Kind::BF16};
+
+/// Shapes of the elementwise tests: NCHW with odd and one-pixel sizes,
+/// channel counts that do and do not fill a vector, 2-D, empty.
+inline const std::vector<int64_t> kElementwiseShapes[] = {
+    {2, 3, 4, 5}, {1, 64, 7, 7}, {2, 13, 3, 3}, {3, 1, 1, 1}, {5, 7}, {0, 4}};
+
+/// "f32 channels_last -> contiguous", for failure messages.
+inline std::string name(Kind k, Layout in, Layout out) {
+  return std::string(toString(k)) + " " + toString(in) + " -> " + toString(out);
+}
+
 } // namespace memfmt::test
 
 #endif // MEMFMT_RUNTIME_TEST_CUDA_CUDATESTUTIL_H
