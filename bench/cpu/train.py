@@ -12,7 +12,9 @@ configuration alike:
     channels-last, in this process;
   * with --peers: PyTorch 2.x from bench/.venv (PyPI), eager channels-last
     and torch.compile (inductor) of the whole step's forward, in a process
-    of their own timed between the other rounds.
+    of their own timed between the other rounds;
+  * with --unfused: memfmt channels-last compiled with --fusion=false (no
+    training fusion), so what the fusion buys is measured in the same run.
 Each round times --iters steps per configuration; a configuration's figure
 is the median over rounds of per-round medians. Memory: memfmt's is exact,
 the planned arena plus the weights blob (parameters, running statistics and
@@ -24,7 +26,7 @@ commit and the command.
 
 Usage: bench/cpu/train.py [--models resnet18,resnet50] [--batches 8,32]
                           [--size 224] [--threads 2] [--rounds 3]
-                          [--iters 3] [--peers] [--no-record]
+                          [--iters 3] [--peers] [--unfused] [--no-record]
 """
 import argparse
 import datetime
@@ -180,6 +182,8 @@ def main():
     p.add_argument("--iters", type=int, default=3)
     p.add_argument("--peers", action="store_true",
                    help="also PyTorch 2.x eager and torch.compile from bench/.venv")
+    p.add_argument("--unfused", action="store_true",
+                   help="also time memfmt channels-last with --fusion=false")
     p.add_argument("--no-record", action="store_true")
     p.add_argument("--peer-worker", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -211,17 +215,20 @@ def main():
             data = os.path.join(work, f"{name}.{batch}.npz")
             np.savez(data, x=x, y=y)
             runners, memory = {}, {}
-            for fmt in ("channels-last", "contiguous"):
-                d = os.path.join(work, f"{name}.{batch}.{fmt}")
+            builds = [("channels-last", []), ("contiguous", [])]
+            if args.unfused:
+                builds.insert(1, ("channels-last", ["--fusion=false"]))
+            for fmt, flags in builds:
+                d = os.path.join(work, f"{name}.{batch}.{fmt}{''.join(flags)}")
                 subprocess.run(
                     [os.path.join(ROOT, "build/bin/memfmt-compile"), "--model",
                      name, "--train", "--batch", str(batch), "--height",
                      str(args.size), "--width", str(args.size),
                      "--memory-format", fmt, "--weights", weights, "--lr",
                      str(LR), "--momentum", str(MOMENTUM), "--weight-decay",
-                     str(WEIGHT_DECAY), "-o", d], check=True,
+                     str(WEIGHT_DECAY), "-o", d] + flags, check=True,
                     capture_output=True)
-                label = f"memfmt {fmt}"
+                label = " ".join([f"memfmt {fmt}"] + flags)
                 runners[label] = MemfmtStep(d, data, args.threads)
                 memory[label] = runners[label].bytes
             tx = torch.from_numpy(x[:batch])

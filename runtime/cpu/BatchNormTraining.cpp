@@ -30,6 +30,13 @@
 //    reassociation).
 // Both reduce in double, so the statistics are as accurate as the
 // reference's; the elementwise passes (normalise, grad_input) run in f32.
+//
+// Every kernel here takes the training fusion (memfmt-fuse-training): the
+// forward adds a residual and applies relu in its output pass, the
+// backward applies relu's gradient to grad_out as it reads it, each with
+// the rounding of the separate add, relu and threshold_backward kernels, so
+// a fused step computes the bits of the unfused one without the passes over
+// memory those kernels cost.
 // They replace oneDNN 2.6's batch_normalization, which this file's first
 // version used (see the commit history): for [8, 64, 112, 112] on 2 threads
 // its generic NCHW kernel took 230-700 ms per forward call and its jitted
@@ -43,6 +50,8 @@
 #include "RowSums.h"
 #include "Scratch.h"
 #include "StridedLoop.h"
+#include "lib/ElementwiseMath.h"
+#include "lib/TrainingMath.h"
 
 #include <algorithm>
 #include <array>
@@ -141,23 +150,30 @@ void cpu::squaredDeviationSums(const TensorView &in, const double *mean,
 void cpu::normalizeChannels(const args::native_batch_norm &a,
                             const double *mean, const double *var) {
   const TensorView &in = a.input, &out = a.output;
+  // Without a residual the input stands in for it, unread.
+  const TensorView &res = a.has_residual ? a.residual : a.input;
   const ChannelSlice slice(in);
-  const float *x = in.as<float>();
+  const float *x = in.as<float>(), *r = res.as<float>();
   float *y = out.as<float>();
+  const bool hasResidual = a.has_residual, relu = a.relu;
   parallelFor(in.sizes[1], 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
       const double m = mean[c];
       const double scale =
           channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
       const double shift = channelValue(a.bias, c);
-      const float *xc = x + c * in.strides[1];
+      const float *xc = x + c * in.strides[1], *rc = r + c * res.strides[1];
       float *yc = y + c * out.strides[1];
-      forChannel<2>(slice, {out.strides, in.strides},
-                    [&](const OperandOffsets<2> &o, int64_t count,
-                        const OperandOffsets<2> &step) {
-                      for (int64_t i = 0; i < count; ++i)
-                        yc[o[0] + i * step[0]] = static_cast<float>(
+      forChannel<3>(slice, {out.strides, in.strides, res.strides},
+                    [&](const OperandOffsets<3> &o, int64_t count,
+                        const OperandOffsets<3> &step) {
+                      for (int64_t i = 0; i < count; ++i) {
+                        float v = static_cast<float>(
                             (xc[o[1] + i * step[1]] - m) * scale + shift);
+                        if (hasResidual)
+                          v += rc[o[2] + i * step[2]];
+                        yc[o[0] + i * step[0]] = relu ? math::relu(v) : v;
+                      }
                     });
     }
   });
@@ -179,23 +195,38 @@ void cpu::nativeBatchNormReference(const args::native_batch_norm &a) {
   writeBatchNormStatistics(a, mean.data(), var.data(), n);
 }
 
+/// The output the relu mask of a backward call reads: the forward's output
+/// with `relu`, else the input (unread).
+static const TensorView &maskOf(const args::native_batch_norm_backward &a) {
+  return a.relu ? a.output : a.input;
+}
+
+/// grad_out's element where the forward's output is `y`: relu's gradient
+/// applied first when the forward was fused with relu.
+static inline float incomingGrad(float g, float y, bool relu) {
+  return relu ? math::thresholdGrad(g, y, 0.0f) : g;
+}
+
 void cpu::batchNormGradientSums(const args::native_batch_norm_backward &a,
                                 double *sums) {
-  const TensorView &in = a.input, &go = a.grad_out;
+  const TensorView &in = a.input, &go = a.grad_out, &mask = maskOf(a);
   const int64_t channels = in.sizes[1];
   const ChannelSlice slice(in);
-  const float *x = in.as<float>(), *g = go.as<float>();
+  const float *x = in.as<float>(), *g = go.as<float>(), *y = mask.as<float>();
+  const bool relu = a.relu;
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
       const double mean = channelValue(a.save_mean, c);
       const double invstd = channelValue(a.save_invstd, c);
       const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
+      const float *yc = y + c * mask.strides[1];
       double sumGrad = 0, sumGradXhat = 0;
-      forChannel<2>(slice, {in.strides, go.strides},
-                    [&](const OperandOffsets<2> &o, int64_t count,
-                        const OperandOffsets<2> &step) {
+      forChannel<3>(slice, {in.strides, go.strides, mask.strides},
+                    [&](const OperandOffsets<3> &o, int64_t count,
+                        const OperandOffsets<3> &step) {
                       for (int64_t i = 0; i < count; ++i) {
-                        double d = gc[o[1] + i * step[1]];
+                        double d = incomingGrad(gc[o[1] + i * step[1]],
+                                                yc[o[2] + i * step[2]], relu);
                         sumGrad += d;
                         sumGradXhat +=
                             d * (xc[o[0] + i * step[0]] - mean) * invstd;
@@ -216,9 +247,11 @@ void cpu::batchNormGradientSums(const args::native_batch_norm_backward &a,
 void cpu::batchNormGradInput(const args::native_batch_norm_backward &a,
                              const double *sums, double n) {
   const TensorView &in = a.input, &go = a.grad_out, &gi = a.grad_input;
+  const TensorView &mask = maskOf(a);
   const int64_t channels = in.sizes[1];
   const ChannelSlice slice(in);
-  const float *x = in.as<float>(), *g = go.as<float>();
+  const float *x = in.as<float>(), *g = go.as<float>(), *y = mask.as<float>();
+  const bool relu = a.relu;
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
       const double mean = channelValue(a.save_mean, c);
@@ -227,15 +260,17 @@ void cpu::batchNormGradInput(const args::native_batch_norm_backward &a,
       const double meanGrad = sums[c] / n;
       const double meanGradXhat = sums[channels + c] / n;
       const float *xc = x + c * in.strides[1], *gc = g + c * go.strides[1];
+      const float *yc = y + c * mask.strides[1];
       float *out = gi.as<float>() + c * gi.strides[1];
-      forChannel<3>(slice, {gi.strides, in.strides, go.strides},
-                    [&](const OperandOffsets<3> &o, int64_t count,
-                        const OperandOffsets<3> &step) {
+      forChannel<4>(slice, {gi.strides, in.strides, go.strides, mask.strides},
+                    [&](const OperandOffsets<4> &o, int64_t count,
+                        const OperandOffsets<4> &step) {
                       for (int64_t i = 0; i < count; ++i) {
                         double xhat = (xc[o[1] + i * step[1]] - mean) * invstd;
+                        float d = incomingGrad(gc[o[2] + i * step[2]],
+                                               yc[o[3] + i * step[3]], relu);
                         out[o[0] + i * step[0]] = static_cast<float>(
-                            scale * (gc[o[2] + i * step[2]] - meanGrad -
-                                     xhat * meanGradXhat));
+                            scale * (d - meanGrad - xhat * meanGradXhat));
                       }
                     });
     }
@@ -259,19 +294,52 @@ void cpu::nativeBatchNormBackwardReference(
 
 namespace {
 
-/// Sums of g and of g * (x - mean) over `count` contiguous floats.
-void gradientSums(const float *g, const float *x, int64_t count, double mean,
-                  double &sumGrad, double &sumGradCentered) {
+/// Calls `body(flag)` with `flag` a std::bool_constant of `value`, so that
+/// the fused epilogues of the fast loops are compiled out when off.
+template <typename Body> void withFlag(bool value, Body &&body) {
+  if (value)
+    body(std::true_type{});
+  else
+    body(std::false_type{});
+}
+
+/// The forward's output element from the normalised value `v` (already
+/// f32) and the residual's element `r`: `v + r` with a residual, then relu
+/// with `relu`, as the separate add and relu kernels round them.
+template <bool Residual, bool Relu>
+inline float epilogue(float v, const float *r, int64_t i) {
+  if constexpr (Residual)
+    v += r[i];
+  if constexpr (Relu)
+    v = math::relu(v);
+  return v;
+}
+
+/// grad_out's element i, through relu's gradient where the forward had relu.
+template <bool Relu>
+inline float gradAt(const float *g, const float *y, int64_t i) {
+  if constexpr (Relu)
+    return math::thresholdGrad(g[i], y[i], 0.0f);
+  return g[i];
+}
+
+/// Sums of g and of g * (x - mean) over `count` contiguous floats (g seen
+/// through relu's gradient of the output y with `Relu`).
+template <bool Relu>
+void gradientSums(const float *g, const float *y, const float *x, int64_t count,
+                  double mean, double &sumGrad, double &sumGradCentered) {
   double lane[8] = {}, centered[8] = {};
   int64_t i = 0;
   for (; i + 8 <= count; i += 8)
     for (int j = 0; j < 8; ++j) {
-      lane[j] += g[i + j];
-      centered[j] += g[i + j] * (x[i + j] - mean);
+      const float d = gradAt<Relu>(g, y, i + j);
+      lane[j] += d;
+      centered[j] += d * (x[i + j] - mean);
     }
   for (; i < count; ++i) {
-    sumGrad += g[i];
-    sumGradCentered += g[i] * (x[i] - mean);
+    const float d = gradAt<Relu>(g, y, i);
+    sumGrad += d;
+    sumGradCentered += d * (x[i] - mean);
   }
   for (int j = 0; j < 8; ++j) {
     sumGrad += lane[j];
@@ -280,6 +348,7 @@ void gradientSums(const float *g, const float *x, int64_t count, double mean,
 }
 
 /// The training batch norm of contiguous (NCHW) tensors.
+template <bool Residual, bool Relu>
 void planesForward(const args::native_batch_norm &a) {
   const TensorView &in = a.input, &out = a.output;
   const int64_t batch = in.sizes[0], channels = in.sizes[1];
@@ -288,6 +357,7 @@ void planesForward(const args::native_batch_norm &a) {
   std::vector<double> &mean = scratchBuffer<double, 0>(channels);
   std::vector<double> &var = scratchBuffer<double, 1>(channels);
   const float *x = in.as<float>();
+  const float *r = Residual ? a.residual.as<float>() : nullptr;
   float *y = out.as<float>();
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
@@ -302,11 +372,13 @@ void planesForward(const args::native_batch_norm &a) {
       const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
       const double shift = channelValue(a.bias, c);
       for (int64_t b = 0; b < batch; ++b) {
-        const float *xp = x + (b * channels + c) * plane;
-        float *yp = y + (b * channels + c) * plane;
+        const int64_t offset = (b * channels + c) * plane;
+        const float *xp = x + offset, *rp = Residual ? r + offset : nullptr;
+        float *yp = y + offset;
         // Centred in double, as in rowsForward.
         for (int64_t i = 0; i < plane; ++i)
-          yp[i] = static_cast<float>((double(xp[i]) - m) * scale + shift);
+          yp[i] = epilogue<Residual, Relu>(
+              static_cast<float>((double(xp[i]) - m) * scale + shift), rp, i);
       }
     }
   });
@@ -314,20 +386,22 @@ void planesForward(const args::native_batch_norm &a) {
 }
 
 /// The gradients of contiguous (NCHW) tensors.
+template <bool Relu>
 void planesBackward(const args::native_batch_norm_backward &a) {
   const TensorView &in = a.input, &go = a.grad_out, &gi = a.grad_input;
   const int64_t batch = in.sizes[0], channels = in.sizes[1];
   const int64_t plane = in.numElements() / (batch * channels);
   const double n = double(batch * plane);
   const float *x = in.as<float>(), *g = go.as<float>();
+  const float *y = Relu ? a.output.as<float>() : nullptr;
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
       const double mean = channelValue(a.save_mean, c), invstd = channelValue(a.save_invstd, c);
       double sumGrad = 0, sumGradCentered = 0;
       for (int64_t b = 0; b < batch; ++b) {
         int64_t offset = (b * channels + c) * plane;
-        gradientSums(g + offset, x + offset, plane, mean, sumGrad,
-                     sumGradCentered);
+        gradientSums<Relu>(g + offset, Relu ? y + offset : nullptr, x + offset,
+                           plane, mean, sumGrad, sumGradCentered);
       }
       if (a.has_grad_weight)
         a.grad_weight.as<float>()[c * a.grad_weight.strides[0]] =
@@ -345,9 +419,10 @@ void planesBackward(const args::native_batch_norm_backward &a) {
       for (int64_t b = 0; b < batch; ++b) {
         int64_t offset = (b * channels + c) * plane;
         const float *xp = x + offset, *gp = g + offset;
+        const float *yp = Relu ? y + offset : nullptr;
         float *out = gi.as<float>() + offset;
         for (int64_t i = 0; i < plane; ++i)
-          out[i] = (gp[i] - meanGrad -
+          out[i] = (gradAt<Relu>(gp, yp, i) - meanGrad -
                     static_cast<float>((double(xp[i]) - mean) * k)) *
                    scale;
       }
@@ -460,6 +535,7 @@ void rowsMoments(const float *x, int64_t rows, int64_t channels,
 /// The training batch norm of tensors whose rows of C channels are
 /// contiguous (channels-last): the statistics in one read of the input
 /// (rowsMoments), then the output.
+template <bool Residual, bool Relu>
 void rowsForward(const args::native_batch_norm &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
@@ -477,20 +553,25 @@ void rowsForward(const args::native_batch_norm &a) {
   // invstd then magnifies the rounding of an f32 difference.
   const double *s = scale.data(), *b = shift.data(), *mc = mean.data();
   float *y = a.output.as<float>();
+  const float *res = Residual ? a.residual.as<float>() : nullptr;
   parallelFor(rows, std::max<int64_t>(1, (1 << 14) / channels),
               [&](int64_t begin, int64_t end, int) {
                 for (int64_t r = begin; r < end; ++r) {
                   const float *xr = x + r * channels;
+                  const float *rr = Residual ? res + r * channels : nullptr;
                   float *yr = y + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
-                    yr[c] = static_cast<float>((double(xr[c]) - mc[c]) * s[c] +
-                                               b[c]);
+                    yr[c] = epilogue<Residual, Relu>(
+                        static_cast<float>((double(xr[c]) - mc[c]) * s[c] +
+                                           b[c]),
+                        rr, c);
                 }
               });
   cpu::writeBatchNormStatistics(a, mean.data(), var.data(), double(rows));
 }
 
 /// The gradients of channels-last tensors.
+template <bool Relu>
 void rowsBackward(const args::native_batch_norm_backward &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
@@ -501,6 +582,7 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
   for (int64_t c = 0; c < channels; ++c)
     mean[c] = channelValue(a.save_mean, c);
   const float *x = in.as<float>(), *g = a.grad_out.as<float>();
+  const float *y = Relu ? a.output.as<float>() : nullptr;
   const double *m = mean.data();
   // Both sums in one pass over grad_out and the input: 2C accumulators
   // per thread, sum(g) in the first C and sum(g * (x - mean)) in the rest.
@@ -510,9 +592,11 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
                double *centered = acc + channels;
                for (int64_t r = begin; r < end; ++r) {
                  const float *xr = x + r * channels, *gr = g + r * channels;
+                 const float *yr = Relu ? y + r * channels : nullptr;
                  for (int64_t c = 0; c < channels; ++c) {
-                   acc[c] += double(gr[c]);
-                   centered[c] += double(gr[c]) * (double(xr[c]) - m[c]);
+                   const double d = gradAt<Relu>(gr, yr, c);
+                   acc[c] += d;
+                   centered[c] += d * (double(xr[c]) - m[c]);
                  }
                }
              });
@@ -542,10 +626,11 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
               [&](int64_t begin, int64_t end, int) {
                 for (int64_t r = begin; r < end; ++r) {
                   const float *xr = x + r * channels, *gr = g + r * channels;
+                  const float *yr = Relu ? y + r * channels : nullptr;
                   float *o = out + r * channels;
                   for (int64_t c = 0; c < channels; ++c)
                     o[c] =
-                        (gr[c] - mg[c] -
+                        (gradAt<Relu>(gr, yr, c) - mg[c] -
                          static_cast<float>((double(xr[c]) - m[c]) * kc[c])) *
                         s[c];
                 }
@@ -587,13 +672,31 @@ const char *runDense(const Args &a, bool sameLayouts,
 } // namespace
 
 const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a) {
-  return runDense(a, a.output.sameLayoutAs(a.input), rowsForward,
-                  planesForward);
+  bool sameLayouts = a.output.sameLayoutAs(a.input) &&
+                     (!a.has_residual || a.residual.sameLayoutAs(a.input));
+  const char *impl = nullptr;
+  withFlag(a.has_residual, [&](auto residual) {
+    withFlag(a.relu, [&](auto relu) {
+      using R = decltype(residual);
+      using F = decltype(relu);
+      impl = runDense(a, sameLayouts, rowsForward<R::value, F::value>,
+                      planesForward<R::value, F::value>);
+    });
+  });
+  return impl;
 }
 
 const char *
 cpu::nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a) {
-  bool sameLayouts = a.grad_out.sameLayoutAs(a.input) &&
-                     (!a.has_grad_input || a.grad_input.sameLayoutAs(a.input));
-  return runDense(a, sameLayouts, rowsBackward, planesBackward);
+  bool sameLayouts =
+      a.grad_out.sameLayoutAs(a.input) &&
+      (!a.has_grad_input || a.grad_input.sameLayoutAs(a.input)) &&
+      (!a.relu || a.output.sameLayoutAs(a.input));
+  const char *impl = nullptr;
+  withFlag(a.relu, [&](auto relu) {
+    using F = decltype(relu);
+    impl = runDense(a, sameLayouts, rowsBackward<F::value>,
+                    planesBackward<F::value>);
+  });
+  return impl;
 }

@@ -33,7 +33,7 @@ namespace {
 /// Elements per thread below which the elementwise loops stay serial.
 constexpr int64_t kMinPerThread = 1 << 15;
 
-inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
+using math::relu;
 
 /// True if every view has the same shape and the same dense layout, so
 /// element i of each is at data + i for i in [0, numElements).

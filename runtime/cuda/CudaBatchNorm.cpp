@@ -138,10 +138,20 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
   return MEMFMT_STATUS_OK;
 }
 
+/// Why the fused training batch norm is refused: cuDNN fuses the add and
+/// activation (cudnnBatchNormalizationForwardTrainingEx) only in half
+/// precision, and memfmt-compile --train fuses for the CPU only.
+static const char *const kNoFusedTrainingBatchNorm =
+    "training batch norm with a fused residual or relu (memfmt-fuse-training) "
+    "runs on the CPU only; compile the CUDA training step with --target cuda, "
+    "which does not fuse";
+
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm &a) {
   if (memfmt_status_t s = enter(call))
     return s;
+  if (a.has_residual || a.relu)
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);
   ConvFormat format = ConvFormat::Nchw;
   bool packed = packedFormat({&a.input, &a.output}, format);
   std::string why = trainingUnsupported(
@@ -178,6 +188,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm_backward &a) {
   if (memfmt_status_t s = enter(call))
     return s;
+  if (a.relu)
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);
   ConvFormat format = ConvFormat::Nchw;
   bool packed =
       a.has_grad_input

@@ -23,6 +23,9 @@
 
 namespace memfmt::runtime::math {
 
+/// relu keeping NaN, as PyTorch: only x < 0 becomes 0.
+MEMFMT_HOST_DEVICE inline float relu(float x) { return x < 0.0f ? 0.0f : x; }
+
 /// min(max(x, lo), hi) keeping NaN; `hi` wins where lo > hi (as ATen).
 MEMFMT_HOST_DEVICE inline float clampKeepNaN(float x, float lo, float hi) {
   float y = x < lo ? lo : x;

@@ -264,9 +264,14 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::native_batch_norm &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
   MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
+  if (a.has_residual)
+    MEMFMT_CHECK(checkShape(call, a.residual, "residual", a.input,
+                            " (the input's shape)"));
   MEMFMT_CHECK(checkPerChannel(call, a.input,
                                {{&a.weight, "weight"},
                                 {&a.bias, "bias"},
@@ -287,18 +292,20 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     return (out.view == &a.running_mean_out && in.view == &a.running_mean) ||
            (out.view == &a.running_var_out && in.view == &a.running_var);
   };
-  return checkAllApart(call,
-                       {{&a.input, "input"},
-                        {&a.weight, "weight"},
-                        {&a.bias, "bias"},
-                        {&a.running_mean, "running_mean"},
-                        {&a.running_var, "running_var"}},
-                       {{&a.output, "output"},
-                        {&a.save_mean, "save_mean"},
-                        {&a.save_invstd, "save_invstd"},
-                        {&a.running_mean_out, "running_mean_out"},
-                        {&a.running_var_out, "running_var_out"}},
-                       inPlace);
+  return checkAllApart(
+      call,
+      {{&a.input, "input"},
+       {&a.weight, "weight"},
+       {&a.bias, "bias"},
+       {&a.running_mean, "running_mean"},
+       {&a.running_var, "running_var"},
+       a.has_residual ? Operand{&a.residual, "residual"} : Operand{}},
+      {{&a.output, "output"},
+       {&a.save_mean, "save_mean"},
+       {&a.save_invstd, "save_invstd"},
+       {&a.running_mean_out, "running_mean_out"},
+       {&a.running_var_out, "running_var_out"}},
+      inPlace);
 }
 
 memfmt_status_t
@@ -307,9 +314,13 @@ memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
   MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
   MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
   MEMFMT_CHECK(checkChannelsFirst(call, a.input, "input"));
   MEMFMT_CHECK(checkShape(call, a.grad_out, "grad_out", a.input,
                           " (the input's shape)"));
+  if (a.relu)
+    MEMFMT_CHECK(
+        checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   MEMFMT_CHECK(checkPerChannel(call, a.input,
                                {{&a.weight, "weight"},
                                 {&a.save_mean, "save_mean"},
@@ -330,7 +341,8 @@ memfmt::runtime::validate(KernelCall &call,
        {&a.input, "input"},
        {&a.weight, "weight"},
        {&a.save_mean, "save_mean"},
-       {&a.save_invstd, "save_invstd"}},
+       {&a.save_invstd, "save_invstd"},
+       a.relu ? Operand{&a.output, "output"} : absent},
       {a.has_grad_input ? Operand{&a.grad_input, "grad_input"} : absent,
        a.has_grad_weight ? Operand{&a.grad_weight, "grad_weight"} : absent,
        a.has_grad_bias ? Operand{&a.grad_bias, "grad_bias"} : absent});

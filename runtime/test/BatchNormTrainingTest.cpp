@@ -16,15 +16,19 @@
 // written; bad calls fail with a message. With a communicator that asks for
 // synchronised statistics (SyncBatchNorm), a group of identical replicas
 // (each sum over them is R times the local one) gives the local results
-// except the running variance, unbiased by the global count. A disabled
-// test times the ResNet-stem shape in NCHW and NHWC.
+// except the running variance, unbiased by the global count. The training
+// fusion's epilogues (a residual and relu forward, relu's gradient
+// backward) give the bits of the separate kernels, plain and synchronised. A
+// disabled test times the ResNet-stem shape in NCHW and NHWC.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BatchNormCalls.h"
 #include "RawView.h"
 #include "RuntimeTest.h"
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 
 using namespace memfmt::test;
@@ -213,12 +217,12 @@ TEST_P(BatchNormTrainingTest, ForwardMatchesNaive) {
         runningMeanOut({channels}), runningVarOut({channels});
     std::string what = x.describe() + " -> " + y.describe();
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_f32(
-                         ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
-                         p.runningMean.memref(), p.runningVar.memref(),
-                         y.memref(), saveMean.memref(), saveInvstd.memref(),
-                         runningMeanOut.memref(), runningVarOut.memref(), kEps,
-                         kMomentum));
+                     batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
+                                      p.bias.memref(), p.runningMean.memref(),
+                                      p.runningVar.memref(), y.memref(),
+                                      saveMean.memref(), saveInvstd.memref(),
+                                      runningMeanOut.memref(),
+                                      runningVarOut.memref(), kEps, kMomentum));
     NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                      p.runningVar, kEps, kMomentum);
     double factor = factorFor(kernels, perChannel(x));
@@ -247,13 +251,12 @@ TEST(BatchNormTrainingStatisticsTest, ManyRowsLargeOffset) {
   Params p(channels);
   Tensor saveMean({channels}), saveInvstd({channels}),
       runningMeanOut({channels}), runningVarOut({channels});
-  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
-                            ctx, 1, x.memref(), p.weight.memref(),
-                            p.bias.memref(), p.runningMean.memref(),
-                            p.runningVar.memref(), y.memref(),
-                            saveMean.memref(), saveInvstd.memref(),
-                            runningMeanOut.memref(), runningVarOut.memref(),
-                            kEps, kMomentum));
+  EXPECT_KERNEL_OK(
+      ctx, batchNormForward(
+               ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
+               p.runningMean.memref(), p.runningVar.memref(), y.memref(),
+               saveMean.memref(), saveInvstd.memref(), runningMeanOut.memref(),
+               runningVarOut.memref(), kEps, kMomentum));
   EXPECT_EQ(ctx.implOf(1), "channels_last");
   NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                    p.runningVar, kEps, kMomentum);
@@ -288,10 +291,10 @@ TEST_P(BatchNormTrainingTest, BackwardMatchesNaive) {
     Tensor gw({channels}, S), gb({channels});
     std::string what = x.describe() + " -> " + gi.describe();
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                         ctx, 2, go.memref(), x.memref(), p.weight.memref(),
-                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
-                         gw.memref(), gb.memref(), 1, 1, 1));
+                     batchNormBackward(ctx, 2, go.memref(), x.memref(),
+                                       p.weight.memref(), saveMean.memref(),
+                                       saveInvstd.memref(), gi.memref(),
+                                       gw.memref(), gb.memref(), 1, 1, 1));
     NaiveBackward want = naiveBackward(go, x, p.weight, f, kEps);
     // The saved statistics are rounded to f32 (a relative 2^-24 each); the
     // terms' magnitudes carry that through, scaled by the reduction's size.
@@ -335,12 +338,12 @@ TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
         runningMeanOut({channels}), runningVarOut({channels});
     std::string what = x.describe() + " -> " + y.describe();
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_f32(
-                         ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
-                         p.runningMean.memref(), p.runningVar.memref(),
-                         y.memref(), saveMean.memref(), saveInvstd.memref(),
-                         runningMeanOut.memref(), runningVarOut.memref(), kEps,
-                         kMomentum));
+                     batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
+                                      p.bias.memref(), p.runningMean.memref(),
+                                      p.runningVar.memref(), y.memref(),
+                                      saveMean.memref(), saveInvstd.memref(),
+                                      runningMeanOut.memref(),
+                                      runningVarOut.memref(), kEps, kMomentum));
     EXPECT_EQ(ctx.implOf(1), "synchronised") << what;
     NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                      p.runningVar, kEps, kMomentum);
@@ -364,16 +367,114 @@ TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
     go.fillRandom(7);
     Tensor gw({channels}, S), gb({channels});
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                         ctx, 2, go.memref(), x.memref(), p.weight.memref(),
-                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
-                         gw.memref(), gb.memref(), 1, 1, 1));
+                     batchNormBackward(ctx, 2, go.memref(), x.memref(),
+                                       p.weight.memref(), saveMean.memref(),
+                                       saveInvstd.memref(), gi.memref(),
+                                       gw.memref(), gb.memref(), 1, 1, 1));
     EXPECT_EQ(ctx.implOf(2), "synchronised") << what;
     NaiveBackward back = naiveBackward(go, x, p.weight, want, kEps);
     double backFactor = std::max(factor, 4 * kUnitRoundoff);
     expectClose(gi, back.gradInput, backFactor, what + " grad_input");
     expectClose(gw, back.gradWeight, backFactor, what + " grad_weight");
     expectClose(gb, back.gradBias, backFactor, what + " grad_bias");
+  }
+}
+
+/// Expects `got` to hold `want`'s bits at every index.
+void expectSameBits(const Tensor &got, const Tensor &want,
+                    const std::string &what) {
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    float a = got.flat(i), b = want.flat(i);
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+        << what << " at " << i << ": " << a << " vs " << b;
+  }
+}
+
+/// The training fusion (memfmt-fuse-training) computes the bits of the
+/// separate kernels: native_batch_norm with a residual and/or relu against
+/// native_batch_norm, add, relu; its relu backward against
+/// threshold_backward then native_batch_norm_backward. In every layout
+/// pair, plain and synchronised (identical replicas).
+TEST_P(BatchNormTrainingTest, FusedEpiloguesMatchSeparateKernels) {
+  auto [kernels, shape] = GetParam();
+  TestContext ctx(kernels);
+  const int64_t channels = shape.sizes[1];
+  int64_t replicas = 2;
+  memfmt_communicator_t comm = IdenticalReplicas::communicator(replicas);
+  for (bool synchronised : {false, true}) {
+    if (synchronised)
+      ASSERT_EQ(memfmt_context_set_communicator(ctx, &comm), MEMFMT_STATUS_OK);
+    for (auto [inLayout, outLayout] : kLayouts)
+      for (auto [hasResidual, relu] :
+           {std::pair{1, 0}, std::pair{0, 1}, std::pair{1, 1}}) {
+        Tensor x(shape.sizes, inLayout), r(shape.sizes, outLayout),
+            bn(shape.sizes, outLayout), sum(shape.sizes, outLayout),
+            want(shape.sizes, outLayout), got(shape.sizes, outLayout);
+        x.fillRandom(5, -2.0, 3.0);
+        r.fillRandom(8, -1.5, 1.0);
+        Params p(channels);
+        Tensor sm({channels}), si({channels}), rm({channels}), rv({channels}),
+            sm2({channels}), si2({channels}), rm2({channels}), rv2({channels});
+        std::string what = std::string(synchronised ? "synchronised " : "") +
+                           x.describe() + " -> " + got.describe() +
+                           (hasResidual ? " residual" : "") +
+                           (relu ? " relu" : "");
+        EXPECT_KERNEL_OK(
+            ctx, batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
+                                  p.bias.memref(), p.runningMean.memref(),
+                                  p.runningVar.memref(), bn.memref(),
+                                  sm.memref(), si.memref(), rm.memref(),
+                                  rv.memref(), kEps, kMomentum));
+        const Tensor *last = &bn;
+        if (hasResidual) {
+          EXPECT_KERNEL_OK(
+              ctx, _mlir_ciface_memfmt_add_f32(ctx, 2, bn.memref(), r.memref(),
+                                               (relu ? sum : want).memref()));
+          last = relu ? &sum : &want;
+        }
+        if (relu)
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_relu_f32(
+                                    ctx, 3, last->memref(), want.memref()));
+        EXPECT_KERNEL_OK(
+            ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
+                     ctx, 4, x.memref(), p.weight.memref(), p.bias.memref(),
+                     p.runningMean.memref(), p.runningVar.memref(), r.memref(),
+                     got.memref(), sm2.memref(), si2.memref(), rm2.memref(),
+                     rv2.memref(), kEps, kMomentum, hasResidual, relu));
+        expectSameBits(got, want, what + " output");
+        expectSameBits(sm2, sm, what + " save_mean");
+        expectSameBits(rv2, rv, what + " running_var_out");
+        // The residual has the output's layout.
+        std::string impl =
+            synchronised ? "synchronised" : expectedImpl(kernels, x, got);
+        EXPECT_EQ(ctx.implOf(4), impl.empty() ? "reference" : impl) << what;
+        if (!relu)
+          continue;
+
+        // relu's gradient: threshold_backward, then the backward, against
+        // the backward reading the forward's output.
+        Tensor go(shape.sizes, outLayout), masked(shape.sizes, outLayout),
+            gi(shape.sizes, inLayout), gi2(shape.sizes, inLayout);
+        go.fillRandom(7);
+        Tensor gw({channels}), gb({channels}), gw2({channels}), gb2({channels});
+        EXPECT_KERNEL_OK(
+            ctx, _mlir_ciface_memfmt_threshold_backward_f32(
+                     ctx, 5, go.memref(), got.memref(), masked.memref(), 0.0));
+        EXPECT_KERNEL_OK(ctx,
+                         batchNormBackward(ctx, 6, masked.memref(), x.memref(),
+                                           p.weight.memref(), sm.memref(),
+                                           si.memref(), gi.memref(),
+                                           gw.memref(), gb.memref(), 1, 1, 1));
+        EXPECT_KERNEL_OK(
+            ctx, _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                     ctx, 7, go.memref(), x.memref(), p.weight.memref(),
+                     sm.memref(), si.memref(), got.memref(), gi2.memref(),
+                     gw2.memref(), gb2.memref(), 1, 1, 1, 1));
+        expectSameBits(gi2, gi, what + " grad_input");
+        expectSameBits(gw2, gw, what + " grad_weight");
+        expectSameBits(gb2, gb, what + " grad_bias");
+        EXPECT_EQ(ctx.implOf(7), ctx.implOf(6)) << what;
+      }
   }
 }
 
@@ -443,7 +544,7 @@ TEST(BatchNormTrainingTest, RunningStatisticsUpdateInPlace) {
                                      p.runningVar, kEps, 0.25);
     Tensor saveMean({4}), saveInvstd({4});
     EXPECT_KERNEL_OK(
-        ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
+        ctx, batchNormForward(
                  ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
                  p.runningMean.memref(), p.runningVar.memref(), y.memref(),
                  saveMean.memref(), saveInvstd.memref(), p.runningMean.memref(),
@@ -474,17 +575,17 @@ TEST(BatchNormTrainingTest, AbsentGradientsAreNotWritten) {
     NaiveBackward want = naiveBackward(go, x, p.weight, f, kEps);
     // Only grad_bias: grad_input and grad_weight are grad_bias again.
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                         ctx, 3, go.memref(), x.memref(), p.weight.memref(),
-                         saveMean.memref(), saveInvstd.memref(), gb.memref(),
-                         gb.memref(), gb.memref(), 0, 0, 1));
+                     batchNormBackward(ctx, 3, go.memref(), x.memref(),
+                                       p.weight.memref(), saveMean.memref(),
+                                       saveInvstd.memref(), gb.memref(),
+                                       gb.memref(), gb.memref(), 0, 0, 1));
     expectClose(gb, want.gradBias, 1e-6, toString(kernels));
     // Only grad_input: grad_weight and grad_bias are grad_input again.
     EXPECT_KERNEL_OK(ctx,
-                     _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                         ctx, 4, go.memref(), x.memref(), p.weight.memref(),
-                         saveMean.memref(), saveInvstd.memref(), gi.memref(),
-                         gi.memref(), gi.memref(), 1, 0, 0));
+                     batchNormBackward(ctx, 4, go.memref(), x.memref(),
+                                       p.weight.memref(), saveMean.memref(),
+                                       saveInvstd.memref(), gi.memref(),
+                                       gi.memref(), gi.memref(), 1, 0, 0));
     expectClose(gi, want.gradInput, 1e-5, toString(kernels));
   }
 }
@@ -496,10 +597,10 @@ TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
   Tensor saveMean({3}), saveInvstd({3}), rmOut({3}), rvOut({3});
   auto forward = [&](const Tensor &in, const Tensor &out, const Tensor &sm,
                      const Tensor &rm, const Tensor &rmo, double eps) {
-    return _mlir_ciface_memfmt_native_batch_norm_f32(
-        ctx, 9, in.memref(), p.weight.memref(), p.bias.memref(), rm.memref(),
-        p.runningVar.memref(), out.memref(), sm.memref(), saveInvstd.memref(),
-        rmo.memref(), rvOut.memref(), eps, kMomentum);
+    return batchNormForward(ctx, 9, in.memref(), p.weight.memref(),
+                            p.bias.memref(), rm.memref(), p.runningVar.memref(),
+                            out.memref(), sm.memref(), saveInvstd.memref(),
+                            rmo.memref(), rvOut.memref(), eps, kMomentum);
   };
   auto expectError = [&](int32_t status, const std::string &message) {
     EXPECT_EQ(status, MEMFMT_STATUS_INVALID_ARGUMENT) << message;
@@ -509,11 +610,11 @@ TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
   expectError(forward(x, y, saveMean, p.runningMean, rmOut, 0.0),
               "memfmt_native_batch_norm_f32 (node 9): eps is 0.000000, "
               "expected a finite value > 0");
-  expectError(_mlir_ciface_memfmt_native_batch_norm_f32(
-                  ctx, 9, x.memref(), p.weight.memref(), p.bias.memref(),
-                  p.runningMean.memref(), p.runningVar.memref(), y.memref(),
-                  saveMean.memref(), saveInvstd.memref(), rmOut.memref(),
-                  rvOut.memref(), kEps, -0.1),
+  expectError(batchNormForward(ctx, 9, x.memref(), p.weight.memref(),
+                               p.bias.memref(), p.runningMean.memref(),
+                               p.runningVar.memref(), y.memref(),
+                               saveMean.memref(), saveInvstd.memref(),
+                               rmOut.memref(), rvOut.memref(), kEps, -0.1),
               "momentum is -0.100000, expected a finite value >= 0");
   Tensor flat({3});
   expectError(forward(flat, flat, saveMean, p.runningMean, rmOut, kEps),
@@ -531,10 +632,10 @@ TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
   Tensor buffer({5});
   RawView inner(buffer, 0, {3}, {1}), shifted(buffer, 1, {3}, {1});
   auto forwardViews = [&](const RawView &rm, const RawView &rmo) {
-    return _mlir_ciface_memfmt_native_batch_norm_f32(
-        ctx, 9, x.memref(), p.weight.memref(), p.bias.memref(), rm.memref(),
-        p.runningVar.memref(), y.memref(), saveMean.memref(),
-        saveInvstd.memref(), rmo.memref(), rvOut.memref(), kEps, kMomentum);
+    return batchNormForward(ctx, 9, x.memref(), p.weight.memref(),
+                            p.bias.memref(), rm.memref(), p.runningVar.memref(),
+                            y.memref(), saveMean.memref(), saveInvstd.memref(),
+                            rmo.memref(), rvOut.memref(), kEps, kMomentum);
   };
   expectError(forwardViews(inner, shifted),
               "running_mean_out [3] (strides [1]) overlaps running_mean [3] "
@@ -543,23 +644,54 @@ TEST(BatchNormTrainingErrorTest, BadCallsFailWithAMessage) {
               "output [2, 3, 2, 2] (strides [12, 4, 2, 1]) overlaps input");
   // Backward: grad_input over grad_out.
   Tensor go({2, 3, 2, 2});
-  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                ctx, 10, go.memref(), x.memref(), p.weight.memref(),
-                saveMean.memref(), saveInvstd.memref(), go.memref(),
-                rmOut.memref(), rvOut.memref(), 1, 1, 1),
+  EXPECT_EQ(batchNormBackward(ctx, 10, go.memref(), x.memref(),
+                              p.weight.memref(), saveMean.memref(),
+                              saveInvstd.memref(), go.memref(), rmOut.memref(),
+                              rvOut.memref(), 1, 1, 1),
             MEMFMT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(ctx.lastError().find("grad_input [2, 3, 2, 2] (strides [12, 4, "
                                  "2, 1]) overlaps grad_out"),
             std::string::npos)
       << ctx.lastError();
-  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                ctx, 11, go.memref(), x.memref(), p.weight.memref(),
-                saveMean.memref(), saveInvstd.memref(), y.memref(),
-                rmOut.memref(), rvOut.memref(), 2, 1, 1),
+  EXPECT_EQ(batchNormBackward(ctx, 11, go.memref(), x.memref(),
+                              p.weight.memref(), saveMean.memref(),
+                              saveInvstd.memref(), y.memref(), rmOut.memref(),
+                              rvOut.memref(), 2, 1, 1),
             MEMFMT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(ctx.lastError().find("has_grad_input is 2, expected 0 or 1"),
             std::string::npos)
       << ctx.lastError();
+  // The fusion epilogue: flags, a residual and an output of the input's
+  // shape, a residual apart from the output.
+  auto fused = [&](const Tensor &residual, const Tensor &out,
+                   int64_t hasResidual, int64_t relu) {
+    return _mlir_ciface_memfmt_native_batch_norm_f32(
+        ctx, 12, x.memref(), p.weight.memref(), p.bias.memref(),
+        p.runningMean.memref(), p.runningVar.memref(), residual.memref(),
+        out.memref(), saveMean.memref(), saveInvstd.memref(), rmOut.memref(),
+        rvOut.memref(), kEps, kMomentum, hasResidual, relu);
+  };
+  Tensor r({2, 3, 2, 2}), small({2, 3, 2, 1});
+  expectError(fused(r, y, 2, 0), "has_residual is 2, expected 0 or 1");
+  expectError(fused(r, y, 1, 3), "relu is 3, expected 0 or 1");
+  expectError(fused(small, y, 1, 1),
+              "residual has shape [2, 3, 2, 1], expected [2, 3, 2, 2] (the "
+              "input's shape)");
+  expectError(fused(y, y, 1, 1), "output [2, 3, 2, 2] (strides [12, 4, 2, "
+                                 "1]) overlaps residual");
+  EXPECT_KERNEL_OK(ctx, fused(small, y, 0, 1)); // An absent residual: unread.
+  auto fusedBackward = [&](const Tensor &out, int64_t relu) {
+    return _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+        ctx, 13, go.memref(), x.memref(), p.weight.memref(), saveMean.memref(),
+        saveInvstd.memref(), out.memref(), r.memref(), rmOut.memref(),
+        rvOut.memref(), 1, 1, 1, relu);
+  };
+  expectError(fusedBackward(y, 2), "relu is 2, expected 0 or 1");
+  expectError(fusedBackward(small, 1),
+              "output has shape [2, 3, 2, 1], expected [2, 3, 2, 2] (the "
+              "input's shape)");
+  expectError(fusedBackward(r, 1), "grad_input [2, 3, 2, 2] (strides [12, 4, "
+                                   "2, 1]) overlaps output");
 }
 
 /// Times the ResNet stem's batch norm (N=8, C=64, 112x112) forward and
@@ -575,14 +707,14 @@ TEST(BatchNormTrainingTest, DISABLED_TimeResNetStem) {
     Params p(64);
     Tensor saveMean({64}), saveInvstd({64}), gw({64}), gb({64});
     auto forward = [&] {
-      return _mlir_ciface_memfmt_native_batch_norm_f32(
+      return batchNormForward(
           ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
           p.runningMean.memref(), p.runningVar.memref(), y.memref(),
           saveMean.memref(), saveInvstd.memref(), p.runningMean.memref(),
           p.runningVar.memref(), kEps, kMomentum);
     };
     auto backward = [&] {
-      return _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+      return batchNormBackward(
           ctx, 2, go.memref(), x.memref(), p.weight.memref(), saveMean.memref(),
           saveInvstd.memref(), gi.memref(), gw.memref(), gb.memref(), 1, 1, 1);
     };

@@ -170,7 +170,9 @@ cl::opt<std::string>
 cl::opt<bool> fusion("fusion", cl::init(true),
                      cl::desc("Fold batch norms into convolutions and fuse "
                               "residual adds and relus into them "
-                              "(memfmt-fuse-conv; default on, "
+                              "(memfmt-fuse-conv; with --train, into the "
+                              "training batch norms on the CPU, "
+                              "memfmt-fuse-training; default on, "
                               "--fusion=false to turn off)"),
                      cl::cat(toolCategory));
 
@@ -388,6 +390,7 @@ void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.weightDecay = weightDecay;
   options.nesterov = nesterov;
   options.gradients = gradients;
+  options.fusion = fusion;
 }
 
 /// Rejects what no target can serve yet, before any work is done.

@@ -96,20 +96,23 @@ template <typename OpTy> struct GradientPattern : RuntimePattern<OpTy> {
 //===----------------------------------------------------------------------===//
 
 /// The running statistics' outputs may be their inputs' buffers (the plan
-/// updates model state in place); the kernel allows it.
+/// updates model state in place); the kernel allows it. An absent residual
+/// is passed as the input with has_residual 0.
 struct NativeBatchNormLowering : RuntimePattern<NativeBatchNormOp> {
   using RuntimePattern::RuntimePattern;
 
   LogicalResult matchAndRewrite(NativeBatchNormOp bn,
                                 PatternRewriter &) const override {
+    Value input = calls.view(bn.getInput());
     return calls.call(
         bn, elementTypeOf(bn.getInput()),
         kernels::native_batch_norm{
-            .input = calls.view(bn.getInput()),
+            .input = input,
             .weight = calls.view(bn.getWeight()),
             .bias = calls.view(bn.getBias()),
             .running_mean = calls.view(bn.getRunningMean()),
             .running_var = calls.view(bn.getRunningVar()),
+            .residual = bn.getResidual() ? calls.view(bn.getResidual()) : input,
             .output = calls.view(bn.getOutput()),
             .save_mean = calls.view(bn.getSaveMean()),
             .save_invstd = calls.view(bn.getSaveInvstd()),
@@ -117,30 +120,38 @@ struct NativeBatchNormLowering : RuntimePattern<NativeBatchNormOp> {
             .running_var_out = calls.view(bn.getRunningVarOut()),
             .eps = bn.getEps().convertToDouble(),
             .momentum = bn.getMomentum().convertToDouble(),
+            .has_residual = bn.getResidual() ? 1 : 0,
+            .relu = bn.getRelu() ? 1 : 0,
         });
   }
 };
 
+/// Without relu the forward's output is absent: the input stands in for
+/// it, unread.
 struct NativeBatchNormBackwardLowering
     : GradientPattern<NativeBatchNormBackwardOp> {
   using GradientPattern::GradientPattern;
 
   LogicalResult emit(NativeBatchNormBackwardOp bn,
                      const GradientOutputs &out) const override {
-    return calls.call(bn, elementTypeOf(bn.getInput()),
-                      kernels::native_batch_norm_backward{
-                          .grad_out = calls.view(bn.getGradOut()),
-                          .input = calls.view(bn.getInput()),
-                          .weight = calls.view(bn.getWeight()),
-                          .save_mean = calls.view(bn.getSaveMean()),
-                          .save_invstd = calls.view(bn.getSaveInvstd()),
-                          .grad_input = out.views[0],
-                          .grad_weight = out.views[1],
-                          .grad_bias = out.views[2],
-                          .has_grad_input = out.present[0],
-                          .has_grad_weight = out.present[1],
-                          .has_grad_bias = out.present[2],
-                      });
+    Value input = calls.view(bn.getInput());
+    return calls.call(
+        bn, elementTypeOf(bn.getInput()),
+        kernels::native_batch_norm_backward{
+            .grad_out = calls.view(bn.getGradOut()),
+            .input = input,
+            .weight = calls.view(bn.getWeight()),
+            .save_mean = calls.view(bn.getSaveMean()),
+            .save_invstd = calls.view(bn.getSaveInvstd()),
+            .output = bn.getOutput() ? calls.view(bn.getOutput()) : input,
+            .grad_input = out.views[0],
+            .grad_weight = out.views[1],
+            .grad_bias = out.views[2],
+            .has_grad_input = out.present[0],
+            .has_grad_weight = out.present[1],
+            .has_grad_bias = out.present[2],
+            .relu = bn.getRelu() ? 1 : 0,
+        });
   }
 };
 

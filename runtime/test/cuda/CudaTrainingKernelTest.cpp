@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../BatchNormCalls.h"
 #include "CudaTestUtil.h"
 
 #include <cmath>
@@ -61,10 +62,9 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                               *dsi = saveInvstd.device(env().gpu);
         const memfmt_memref_t *dmo = inPlace ? dm : mOut.device(env().gpu);
         const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                      env().gpu, 20, x.device(env().gpu), w.device(env().gpu),
-                      b.device(env().gpu), dm, dv, dy, dsm, dsi, dmo, dvo, 1e-5,
-                      0.1),
+        ASSERT_EQ(batchNormForward(env().gpu, 20, x.device(env().gpu),
+                                   w.device(env().gpu), b.device(env().gpu), dm,
+                                   dv, dy, dsm, dsi, dmo, dvo, 1e-5, 0.1),
                   MEMFMT_STATUS_OK)
             << what << ": " << memfmt_context_last_error(env().gpu);
         EXPECT_EQ(env().implOf(20),
@@ -77,11 +77,11 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                              gotM = (inPlace ? m : mOut).download(),
                              gotV = (inPlace ? v : vOut).download();
         const memfmt_memref_t *hm = m.host(), *hv = v.host();
-        ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                      env().cpu, 20, x.host(), w.host(), b.host(), hm, hv,
-                      y.host(), saveMean.host(), saveInvstd.host(),
-                      inPlace ? hm : mOut.host(), inPlace ? hv : vOut.host(),
-                      1e-5, 0.1),
+        ASSERT_EQ(batchNormForward(env().cpu, 20, x.host(), w.host(), b.host(),
+                                   hm, hv, y.host(), saveMean.host(),
+                                   saveInvstd.host(),
+                                   inPlace ? hm : mOut.host(),
+                                   inPlace ? hv : vOut.host(), 1e-5, 0.1),
                   MEMFMT_STATUS_OK);
         expectMatch(y, gotY, Match::Reduction, what + " output");
         expectMatch(saveMean, gotMean, Match::Reduction, what + " save_mean");
@@ -101,19 +101,19 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
           const memfmt_memref_t *dgi = gi.device(env().gpu),
                                 *dgw = gw.device(env().gpu),
                                 *dgb = gb.device(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                        env().gpu, 21, go.device(env().gpu),
-                        x.device(env().gpu), w.device(env().gpu),
-                        saveMean.device(env().gpu),
-                        saveInvstd.device(env().gpu), dgi, dgw, dgb, mask & 1,
-                        (mask >> 1) & 1, (mask >> 2) & 1),
+          ASSERT_EQ(batchNormBackward(env().gpu, 21, go.device(env().gpu),
+                                      x.device(env().gpu), w.device(env().gpu),
+                                      saveMean.device(env().gpu),
+                                      saveInvstd.device(env().gpu), dgi, dgw,
+                                      dgb, mask & 1, (mask >> 1) & 1,
+                                      (mask >> 2) & 1),
                     MEMFMT_STATUS_OK)
               << grad << ": " << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                        env().cpu, 21, go.host(), x.host(), w.host(),
-                        saveMean.host(), saveInvstd.host(), gi.host(),
-                        gw.host(), gb.host(), mask & 1, (mask >> 1) & 1,
-                        (mask >> 2) & 1),
+          ASSERT_EQ(batchNormBackward(env().cpu, 21, go.host(), x.host(),
+                                      w.host(), saveMean.host(),
+                                      saveInvstd.host(), gi.host(), gw.host(),
+                                      gb.host(), mask & 1, (mask >> 1) & 1,
+                                      (mask >> 2) & 1),
                     MEMFMT_STATUS_OK);
           expectMatch(gi, gi.download(), Match::Reduction,
                       grad + " grad_input");
@@ -127,10 +127,10 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
       m(f, {8}), v(f, {8}), sm(f, {8}), si(f, {8});
   v.fill(1, 0.5, 1.5);
   const memfmt_memref_t *dm = m.device(env().gpu), *dv = v.device(env().gpu);
-  EXPECT_EQ(_mlir_ciface_memfmt_native_batch_norm_f32(
-                env().gpu, 22, x.device(env().gpu), w.device(env().gpu),
-                b.device(env().gpu), dm, dv, y.device(env().gpu),
-                sm.device(env().gpu), si.device(env().gpu), dm, dv, 1e-5, 0.1),
+  EXPECT_EQ(batchNormForward(env().gpu, 22, x.device(env().gpu),
+                             w.device(env().gpu), b.device(env().gpu), dm, dv,
+                             y.device(env().gpu), sm.device(env().gpu),
+                             si.device(env().gpu), dm, dv, 1e-5, 0.1),
             MEMFMT_STATUS_UNSUPPORTED);
   EXPECT_NE(std::string(memfmt_context_last_error(env().gpu))
                 .find("packed NCHW or NHWC"),

@@ -34,6 +34,42 @@ func.func @bn_save_invstd(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>) {
 
 // -----
 
+// The training fusion's residual has the input's shape.
+func.func @bn_residual_shape(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>, %r: tensor<2x3x4x1xf32>) {
+  // expected-error @+1 {{expected residual shape [2, 3, 4, 4], got [2, 3, 4, 1]}}
+  %y:5 = memfmt.native_batch_norm %x, %v, %v, %v, %v residual %r {relu = true} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x1xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// The backward of a relu-fused batch norm reads the forward's output...
+func.func @bn_backward_relu_without_output(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{expects the forward's 'output' operand exactly when 'relu' is set (relu's gradient reads it)}}
+  %g:3 = memfmt.native_batch_norm_backward %x, %x, %v, %v, %v {output_mask = array<i1: true, true, true>, relu = true} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// ... and only then.
+func.func @bn_backward_output_without_relu(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{expects the forward's 'output' operand exactly when 'relu' is set}}
+  %g:3 = memfmt.native_batch_norm_backward %x, %x, %v, %v, %v output %x {output_mask = array<i1: true, true, true>} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// The forward's output has the input's shape.
+func.func @bn_backward_output_shape(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>, %y: tensor<2x3x4x5xf32>) {
+  // expected-error @+1 {{expected output shape [2, 3, 4, 4], got [2, 3, 4, 5]}}
+  %g:3 = memfmt.native_batch_norm_backward %x, %x, %v, %v, %v output %y {output_mask = array<i1: true, true, true>, relu = true} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
 // A negative eps is rejected.
 func.func @bn_eps(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>) {
   // expected-error @+1 {{expects 'eps' >= 0}}

@@ -10,13 +10,26 @@
 // CHECK-LABEL: func.func @native_batch_norm
 // CHECK: memfmt.native_batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
 // GENERIC-LABEL: sym_name = "native_batch_norm"
-// GENERIC: "memfmt.native_batch_norm"({{.*}}) <{eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64}>
+// GENERIC: "memfmt.native_batch_norm"({{.*}}) <{eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, relu = false}>
 func.func @native_batch_norm(%x: tensor<1x3x5x7xf32>, %v: tensor<3xf32>) -> tensor<1x3x5x7xf32> {
   %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y : tensor<1x3x5x7xf32>
 }
 
 // Training batch norm with C=1 in channels-last strides and explicit eps and momentum.
+// The training fusion's epilogue: a residual and relu; the backward of a
+// relu-fused batch norm with the forward's output.
+// CHECK-LABEL: func.func @native_batch_norm_fused
+// CHECK: %[[Y:.+]], %[[M:[^,]+]], %[[I:[^,]+]], %{{.+}}, %{{.+}} = memfmt.native_batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} residual %{{.+}} {relu = true} : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x5x7xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: memfmt.native_batch_norm_backward %{{.+}}, %{{.+}}, %{{.+}}, %[[M]], %[[I]] output %[[Y]] {output_mask = array<i1: true, true, true>, relu = true} : (tensor<1x3x5x7xf32>, tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x5x7xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>)
+// GENERIC-LABEL: sym_name = "native_batch_norm_fused"
+// GENERIC: "memfmt.native_batch_norm"({{.*}}) <{eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, relu = true}>
+func.func @native_batch_norm_fused(%x: tensor<1x3x5x7xf32>, %r: tensor<1x3x5x7xf32>, %v: tensor<3xf32>) -> tensor<1x3x5x7xf32> {
+  %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %v, %v, %v, %v residual %r {relu = true} : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x5x7xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %gi, %gw, %gb = memfmt.native_batch_norm_backward %x, %x, %v, %mean, %invstd output %y {output_mask = array<i1: true, true, true>, relu = true} : (tensor<1x3x5x7xf32>, tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x5x7xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %gi : tensor<1x3x5x7xf32>
+}
+
 // CHECK-LABEL: func.func @native_batch_norm_channels_last
 // CHECK: memfmt.native_batch_norm {{.*}} {eps = 1.000000e-03 : f64, momentum = 0.000000e+00 : f64} : (tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>
 func.func @native_batch_norm_channels_last(%x: tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>>, %v: tensor<1xf32>) -> tensor<2x1x3x3xf32, #memfmt.strides<[9, 1, 3, 1]>> {
@@ -28,7 +41,7 @@ func.func @native_batch_norm_channels_last(%x: tensor<2x1x3x3xf32, #memfmt.strid
 // CHECK-LABEL: func.func @native_batch_norm_backward
 // CHECK: memfmt.native_batch_norm_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {output_mask = array<i1: true, false, false>} : (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>)
 // GENERIC-LABEL: sym_name = "native_batch_norm_backward"
-// GENERIC: "memfmt.native_batch_norm_backward"({{.*}}) <{eps = 1.000000e-05 : f64, output_mask = array<i1: true, false, false>}>
+// GENERIC: "memfmt.native_batch_norm_backward"({{.*}}) <{eps = 1.000000e-05 : f64, output_mask = array<i1: true, false, false>, relu = false}>
 func.func @native_batch_norm_backward(%g: tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, %x: tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, %v: tensor<4xf32>) -> tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>> {
   %gi, %gw, %gb = memfmt.native_batch_norm_backward %g, %x, %v, %v, %v {output_mask = array<i1: true, false, false>} : (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>, tensor<4xf32>, tensor<4xf32>)
   return %gi : tensor<2x4x3x5xf32, #memfmt.strides<[60, 1, 20, 4]>>

@@ -134,7 +134,9 @@ LogicalResult NativeBatchNormOp::verify() {
                             "n - 1), got input shape "
                          << formatList(input.getShape());
   if (failed(verifyShape(*this, getOutput().getType(), input.getShape(),
-                         "result")))
+                         "result")) ||
+      (getResidual() && failed(verifyShape(*this, tensorType(getResidual()),
+                                           input.getShape(), "residual"))))
     return failure();
   return verifyResultFormats(*this);
 }
@@ -173,6 +175,13 @@ LogicalResult NativeBatchNormBackwardOp::verify() {
     return failure();
   if (getEps().convertToDouble() < 0)
     return emitOpError() << "expects 'eps' >= 0";
+  // relu's gradient needs the forward's output, and nothing else reads it.
+  if (getRelu() != static_cast<bool>(getOutput()))
+    return emitOpError() << "expects the forward's 'output' operand exactly "
+                            "when 'relu' is set (relu's gradient reads it)";
+  if (getOutput() && failed(verifyShape(*this, tensorType(getOutput()),
+                                        input.getShape(), "output")))
+    return failure();
   return verifyGradientsOf(*this, getInput(), "input", getGradOutMutable(),
                            "grad_out", getGradInput(), "grad_input");
 }

@@ -183,10 +183,11 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 // Batch normalisation
 //===----------------------------------------------------------------------===//
 
-/// Only input, weight and bias carry gradients; the running statistics are
-/// state, not parameters.
+/// Only input, weight, bias and a fused residual carry gradients; the
+/// running statistics are state, not parameters.
 bool NativeBatchNormOp::isDifferentiableOperand(unsigned index) {
-  return index <= getBiasMutable().getOperandNumber();
+  return index <= getBiasMutable().getOperandNumber() ||
+         (getResidual() && index == getResidualMutable()[0].getOperandNumber());
 }
 
 /// Only `output`: save_mean / save_invstd are saved for the backward op and
@@ -199,20 +200,34 @@ bool NativeBatchNormOp::isDifferentiableResult(unsigned index) {
 /// native_batch_norm_backward(grad, input, weight, save_mean, save_invstd)`
 /// with grad_input = weight * invstd * (grad - mean(grad) - xhat *
 /// mean(grad * xhat)), grad_weight = sum(grad * xhat), grad_bias =
-/// sum(grad); the running statistics get none.
+/// sum(grad); the running statistics get none. With the training fusion's
+/// epilogue (relu(bn(input) + residual)), grad is first relu's gradient,
+/// threshold_backward(grad, output, 0), which is also the residual's.
 FailureOr<SmallVector<Value>>
 NativeBatchNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                             ArrayRef<bool> operandNeedsGrad) {
   SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad.take_front(3)))
+  Value grad = resultGrads[0];
+  bool residualNeedsGrad =
+      getResidual() &&
+      operandNeedsGrad[getResidualMutable()[0].getOperandNumber()];
+  if (!grad ||
+      (!anyNeeded(operandNeedsGrad.take_front(3)) && !residualNeedsGrad))
     return grads;
+  if (getRelu())
+    grad = ThresholdBackwardOp::create(b, getLoc(), getOutput().getType(), grad,
+                                       getOutput(), b.getF64FloatAttr(0.0));
+  if (residualNeedsGrad)
+    grads[getResidualMutable()[0].getOperandNumber()] = grad;
   std::array<bool, 3> mask = {operandNeedsGrad[0], operandNeedsGrad[1],
                               operandNeedsGrad[2]};
+  if (!anyNeeded(mask))
+    return grads;
   auto op = NativeBatchNormBackwardOp::create(
       b, getLoc(), getInput().getType(), getWeight().getType(),
-      getBias().getType(), resultGrads[0], getInput(), getWeight(),
-      getSaveMean(), getSaveInvstd(), getEpsAttr(),
-      b.getDenseBoolArrayAttr(mask));
+      getBias().getType(), grad, getInput(), getWeight(), getSaveMean(),
+      getSaveInvstd(), /*output=*/Value(), getEpsAttr(),
+      b.getDenseBoolArrayAttr(mask), /*relu=*/BoolAttr());
   for (unsigned i = 0; i < 3; ++i)
     grads[i] = mask[i] ? op->getResult(i) : Value();
   return grads;

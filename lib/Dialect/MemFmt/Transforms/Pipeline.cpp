@@ -10,8 +10,8 @@
 //  * memfmt-channels-last: canonicalize (canonical forms such as
 //    channel_shuffle first), propagate channels-last (with the options
 //    passed through), make reshape conversions explicit, fold conversions,
-//    then canonicalize and CSE. Running it twice gives the same IR as running it
-//    once.
+//    then canonicalize and CSE. Running it twice gives the same IR as running
+//    it once.
 //  * memfmt-compile-pipeline: what memfmt-compile runs between loading a
 //    model and lowering it (its step 3). In order: channels-last arguments
 //    into an NCHW model (memory-format=contiguous input-format=
@@ -28,10 +28,13 @@
 //    memfmt-differentiate, memfmt-apply-sgd), so that the layout passes
 //    (the compile pipeline's, hence the same report) run over forward,
 //    backward and update together: L9 then holds by propagation, and the
-//    report counts every conversion of the step. Fusion stays off (its
-//    patterns are inference rewrites: folding a batch norm needs running
-//    statistics, and an epilogue would swallow a value the backward reads)
-//    and the step computes in f32 on the CPU only.
+//    report counts every conversion of the step. The inference fusion
+//    stays off (folding a batch norm needs running statistics, and a
+//    convolution epilogue would swallow a value the backward reads); the
+//    training fusion (memfmt-fuse-training: relu and residual adds into the
+//    batch norms, relu's gradient into their backward) runs after the
+//    update for the CPU, whose kernels have those epilogues. The step
+//    computes in f32.
 //
 // memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
 // writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
@@ -139,6 +142,8 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   sgd.nesterov = options.nesterov;
   if (!options.gradients)
     funcPm.addPass(createApplySgd(sgd));
+  if (options.fusion && options.target == CompileTarget::Cpu)
+    funcPm.addPass(createFuseTraining());
   CompilePipelineOptions layout;
   layout.memoryFormat = options.memoryFormat;
   layout.inputFormat = options.inputFormat;

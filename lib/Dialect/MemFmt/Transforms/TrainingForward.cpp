@@ -161,8 +161,8 @@ void convertBatchNorm(RewriterBase &rewriter, BatchNormOp batchNorm) {
       rewriter, batchNorm.getLoc(), batchNorm.getOutput().getType(), statistics,
       statistics, runningMean.getType(), runningVar.getType(),
       batchNorm.getInput(), batchNorm.getWeight(), batchNorm.getBias(),
-      runningMean, runningVar, batchNorm.getEpsAttr(),
-      batchNorm.getMomentumAttr());
+      runningMean, runningVar, /*residual=*/Value(), batchNorm.getEpsAttr(),
+      batchNorm.getMomentumAttr(), /*relu=*/BoolAttr());
   AssignWeightOp::create(rewriter, batchNorm.getLoc(), runningMean.getName(),
                          training.getRunningMeanOut());
   AssignWeightOp::create(rewriter, batchNorm.getLoc(), runningVar.getName(),

@@ -62,8 +62,14 @@ def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
     `running_var_out = (1 - momentum) * running_var + momentum * var * n /
     (n - 1)` (the unbiased variance, `n = N * H * W`, which must be > 1).
     `running_*_out` may take the buffer of `running_*` (InPlaceOpInterface),
-    so a training step updates its running statistics in place. By L5 `output` is channels-last when `input` is. `memfmt.batch_norm`
+    so a training step updates its running statistics in place. By L5 `output` is channels-last when `input` (or `residual`) is. `memfmt.batch_norm`
     stays the inference op.
+
+    The training fusion (memfmt-fuse-training) gives it an epilogue:
+    `output = relu(bn(input) + residual)`, the optional `residual` (the
+    input's shape) added and relu applied when `relu` is set, computed with
+    the rounding of the separate `memfmt.add` and `memfmt.relu`, so the
+    fused op has the unfused graph's values in one pass over memory.
 
     ```mlir
     %y, %mean, %invstd, %rm, %rv = memfmt.native_batch_norm %x, %g, %b, %m, %v
@@ -72,20 +78,28 @@ def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
            tensor<64xf32>, tensor<64xf32>)
         -> (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
             tensor<64xf32>, tensor<64xf32>)
+    %z:5 = memfmt.native_batch_norm %x, %g, %b, %m, %v residual %r
+        {relu = true} : (tensor<8x64x56x56xf32>, tensor<64xf32>,
+           tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<8x64x56x56xf32>)
+        -> (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+            tensor<64xf32>, tensor<64xf32>)
     ```
   }];
   let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor1D:$weight,
                        MemFmt_Tensor1D:$bias, MemFmt_Tensor1D:$running_mean,
                        MemFmt_Tensor1D:$running_var,
+                       Optional<MemFmt_Tensor>:$residual,
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
-                       DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+                       DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+                       DefaultValuedAttr<BoolAttr, "false">:$relu);
   let results = (outs MemFmt_Tensor:$output, MemFmt_Tensor1D:$save_mean,
                       MemFmt_Tensor1D:$save_invstd,
                       MemFmt_Tensor1D:$running_mean_out,
                       MemFmt_Tensor1D:$running_var_out);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias `,` $running_mean `,` $running_var attr-dict
-    `:` functional-type(operands, results)
+    $input `,` $weight `,` $bias `,` $running_mean `,` $running_var
+    (`residual` $residual^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -104,6 +118,10 @@ def MemFmt_NativeBatchNormBackwardOp : MemFmt_Op<"native_batch_norm_backward",
     wanted; a masked-off result is zeros. By L9 `grad_out` and `grad_input`
     have `input`'s memory format.
 
+    With `relu` (the training fusion's backward of a batch norm fused with
+    relu) it takes the forward's `output` and first applies relu's gradient
+    to `grad_out`, `threshold_backward(grad_out, output, 0)`, as it reads it.
+
     ```mlir
     %gi, %gw, %gb = memfmt.native_batch_norm_backward %go, %x, %g, %mean, %invstd
         {output_mask = array<i1: true, true, true>}
@@ -115,13 +133,15 @@ def MemFmt_NativeBatchNormBackwardOp : MemFmt_Op<"native_batch_norm_backward",
   let arguments = (ins MemFmt_Tensor:$grad_out, MemFmt_Tensor:$input,
                        MemFmt_Tensor1D:$weight, MemFmt_Tensor1D:$save_mean,
                        MemFmt_Tensor1D:$save_invstd,
+                       Optional<MemFmt_Tensor>:$output,
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
-                       MemFmt_OutputMask:$output_mask);
+                       MemFmt_OutputMask:$output_mask,
+                       DefaultValuedAttr<BoolAttr, "false">:$relu);
   let results = (outs MemFmt_Tensor:$grad_input, MemFmt_Tensor1D:$grad_weight,
                       MemFmt_Tensor1D:$grad_bias);
   let assemblyFormat = [{
-    $grad_out `,` $input `,` $weight `,` $save_mean `,` $save_invstd attr-dict
-    `:` functional-type(operands, results)
+    $grad_out `,` $input `,` $weight `,` $save_mean `,` $save_invstd
+    (`output` $output^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -185,6 +185,12 @@ struct TrainingPipelineOptions
       llvm::cl::desc("No SGD update: the step returns the loss and every "
                      "parameter's gradient (marked memfmt.gradient_of)"),
       llvm::cl::init(false)};
+  Option<bool> fusion{
+      *this, "fusion",
+      llvm::cl::desc("Fuse relus and residual adds into the training batch "
+                     "norms and relu's gradient into their backward "
+                     "(memfmt-fuse-training; CPU target only)"),
+      llvm::cl::init(true)};
 };
 
 /// Why `options` cannot build a training step ("" when they can): a
@@ -195,8 +201,9 @@ checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
 
 /// What memfmt-compile --train runs between loading a model and lowering
 /// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd
-/// (unless `gradients`), then the compile pipeline's layout passes, layout
-/// check and reports (no fusion, f32) over the whole training step. Requires
+/// (unless `gradients`), memfmt-fuse-training (with `fusion`, on the CPU),
+/// then the compile pipeline's layout passes, layout check and reports (no
+/// inference fusion, f32) over the whole training step. Requires
 /// checkTrainingPipelineOptions(options) to be "".
 void buildMemFmtTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options);

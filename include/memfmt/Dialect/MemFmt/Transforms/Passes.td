@@ -203,6 +203,31 @@ def TrainingForward : Pass<"memfmt-training-forward", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
 
+def FuseTraining : Pass<"memfmt-fuse-training", "::mlir::func::FuncOp"> {
+  let summary = "Fuse relu and residual adds into training batch norms and "
+                "relu's gradient into their backward";
+  let description = [{
+    Training fusion, run on a training step (after memfmt-differentiate and
+    memfmt-apply-sgd, before the layout passes), as torch.compile fuses
+    the memory-bound ops around batch norm:
+
+      * `add(native_batch_norm(x)#0, r)` (either operand order, equal
+        shapes) becomes `native_batch_norm(x) residual r`, and
+        `relu(native_batch_norm(...)#0)` the batch norm with `relu` set,
+        where the batch norm's output has no other use; users of its other
+        results that stand before the add (the running statistics'
+        `memfmt.assign_weight`) move after the fused op;
+      * `native_batch_norm_backward(threshold_backward(g, y, 0), x, ...)`,
+        where `y` is the output of the relu-fused batch norm of `x` and the
+        threshold_backward has no other use, becomes
+        `native_batch_norm_backward(g, x, ...) output y` with `relu` set.
+
+    Values never change (L8): the fused kernels round as the separate ops
+    do. memfmt-compile --train runs it for the CPU (unless --fusion=false).
+  }];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
 def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
   let summary = "Replace gradient results by in-place SGD updates";
   let description = [{
