@@ -46,14 +46,16 @@ adaptive pool / flatten / reshape, then linear to K -- and the heads are
 added, so every weight reaches the loss). One graph per compile (one loss):
 memfmt-compile --train --gradients --lr 0 (no update: the step returns the
 mean cross-entropy loss and every trainable weight's gradient), NCHW and
-channels-last, both run through the runtime's C API (the memfmt Python
+channels-last, and channels-last again with --fusion=false (no training
+fusion), all run through the runtime's C API (the memfmt Python
 package; memfmt-run cannot feed the i64 classes) on the
 same x and y, and the channels-last build again with MEMFMT_KERNELS=
 reference (in a subprocess: the runtime reads it when its context is
 made). Checked: the outputs are the loss and one finite gradient for each
 trainable weight (not the running statistics); loss and gradients agree
-between the builds and between fast and reference kernels within
-GRAD_TOLERANCE (see there); the conversion rules as above.
+between the builds (formats, and fused against unfused) and between fast
+and reference kernels within GRAD_TOLERANCE (see there); the conversion
+rules as above.
 
 A failing graph is reduced (delta debugging over ops: an op is dropped by
 turning its result into a new function argument of the same type, which
@@ -1187,14 +1189,19 @@ class GradChecker(Checker):
         d, src = self.fresh_source(tag, text)
         problems = []
         dirs = {}
-        for fmt in ("contiguous", "channels-last"):
-            out = os.path.join(d, fmt)
+        # Each build's directory name is its key in `dirs` and `results`.
+        builds = (("contiguous", "contiguous", []),
+                  ("channels-last", "channels-last", []),
+                  ("unfused", "channels-last", ["--fusion=false"]))
+        for name, fmt, flags in builds:
+            out = os.path.join(d, name)
             # --gradients: no SGD update (lr 0 too, so nothing moves).
             r = self.sh([self.tool("memfmt-compile"), src, "--train",
                          "--gradients", "--lr", "0", "--momentum", "0",
                          "--weight-decay", "0", "--memory-format", fmt,
                          "--input-format", input_format,
-                         "--weights", f"synthetic:{self.seed}", "-o", out])
+                         "--weights", f"synthetic:{self.seed}", "-o", out]
+                        + flags)
             if r.returncode != 0:
                 # "invalid": the compiler refused the graph with a located
                 # error about an op of the graph (a generator bug); an error
@@ -1206,10 +1213,11 @@ class GradChecker(Checker):
                     "graph.mlir:" in r.stderr and \
                     all(f"memfmt.{o} " in text for o in ops) else "compile"
                 problems.append((kind, f"memfmt-compile --train --gradients "
-                                 f"--memory-format {fmt} exited "
-                                 f"{r.returncode}:\n{r.stderr[-3000:]}"))
+                                 f"--memory-format {fmt} {' '.join(flags)} "
+                                 f"exited {r.returncode}:\n"
+                                 f"{r.stderr[-3000:]}"))
                 return problems
-            dirs[fmt] = out
+            dirs[name] = out
         # The same x (N(0, 1)) and y (classes) for every run.
         with open(os.path.join(dirs["contiguous"], "manifest.json")) as f:
             manifest = json.load(f)
@@ -1225,7 +1233,8 @@ class GradChecker(Checker):
         inputs = os.path.join(d, "inputs.npz")
         np.savez(inputs, **arrays)
         results = {}
-        runs = [("fast", [dirs["contiguous"], dirs["channels-last"]]),
+        runs = [("fast", [dirs["contiguous"], dirs["channels-last"],
+                          dirs["unfused"]]),
                 ("reference", [dirs["channels-last"]])]
         for kernels, ds in runs:
             out = os.path.join(d, f"{kernels}.npz")
@@ -1243,10 +1252,12 @@ class GradChecker(Checker):
                     results.setdefault((fmt, kernels), {})[name] = z[key]
         nchw = results[("contiguous", "fast")]
         cl = results[("channels-last", "fast")]
+        unfused = results[("unfused", "fast")]
         ref = results[("channels-last", "reference")]
         # Every trainable weight has its gradient, and nothing else is out.
         expected = ["loss"] + [f"grad.{n}" for n in trainable_weights(text)]
-        for what, res in (("NCHW", nchw), ("channels-last", cl)):
+        for what, res in (("NCHW", nchw), ("channels-last", cl),
+                          ("channels-last --fusion=false", unfused)):
             if sorted(res) != sorted(expected):
                 problems.append(("outputs", f"{what} build outputs "
                                  f"{sorted(res)}, expected {sorted(expected)}"))
@@ -1258,6 +1269,8 @@ class GradChecker(Checker):
         if problems:
             return problems
         for what, a, b in (("L8 channels-last vs NCHW", cl, nchw),
+                           ("L8 training fusion: fused vs --fusion=false",
+                            cl, unfused),
                            ("channels-last fast vs reference kernels", cl,
                             ref)):
             grad_scale = max([float(np.max(np.abs(b[n]))) for n in expected
