@@ -32,8 +32,6 @@
 
 #include "memfmt/runtime/elementwise_ops.h"
 
-#include "llvm/ADT/StringSwitch.h"
-
 #include <limits>
 #include <type_traits>
 
@@ -74,26 +72,33 @@ EltwiseFunction eltwiseFunctionOf(GeluOp op) {
                                         : MEMFMT_ELTWISE_GELU_ERF};
 }
 
-/// The activation of a fused_conv2d (its `activation` names the op).
+/// The activation of a fused_conv2d (its `activation` names a
+/// ConvActivation, which the op's verifier checked).
 EltwiseFunction activationOf(FusedConv2dOp conv) {
-  StringRef name = *conv.getActivation();
   double inf = std::numeric_limits<double>::infinity();
   auto value = [](std::optional<APFloat> v, double otherwise) {
     return v ? v->convertToDouble() : otherwise;
   };
-  return llvm::StringSwitch<EltwiseFunction>(name)
-      .Case("sigmoid", {MEMFMT_ELTWISE_SIGMOID})
-      .Case("silu", {MEMFMT_ELTWISE_SILU})
-      .Case("hardswish", {MEMFMT_ELTWISE_HARDSWISH})
-      .Case("hardsigmoid", {MEMFMT_ELTWISE_HARDSIGMOID,
-                            value(conv.getActivationAlpha(), 1.0 / 6.0),
-                            value(conv.getActivationBeta(), 0.5)})
-      .Case("clamp", {MEMFMT_ELTWISE_CLAMP,
-                      value(conv.getActivationAlpha(), -inf),
-                      value(conv.getActivationBeta(), inf)})
-      .Case("gelu", {MEMFMT_ELTWISE_GELU_ERF})
-      .Case("gelu_tanh", {MEMFMT_ELTWISE_GELU_TANH})
-      .Default({0});
+  switch (*symbolizeConvActivation(*conv.getActivation())) {
+  case ConvActivation::Sigmoid:
+    return {MEMFMT_ELTWISE_SIGMOID};
+  case ConvActivation::Silu:
+    return {MEMFMT_ELTWISE_SILU};
+  case ConvActivation::Hardswish:
+    return {MEMFMT_ELTWISE_HARDSWISH};
+  case ConvActivation::Hardsigmoid:
+    return {MEMFMT_ELTWISE_HARDSIGMOID,
+            value(conv.getActivationAlpha(), 1.0 / 6.0),
+            value(conv.getActivationBeta(), 0.5)};
+  case ConvActivation::Clamp:
+    return {MEMFMT_ELTWISE_CLAMP, value(conv.getActivationAlpha(), -inf),
+            value(conv.getActivationBeta(), inf)};
+  case ConvActivation::Gelu:
+    return {MEMFMT_ELTWISE_GELU_ERF};
+  case ConvActivation::GeluTanh:
+    return {MEMFMT_ELTWISE_GELU_TANH};
+  }
+  llvm_unreachable("unknown ConvActivation");
 }
 
 /// conv2d and fused_conv2d: the conv2d kernel, an absent bias or residual

@@ -79,16 +79,22 @@ LogicalResult FusedConv2dOp::verify() {
                          getOutput().getType().getShape(), "residual")))
     return failure();
   if (std::optional<StringRef> activation = getActivation()) {
-    if (!llvm::is_contained({"sigmoid", "silu", "hardswish", "hardsigmoid",
-                             "clamp", "gelu", "gelu_tanh"},
-                            *activation))
-      return emitOpError() << "unknown activation '" << *activation
-                           << "' (sigmoid, silu, hardswish, hardsigmoid, "
-                              "clamp, gelu or gelu_tanh)";
+    std::optional<ConvActivation> kind = symbolizeConvActivation(*activation);
+    if (!kind) {
+      InFlightDiagnostic diag = emitOpError() << "unknown activation '"
+                                              << *activation << "' (";
+      const uint32_t last = getMaxEnumValForConvActivation();
+      for (uint32_t i = 0; i <= last; ++i)
+        diag << (i == 0      ? ""
+                 : i == last ? " or "
+                             : ", ")
+             << stringifyConvActivation(static_cast<ConvActivation>(i));
+      return diag << ")";
+    }
     if (getRelu())
       return emitOpError() << "has both relu and activation '" << *activation
                            << "'";
-    if (*activation == "hardsigmoid" &&
+    if (*kind == ConvActivation::Hardsigmoid &&
         (!getActivationAlpha() || !getActivationBeta()))
       return emitOpError() << "hardsigmoid needs activation_alpha and "
                               "activation_beta";

@@ -235,12 +235,14 @@ struct FuseRelu : OpRewritePattern<ReluOp> {
 template <typename OpTy> struct FuseActivation : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  /// The fused op's activation attributes of `op`.
+  /// The fused op's activation attributes of `op`: a ConvActivation is
+  /// named as the op it fuses.
   static void describe(OpTy op, Builder &b, ConvParts &parts) {
     parts.activation = b.getStringAttr(op->getName().stripDialect());
     if constexpr (std::is_same_v<OpTy, GeluOp>) {
       if (op.getApproximate() == "tanh")
-        parts.activation = b.getStringAttr("gelu_tanh");
+        parts.activation =
+            b.getStringAttr(stringifyConvActivation(ConvActivation::GeluTanh));
     } else if constexpr (std::is_same_v<OpTy, HardsigmoidOp>) {
       parts.activationAlpha = op.getAlphaAttr();
       parts.activationBeta = op.getBetaAttr();

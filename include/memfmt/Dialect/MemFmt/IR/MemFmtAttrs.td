@@ -59,6 +59,28 @@ def MemFmt_MemoryFormatAttr : EnumAttr<MemFmt_Dialect, MemFmt_MemoryFormat,
 }
 
 //===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+/// The activations a `memfmt.fused_conv2d` epilogue applies besides relu:
+/// its `activation` string is one of these names (the elementwise ops
+/// memfmt-fuse-conv folds into a convolution, gelu by approximation). The
+/// verifier, the fusion and the lowering all read the names from here.
+def MemFmt_ConvActivation : I32EnumAttr<"ConvActivation",
+    "an activation of a fused convolution's epilogue", [
+      I32EnumAttrCase<"Sigmoid", 0, "sigmoid">,
+      I32EnumAttrCase<"Silu", 1, "silu">,
+      I32EnumAttrCase<"Hardswish", 2, "hardswish">,
+      I32EnumAttrCase<"Hardsigmoid", 3, "hardsigmoid">,
+      I32EnumAttrCase<"Clamp", 4, "clamp">,
+      I32EnumAttrCase<"Gelu", 5, "gelu">,
+      I32EnumAttrCase<"GeluTanh", 6, "gelu_tanh">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memfmt";
+}
+
+//===----------------------------------------------------------------------===//
 // The memory plan
 //===----------------------------------------------------------------------===//
 
