@@ -202,6 +202,37 @@ std::string expectedImpl(memfmt_kernels_t kernels, const Tensor &a,
   return rows ? "channels_last" : "contiguous";
 }
 
+/// What a training batch norm writes besides its output: [C] each.
+struct Statistics {
+  Tensor saveMean, saveInvstd, runningMean, runningVar;
+  explicit Statistics(int64_t channels)
+      : saveMean({channels}), saveInvstd({channels}), runningMean({channels}),
+        runningVar({channels}) {}
+};
+
+/// native_batch_norm of `x` into `y` and `s` with `p`'s parameters, kEps
+/// and kMomentum, no fusion.
+int32_t runForward(TestContext &ctx, int64_t node, const Tensor &x,
+                   const Params &p, const Tensor &y, const Statistics &s) {
+  return batchNormForward(ctx, node, x.memref(), p.weight.memref(),
+                          p.bias.memref(), p.runningMean.memref(),
+                          p.runningVar.memref(), y.memref(),
+                          s.saveMean.memref(), s.saveInvstd.memref(),
+                          s.runningMean.memref(), s.runningVar.memref(), kEps,
+                          kMomentum);
+}
+
+/// Expects a forward's `y` and `s` to be `want`'s within `factor`.
+void expectForward(const Tensor &y, const Statistics &s,
+                   const NaiveForward &want, double factor,
+                   const std::string &what) {
+  expectClose(y, want.output, factor, what + " output");
+  expectClose(s.saveMean, want.saveMean, factor, what + " save_mean");
+  expectClose(s.saveInvstd, want.saveInvstd, factor, what + " save_invstd");
+  expectClose(s.runningMean, want.runningMean, factor, what);
+  expectClose(s.runningVar, want.runningVar, factor, what);
+}
+
 class BatchNormTrainingTest
     : public ::testing::TestWithParam<std::tuple<memfmt_kernels_t, Shape>> {};
 
@@ -213,24 +244,12 @@ TEST_P(BatchNormTrainingTest, ForwardMatchesNaive) {
     Tensor x(shape.sizes, inLayout), y(shape.sizes, outLayout);
     x.fillRandom(5, -2.0, 3.0);
     Params p(channels);
-    Tensor saveMean({channels}), saveInvstd({channels}),
-        runningMeanOut({channels}), runningVarOut({channels});
+    Statistics stats(channels);
     std::string what = x.describe() + " -> " + y.describe();
-    EXPECT_KERNEL_OK(ctx,
-                     batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
-                                      p.bias.memref(), p.runningMean.memref(),
-                                      p.runningVar.memref(), y.memref(),
-                                      saveMean.memref(), saveInvstd.memref(),
-                                      runningMeanOut.memref(),
-                                      runningVarOut.memref(), kEps, kMomentum));
+    EXPECT_KERNEL_OK(ctx, runForward(ctx, 1, x, p, y, stats));
     NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                      p.runningVar, kEps, kMomentum);
-    double factor = factorFor(kernels, perChannel(x));
-    expectClose(y, want.output, factor, what + " output");
-    expectClose(saveMean, want.saveMean, factor, what + " save_mean");
-    expectClose(saveInvstd, want.saveInvstd, factor, what + " save_invstd");
-    expectClose(runningMeanOut, want.runningMean, factor, what);
-    expectClose(runningVarOut, want.runningVar, factor, what);
+    expectForward(y, stats, want, factorFor(kernels, perChannel(x)), what);
     std::string impl = expectedImpl(kernels, x, y);
     EXPECT_EQ(ctx.implOf(1), impl.empty() ? "reference" : impl) << what;
   }
@@ -249,22 +268,16 @@ TEST(BatchNormTrainingStatisticsTest, ManyRowsLargeOffset) {
   Tensor x(sizes, CL), y(sizes, CL);
   x.fillRandom(9, 1e5 - 1.0, 1e5 + 1.0);
   Params p(channels);
-  Tensor saveMean({channels}), saveInvstd({channels}),
-      runningMeanOut({channels}), runningVarOut({channels});
-  EXPECT_KERNEL_OK(
-      ctx, batchNormForward(
-               ctx, 1, x.memref(), p.weight.memref(), p.bias.memref(),
-               p.runningMean.memref(), p.runningVar.memref(), y.memref(),
-               saveMean.memref(), saveInvstd.memref(), runningMeanOut.memref(),
-               runningVarOut.memref(), kEps, kMomentum));
+  Statistics stats(channels);
+  EXPECT_KERNEL_OK(ctx, runForward(ctx, 1, x, p, y, stats));
   EXPECT_EQ(ctx.implOf(1), "channels_last");
   NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                    p.runningVar, kEps, kMomentum);
   for (int64_t c = 0; c < channels; ++c) {
-    EXPECT_NEAR(saveMean.at({c}), want.saveMean.value[c],
+    EXPECT_NEAR(stats.saveMean.at({c}), want.saveMean.value[c],
                 2.5e-7 * want.saveMean.value[c])
         << "channel " << c;
-    EXPECT_NEAR(saveInvstd.at({c}), want.saveInvstd.value[c],
+    EXPECT_NEAR(stats.saveInvstd.at({c}), want.saveInvstd.value[c],
                 2.5e-7 * want.saveInvstd.value[c])
         << "channel " << c;
   }
@@ -334,16 +347,9 @@ TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
     Tensor x(shape.sizes, inLayout), y(shape.sizes, outLayout);
     x.fillRandom(5, -2.0, 3.0);
     Params p(channels);
-    Tensor saveMean({channels}), saveInvstd({channels}),
-        runningMeanOut({channels}), runningVarOut({channels});
+    Statistics stats(channels);
     std::string what = x.describe() + " -> " + y.describe();
-    EXPECT_KERNEL_OK(ctx,
-                     batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
-                                      p.bias.memref(), p.runningMean.memref(),
-                                      p.runningVar.memref(), y.memref(),
-                                      saveMean.memref(), saveInvstd.memref(),
-                                      runningMeanOut.memref(),
-                                      runningVarOut.memref(), kEps, kMomentum));
+    EXPECT_KERNEL_OK(ctx, runForward(ctx, 1, x, p, y, stats));
     EXPECT_EQ(ctx.implOf(1), "synchronised") << what;
     NaiveForward want = naiveForward(x, p.weight, p.bias, p.runningMean,
                                      p.runningVar, kEps, kMomentum);
@@ -354,11 +360,7 @@ TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
           (1 - kMomentum) * p.runningVar.at({c}) +
           kMomentum * want.var[static_cast<size_t>(c)] * global / (global - 1);
     double factor = factorFor(MEMFMT_KERNELS_REFERENCE, perChannel(x));
-    expectClose(y, want.output, factor, what + " output");
-    expectClose(saveMean, want.saveMean, factor, what + " save_mean");
-    expectClose(saveInvstd, want.saveInvstd, factor, what + " save_invstd");
-    expectClose(runningMeanOut, want.runningMean, factor, what);
-    expectClose(runningVarOut, want.runningVar, factor, what);
+    expectForward(y, stats, want, factor, what);
 
     // The gradients: grad_input from the global sums (R times the local
     // ones, over R times the values) equals the local one, and grad_weight
@@ -368,8 +370,9 @@ TEST_P(BatchNormTrainingTest, SynchronisedOverIdenticalReplicas) {
     Tensor gw({channels}, S), gb({channels});
     EXPECT_KERNEL_OK(ctx,
                      batchNormBackward(ctx, 2, go.memref(), x.memref(),
-                                       p.weight.memref(), saveMean.memref(),
-                                       saveInvstd.memref(), gi.memref(),
+                                       p.weight.memref(),
+                                       stats.saveMean.memref(),
+                                       stats.saveInvstd.memref(), gi.memref(),
                                        gw.memref(), gb.memref(), 1, 1, 1));
     EXPECT_EQ(ctx.implOf(2), "synchronised") << what;
     NaiveBackward back = naiveBackward(go, x, p.weight, want, kEps);
@@ -413,18 +416,12 @@ TEST_P(BatchNormTrainingTest, FusedEpiloguesMatchSeparateKernels) {
         x.fillRandom(5, -2.0, 3.0);
         r.fillRandom(8, -1.5, 1.0);
         Params p(channels);
-        Tensor sm({channels}), si({channels}), rm({channels}), rv({channels}),
-            sm2({channels}), si2({channels}), rm2({channels}), rv2({channels});
+        Statistics separate(channels), fused(channels);
         std::string what = std::string(synchronised ? "synchronised " : "") +
                            x.describe() + " -> " + got.describe() +
                            (hasResidual ? " residual" : "") +
                            (relu ? " relu" : "");
-        EXPECT_KERNEL_OK(
-            ctx, batchNormForward(ctx, 1, x.memref(), p.weight.memref(),
-                                  p.bias.memref(), p.runningMean.memref(),
-                                  p.runningVar.memref(), bn.memref(),
-                                  sm.memref(), si.memref(), rm.memref(),
-                                  rv.memref(), kEps, kMomentum));
+        EXPECT_KERNEL_OK(ctx, runForward(ctx, 1, x, p, bn, separate));
         const Tensor *last = &bn;
         if (hasResidual) {
           EXPECT_KERNEL_OK(
@@ -439,11 +436,18 @@ TEST_P(BatchNormTrainingTest, FusedEpiloguesMatchSeparateKernels) {
             ctx, _mlir_ciface_memfmt_native_batch_norm_f32(
                      ctx, 4, x.memref(), p.weight.memref(), p.bias.memref(),
                      p.runningMean.memref(), p.runningVar.memref(), r.memref(),
-                     got.memref(), sm2.memref(), si2.memref(), rm2.memref(),
-                     rv2.memref(), kEps, kMomentum, hasResidual, relu));
+                     got.memref(), fused.saveMean.memref(),
+                     fused.saveInvstd.memref(), fused.runningMean.memref(),
+                     fused.runningVar.memref(), kEps, kMomentum, hasResidual,
+                     relu));
         expectSameBits(got, want, what + " output");
-        expectSameBits(sm2, sm, what + " save_mean");
-        expectSameBits(rv2, rv, what + " running_var_out");
+        expectSameBits(fused.saveMean, separate.saveMean, what + " save_mean");
+        expectSameBits(fused.saveInvstd, separate.saveInvstd,
+                       what + " save_invstd");
+        expectSameBits(fused.runningMean, separate.runningMean,
+                       what + " running_mean_out");
+        expectSameBits(fused.runningVar, separate.runningVar,
+                       what + " running_var_out");
         // The residual has the output's layout.
         std::string impl =
             synchronised ? "synchronised" : expectedImpl(kernels, x, got);
@@ -462,13 +466,16 @@ TEST_P(BatchNormTrainingTest, FusedEpiloguesMatchSeparateKernels) {
                      ctx, 5, go.memref(), got.memref(), masked.memref(), 0.0));
         EXPECT_KERNEL_OK(ctx,
                          batchNormBackward(ctx, 6, masked.memref(), x.memref(),
-                                           p.weight.memref(), sm.memref(),
-                                           si.memref(), gi.memref(),
-                                           gw.memref(), gb.memref(), 1, 1, 1));
+                                           p.weight.memref(),
+                                           separate.saveMean.memref(),
+                                           separate.saveInvstd.memref(),
+                                           gi.memref(), gw.memref(),
+                                           gb.memref(), 1, 1, 1));
         EXPECT_KERNEL_OK(
             ctx, _mlir_ciface_memfmt_native_batch_norm_backward_f32(
                      ctx, 7, go.memref(), x.memref(), p.weight.memref(),
-                     sm.memref(), si.memref(), got.memref(), gi2.memref(),
+                     separate.saveMean.memref(), separate.saveInvstd.memref(),
+                     got.memref(), gi2.memref(),
                      gw2.memref(), gb2.memref(), 1, 1, 1, 1));
         expectSameBits(gi2, gi, what + " grad_input");
         expectSameBits(gw2, gw, what + " grad_weight");
