@@ -265,26 +265,6 @@ private:
 
 /// convolution_backward: backward-data and backward-weights primitives
 /// (OneDnnConvBackward.cpp).
-class OneDnnConvBackward {
-public:
-  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm.
-  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd);
-  ~OneDnnConvBackward();
-  bool run(KernelCall &call, const args::convolution_backward &a,
-           memfmt_status_t &status);
-  /// Drops every cached primitive.
-  void clear();
-
-private:
-  struct Entry;
-  OneDnnEngine &dnn;
-  bool winograd;
-  NodeCache<Entry> cache;
-  /// The copies of tensors whose layout the primitives do not take (one
-  /// call at a time).
-  AlignedScratch scratch;
-};
-
 /// linear_backward: matmuls on the tensors' own strides
 /// (OneDnnLinearBackward.cpp).
 class OneDnnLinearBackward {
@@ -300,6 +280,31 @@ private:
   struct Entry;
   OneDnnEngine &dnn;
   NodeCache<Entry> cache;
+};
+
+/// convolution_backward: pointwise convolutions whose activations are
+/// matrices as linear_backward's matmuls, the others by oneDNN's
+/// convolution primitives (OneDnnConvBackward.cpp).
+class OneDnnConvBackward {
+public:
+  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm.
+  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd);
+  ~OneDnnConvBackward();
+  bool run(KernelCall &call, const args::convolution_backward &a,
+           memfmt_status_t &status);
+  /// Drops every cached primitive.
+  void clear();
+
+private:
+  struct Entry;
+  OneDnnEngine &dnn;
+  bool winograd;
+  NodeCache<Entry> cache;
+  /// The matmuls of pointwise convolutions.
+  OneDnnLinearBackward pointwise;
+  /// The copies of tensors whose layout the primitives do not take (one
+  /// call at a time).
+  AlignedScratch scratch;
 };
 
 /// Pooling, reorders and eltwise: one primitive from a source to a

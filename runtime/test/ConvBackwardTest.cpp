@@ -310,6 +310,64 @@ TEST(ConvBackwardWinogradTest, MatchesNaiveAndCanBeTurnedOff) {
   }
 }
 
+/// Pointwise convolutions whose activations are [positions, channels]
+/// matrices (channels-last, or NCHW of one pixel) run as matmuls on the
+/// tensors as they lie: no weight is packed, a second call builds nothing,
+/// and the gradients match the naive loops. NCHW with several pixels is not
+/// a matrix of positions and takes the convolution primitives.
+TEST(ConvBackwardPointwiseTest, MatricesRunAsMatmulsWithoutPacking) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  struct Case {
+    std::vector<int64_t> input;
+    int64_t outChannels;
+    Layout layout;
+    bool matmul;
+  };
+  const Case cases[] = {{{2, 16, 5, 7}, 12, CL, true},
+                        {{1, 1, 3, 3}, 1, CL, true},
+                        {{3, 16, 1, 1}, 24, C, true},
+                        {{2, 16, 5, 7}, 12, C, false}};
+  ConvAttrs attrs{1, 1, 0, 0, 0, 0, 1, 1, 1};
+  int64_t node = 0;
+  for (const Case &c : cases) {
+    TestContext ctx(MEMFMT_KERNELS_FAST);
+    const int64_t n = c.input[0], ch = c.input[1], h = c.input[2],
+                  w = c.input[3], o = c.outChannels;
+    Tensor dy({n, o, h, w}, c.layout), in(c.input, c.layout),
+        wt({o, ch, 1, 1}, CL), dx(c.input, c.layout), dw({o, ch, 1, 1}, C),
+        db({o});
+    dy.fillRandom(11);
+    in.fillRandom(12);
+    wt.fillRandom(13);
+    Gradients want = naiveGradients(dy, in, wt, attrs);
+    std::string what = "input " + in.describe();
+    memfmt_context_counters_t before, after;
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_KERNEL_OK(ctx,
+                       _mlir_ciface_memfmt_convolution_backward_f32(
+                           ctx, node, dy.memref(), in.memref(), wt.memref(),
+                           dx.memref(), dw.memref(), db.memref(), 1, 1, 0, 0, 0,
+                           0, 1, 1, 1, 1, 1, 1));
+      if (round == 0)
+        memfmt_context_get_counters(ctx, &before);
+    }
+    memfmt_context_get_counters(ctx, &after);
+    std::string impl = ctx.implOf(node);
+    ++node;
+    if (!c.matmul) {
+      EXPECT_NE(impl, "onednn_matmul") << what;
+      continue;
+    }
+    EXPECT_EQ(impl, "onednn_matmul") << what;
+    EXPECT_EQ(after.weight_packs, 0) << what;
+    EXPECT_EQ(after.primitives_built, before.primitives_built) << what;
+    const int64_t flags[3] = {1, 1, 1};
+    expectGradients(dx, dw, db, flags, want, floatSumFactor(o),
+                    floatSumFactor(n * h * w), what);
+  }
+}
+
 /// With no images the weight and bias gradients are sums of nothing: zeros,
 /// which both modes must write (the buffers start as sentinels).
 TEST(ConvBackwardEmptyTest, NoImagesGiveZeroWeightGradients) {
