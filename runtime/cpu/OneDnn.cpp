@@ -101,6 +101,51 @@ memory::dims cpu::matrixStrides(int64_t rows, int64_t cols, int64_t rowStride,
   return {rowStride, colStride};
 }
 
+std::optional<TensorView> cpu::positionsByChannels(const TensorView &t) {
+  int64_t rows = 1, rowStride = 0;
+  for (int dim : {3, 2, 0}) { // Innermost first.
+    if (t.sizes[dim] == 1)
+      continue;
+    if (rows > 1 && t.strides[dim] != rowStride * rows)
+      return std::nullopt;
+    if (rows == 1)
+      rowStride = t.strides[dim];
+    rows *= t.sizes[dim];
+  }
+  TensorView m;
+  m.data = t.data;
+  m.rank = 2;
+  m.sizes[0] = rows;
+  m.sizes[1] = t.sizes[1];
+  m.strides[0] = rows == 1 ? t.sizes[1] * t.strides[1] : rowStride;
+  m.strides[1] = t.strides[1];
+  return m;
+}
+
+TensorView cpu::pointwiseWeight(const TensorView &w) {
+  TensorView m;
+  m.data = w.data;
+  m.rank = 2;
+  m.sizes[0] = w.sizes[0];
+  m.sizes[1] = w.sizes[1];
+  m.strides[0] = w.strides[0];
+  m.strides[1] = w.strides[1];
+  return m;
+}
+
+dnnl::matmul::primitive_desc cpu::gemmMatmul(OneDnnEngine &dnn,
+                                             const dnnl::matmul::desc &desc) {
+  dnnl::matmul::primitive_desc pd(desc, dnnl::primitive_attr(), dnn.engine,
+                                  /*allow_empty=*/true);
+  if (!pd)
+    return pd;
+  while (std::strncmp(pd.impl_info_str(), "gemm", 4) != 0)
+    if (!pd.next_impl()) // Past the last: start again at the first.
+      return dnnl::matmul::primitive_desc(desc, dnnl::primitive_attr(),
+                                          dnn.engine);
+  return pd;
+}
+
 memory::desc cpu::descOf(const TensorView &t, DType dtype,
                          const TensorView *like) {
   if (t.rank == 4) {

@@ -46,6 +46,7 @@
 #include <cassert>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -152,6 +153,24 @@ bool addGradientOperands(const Args &a, PrimitiveKey &key) {
   return true;
 }
 
+/// The [positions, channels] matrix of a 4-D activation [N, C, H, W], its
+/// rows the (n, h, w) positions in that order under the tensor's own
+/// strides (a channels-last tensor, or an NCHW one of one pixel); nullopt
+/// when the positions are not evenly spaced in memory. A pointwise
+/// convolution is a matmul on such matrices.
+std::optional<TensorView> positionsByChannels(const TensorView &t);
+
+/// The [O, C] matrix of a 1x1 convolution weight [O, C, 1, 1].
+TensorView pointwiseWeight(const TensorView &w);
+
+/// A matmul primitive descriptor on oneDNN's GEMM-based implementation
+/// (gemm:jit, its sgemm) where it has one for `desc`, else on its first
+/// choice; empty when it has none. oneDNN 2.6 lists its brgemm kernels
+/// first, which were slower on the tall matrices of pointwise convolutions
+/// in a training step (OneDnnConvBackward.cpp).
+dnnl::matmul::primitive_desc gemmMatmul(OneDnnEngine &dnn,
+                                        const dnnl::matmul::desc &desc);
+
 /// A primitive with the memory objects of its arguments bound once. The
 /// memory objects' data handles are set per call; execute() passes the
 /// bound list to oneDNN's C API, so running allocates nothing in memfmt.
@@ -231,6 +250,7 @@ private:
   size_t capacity = 0;
 };
 
+/// conv2d: oneDNN's convolution primitives (OneDnnConv.cpp).
 class OneDnnConv {
 public:
   /// `winograd`: f32 3x3 convolutions may use Winograd's algorithm.
@@ -249,6 +269,7 @@ private:
   AlignedScratch blocked;
 };
 
+/// linear: one matmul on the tensors' own strides (OneDnnLinear.cpp).
 class OneDnnLinear {
 public:
   explicit OneDnnLinear(OneDnnEngine &dnn);
@@ -263,8 +284,6 @@ private:
   NodeCache<Entry> cache;
 };
 
-/// convolution_backward: backward-data and backward-weights primitives
-/// (OneDnnConvBackward.cpp).
 /// linear_backward: matmuls on the tensors' own strides
 /// (OneDnnLinearBackward.cpp).
 class OneDnnLinearBackward {

@@ -15,7 +15,9 @@
 // (the weights change every step). In a ResNet-50 batch-8 training step
 // (AMD Zen 5, 2 threads, memfmt-train --profile) the gradients of its 33
 // unit-stride pointwise layers took 156 ms as matmuls, 182 ms as
-// primitives and reorders. Every other convolution: grad_input by a
+// primitives and reorders. (Their forward stays on the convolution
+// primitive, OneDnnConv.cpp: as matmuls it took 170-176 ms per step against
+// 163-166 with weight packs.) Every other convolution: grad_input by a
 // convolution_backward_data primitive, grad_weight and grad_bias by one
 // convolution_backward_weights primitive (bias fused), each made with the
 // forward_training primitive descriptor oneDNN wants as a hint. A gradient
@@ -95,42 +97,6 @@ bool winogradCandidate(const args::convolution_backward &a) {
          a.pad_left == a.pad_right &&
          dy.sizes[0] * dy.sizes[2] * dy.sizes[3] >=
              WinogradBackwardMinPositions;
-}
-
-/// The [rows, channels] matrix of a 4-D activation [N, C, H, W] whose rows
-/// are its (n, h, w) positions, in that order; nullopt when those positions
-/// are not evenly spaced in memory.
-std::optional<TensorView> positionsByChannels(const TensorView &t) {
-  int64_t rows = 1, rowStride = 0;
-  for (int dim : {3, 2, 0}) { // Innermost first.
-    if (t.sizes[dim] == 1)
-      continue;
-    if (rows > 1 && t.strides[dim] != rowStride * rows)
-      return std::nullopt;
-    if (rows == 1)
-      rowStride = t.strides[dim];
-    rows *= t.sizes[dim];
-  }
-  TensorView m;
-  m.data = t.data;
-  m.rank = 2;
-  m.sizes[0] = rows;
-  m.sizes[1] = t.sizes[1];
-  m.strides[0] = rows == 1 ? t.sizes[1] * t.strides[1] : rowStride;
-  m.strides[1] = t.strides[1];
-  return m;
-}
-
-/// The [O, C] matrix of a 1x1 weight [O, C, 1, 1].
-TensorView pointwiseWeight(const TensorView &w) {
-  TensorView m;
-  m.data = w.data;
-  m.rank = 2;
-  m.sizes[0] = w.sizes[0];
-  m.sizes[1] = w.sizes[1];
-  m.strides[0] = w.strides[0];
-  m.strides[1] = w.strides[1];
-  return m;
 }
 
 /// A pointwise convolution's gradients as linear_backward's: grad_output

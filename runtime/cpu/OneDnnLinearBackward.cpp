@@ -29,7 +29,6 @@
 
 #include "lib/KernelCall.h"
 
-#include <cstring>
 #include <vector>
 
 using namespace memfmt::runtime;
@@ -61,18 +60,10 @@ struct Product {
   bool build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const memory::desc &lhsDesc, const memory::desc &rhsDesc,
              const memory::desc &dstDesc) {
-    dnnl::matmul::desc desc(lhsDesc, rhsDesc, dstDesc);
-    dnnl::matmul::primitive_desc pd(desc, dnnl::primitive_attr(), dnn.engine,
-                                    /*allow_empty=*/true);
+    dnnl::matmul::primitive_desc pd =
+        gemmMatmul(dnn, dnnl::matmul::desc(lhsDesc, rhsDesc, dstDesc));
     if (!pd)
       return false;
-    // oneDNN's GEMM-based matmul where it has one (see the file comment).
-    while (std::strncmp(pd.impl_info_str(), "gemm", 4) != 0)
-      if (!pd.next_impl()) {
-        pd = dnnl::matmul::primitive_desc(desc, dnnl::primitive_attr(),
-                                          dnn.engine);
-        break;
-      }
     lhs = memory(lhsDesc, dnn.engine, DNNL_MEMORY_NONE);
     rhs = memory(rhsDesc, dnn.engine, DNNL_MEMORY_NONE);
     dst = memory(dstDesc, dnn.engine, DNNL_MEMORY_NONE);
