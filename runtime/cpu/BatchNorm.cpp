@@ -20,6 +20,7 @@
 #include "CpuKernels.h"
 #include "Scratch.h"
 #include "StridedLoop.h"
+#include "Vectorize.h"
 
 #include <cmath>
 #include <vector>
@@ -111,6 +112,7 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
                   for (int64_t r = begin; r < end; ++r) {
                     const float *xr = x + r * channels;
                     float *yr = y + r * channels;
+                    MEMFMT_INDEPENDENT_ITERATIONS
                     for (int64_t c = 0; c < channels; ++c)
                       yr[c] = (xr[c] - m[c]) * s[c] + b[c];
                   }
@@ -124,6 +126,7 @@ const char *cpu::batchNormFast(const args::batch_norm &a) {
                   float mc = m[c], sc = s[c], bc = b[c];
                   const float *xp = x + p * planeSize;
                   float *yp = y + p * planeSize;
+                  MEMFMT_INDEPENDENT_ITERATIONS
                   for (int64_t i = 0; i < planeSize; ++i)
                     yp[i] = (xp[i] - mc) * sc + bc;
                 }

@@ -20,6 +20,7 @@
 
 #include "CpuKernels.h"
 #include "StridedLoop.h"
+#include "Vectorize.h"
 
 #include "lib/TrainingMath.h"
 
@@ -87,6 +88,7 @@ const char *cpu::thresholdBackwardFast(const args::threshold_backward &a) {
   float *y = gi.as<float>();
   parallelFor(gi.numElements(), kMinPerThread,
               [&](int64_t begin, int64_t end, int) {
+                MEMFMT_INDEPENDENT_ITERATIONS
                 for (int64_t i = begin; i < end; ++i)
                   y[i] = thresholdGrad(g[i], s[i], threshold);
               });

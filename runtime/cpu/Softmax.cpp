@@ -42,6 +42,7 @@
 #include "CpuKernels.h"
 #include "RowSums.h"
 #include "StridedLoop.h"
+#include "Vectorize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,16 +53,6 @@ using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
 
 namespace {
-
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-/// Compiles a function for AVX-512, AVX2 and the build's baseline; the
-/// dynamic loader binds the best one the CPU runs (an ifunc). What it calls
-/// is inlined into each version, so the whole loop is vectorised for it.
-#define MEMFMT_VECTOR_CLONES                                                   \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MEMFMT_VECTOR_CLONES
-#endif
 
 /// Elements per thread below which the loops stay serial (an exp costs a
 /// few nanoseconds, so a chunk runs for tens of microseconds).
