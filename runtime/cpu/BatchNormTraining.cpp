@@ -30,11 +30,12 @@
 //    reassociation).
 // Both reduce in double, so the statistics are as accurate as the
 // reference's; the elementwise passes (normalise, grad_input) run in f32.
-// The rows loops are compiled per vector width (Vectorize.h): on ResNet-50's
-// channels-last batch-8 training step (AMD Zen 5, 2 threads) that halved
-// both kernels, forward 106 -> 54 ms and backward 118 -> 58 ms per step,
-// against the baseline (SSE2) build's two doubles per instruction. The file
-// compiles without fused multiply-adds, so every version rounds alike.
+// The rows and planes loops are compiled per vector width (Vectorize.h):
+// on ResNet-50's batch-8 training step (AMD Zen 5, 2 threads) that took the
+// forward from 106 to 54 ms and the backward from 118 to 58 ms per step in
+// channels-last, 98 -> 63 and 224 -> 73 ms in NCHW, against the baseline
+// (SSE2) build's two doubles per instruction. The file compiles without
+// fused multiply-adds, so every version rounds alike.
 //
 // Every kernel here takes the training fusion (memfmt-fuse-training): the
 // forward adds a residual and applies relu in its output pass, the
@@ -343,8 +344,9 @@ template <bool Relu>
 /// Sums of g and of g * (x - mean) over `count` contiguous floats (g seen
 /// through relu's gradient of the output y with `Relu`).
 template <bool Relu>
-void gradientSums(const float *g, const float *y, const float *x, int64_t count,
-                  double mean, double &sumGrad, double &sumGradCentered) {
+[[gnu::always_inline]] inline void
+gradientSums(const float *g, const float *y, const float *x, int64_t count,
+             double mean, double &sumGrad, double &sumGradCentered) {
   double lane[8] = {}, centered[8] = {};
   int64_t i = 0;
   for (; i + 8 <= count; i += 8)
@@ -364,6 +366,107 @@ void gradientSums(const float *g, const float *y, const float *x, int64_t count,
   }
 }
 
+// The loops over one channel's planes, compiled per vector width
+// (Vectorize.h) as the rows loops below are.
+
+/// Channel c's mean and biased variance over the batch's H x W planes,
+/// two passes.
+MEMFMT_VECTOR_CLONES
+void channelMoments(const float *x, int64_t batch, int64_t channels,
+                    int64_t plane, int64_t c, double &mean, double &var) {
+  const double n = double(batch * plane);
+  double sum = 0, squares = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    sum += sumContiguous(x + (b * channels + c) * plane, plane);
+  mean = sum / n;
+  for (int64_t b = 0; b < batch; ++b)
+    squares += squaredDeviations(x + (b * channels + c) * plane, plane, mean);
+  var = squares / n;
+}
+
+/// Channel c's output planes: (x - mean) * scale + shift in double (as in
+/// rowsForward), rounded, then the epilogue.
+template <bool Residual, bool Relu>
+[[gnu::always_inline]] inline void
+normalizePlanesWith(const float *x, const float *r, float *y, int64_t batch,
+                    int64_t channels, int64_t plane, int64_t c, double mean,
+                    double scale, double shift) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t offset = (b * channels + c) * plane;
+    const float *xp = x + offset, *rp = Residual ? r + offset : nullptr;
+    float *yp = y + offset;
+    for (int64_t i = 0; i < plane; ++i)
+      yp[i] = epilogue<Residual, Relu>(
+          static_cast<float>((double(xp[i]) - mean) * scale + shift), rp, i);
+  }
+}
+
+MEMFMT_VECTOR_CLONES
+void normalizePlanes(bool residual, bool relu, const float *x, const float *r,
+                     float *y, int64_t batch, int64_t channels, int64_t plane,
+                     int64_t c, double mean, double scale, double shift) {
+  if (residual && relu)
+    normalizePlanesWith<true, true>(x, r, y, batch, channels, plane, c, mean,
+                                    scale, shift);
+  else if (residual)
+    normalizePlanesWith<true, false>(x, r, y, batch, channels, plane, c, mean,
+                                     scale, shift);
+  else if (relu)
+    normalizePlanesWith<false, true>(x, r, y, batch, channels, plane, c, mean,
+                                     scale, shift);
+  else
+    normalizePlanesWith<false, false>(x, r, y, batch, channels, plane, c, mean,
+                                      scale, shift);
+}
+
+/// Channel c's gradient sums over the batch's planes (gradientSums).
+MEMFMT_VECTOR_CLONES
+void gradientSumPlanes(bool relu, const float *x, const float *g,
+                       const float *y, int64_t batch, int64_t channels,
+                       int64_t plane, int64_t c, double mean, double &sumGrad,
+                       double &sumGradCentered) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t offset = (b * channels + c) * plane;
+    if (relu)
+      gradientSums<true>(g + offset, y + offset, x + offset, plane, mean,
+                         sumGrad, sumGradCentered);
+    else
+      gradientSums<false>(g + offset, nullptr, x + offset, plane, mean, sumGrad,
+                          sumGradCentered);
+  }
+}
+
+/// Channel c's grad_input planes: scale * (g - meanGrad - (x - mean) * k).
+template <bool Relu>
+[[gnu::always_inline]] inline void
+gradientPlanesWith(const float *x, const float *g, const float *y, float *out,
+                   int64_t batch, int64_t channels, int64_t plane, int64_t c,
+                   double mean, double k, float meanGrad, float scale) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t offset = (b * channels + c) * plane;
+    const float *xp = x + offset, *gp = g + offset;
+    const float *yp = Relu ? y + offset : nullptr;
+    float *o = out + offset;
+    for (int64_t i = 0; i < plane; ++i)
+      o[i] = (gradAt<Relu>(gp, yp, i) - meanGrad -
+              static_cast<float>((double(xp[i]) - mean) * k)) *
+             scale;
+  }
+}
+
+MEMFMT_VECTOR_CLONES
+void gradientPlanes(bool relu, const float *x, const float *g, const float *y,
+                    float *out, int64_t batch, int64_t channels, int64_t plane,
+                    int64_t c, double mean, double k, float meanGrad,
+                    float scale) {
+  if (relu)
+    gradientPlanesWith<true>(x, g, y, out, batch, channels, plane, c, mean, k,
+                             meanGrad, scale);
+  else
+    gradientPlanesWith<false>(x, g, y, out, batch, channels, plane, c, mean, k,
+                              meanGrad, scale);
+}
+
 /// The training batch norm of contiguous (NCHW) tensors.
 template <bool Residual, bool Relu>
 void planesForward(const args::native_batch_norm &a) {
@@ -378,25 +481,10 @@ void planesForward(const args::native_batch_norm &a) {
   float *y = out.as<float>();
   parallelFor(channels, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t c = begin; c < end; ++c) {
-      double sum = 0, squares = 0;
-      for (int64_t b = 0; b < batch; ++b)
-        sum += sumContiguous(x + (b * channels + c) * plane, plane);
-      const double m = sum / n;
-      for (int64_t b = 0; b < batch; ++b)
-        squares += squaredDeviations(x + (b * channels + c) * plane, plane, m);
-      mean[c] = m;
-      var[c] = squares / n;
+      channelMoments(x, batch, channels, plane, c, mean[c], var[c]);
       const double scale = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
-      const double shift = channelValue(a.bias, c);
-      for (int64_t b = 0; b < batch; ++b) {
-        const int64_t offset = (b * channels + c) * plane;
-        const float *xp = x + offset, *rp = Residual ? r + offset : nullptr;
-        float *yp = y + offset;
-        // Centred in double, as in rowsForward.
-        for (int64_t i = 0; i < plane; ++i)
-          yp[i] = epilogue<Residual, Relu>(
-              static_cast<float>((double(xp[i]) - m) * scale + shift), rp, i);
-      }
+      normalizePlanes(Residual, Relu, x, r, y, batch, channels, plane, c,
+                      mean[c], scale, channelValue(a.bias, c));
     }
   });
   cpu::writeBatchNormStatistics(a, mean.data(), var.data(), n);
@@ -415,11 +503,8 @@ void planesBackward(const args::native_batch_norm_backward &a) {
     for (int64_t c = begin; c < end; ++c) {
       const double mean = channelValue(a.save_mean, c), invstd = channelValue(a.save_invstd, c);
       double sumGrad = 0, sumGradCentered = 0;
-      for (int64_t b = 0; b < batch; ++b) {
-        int64_t offset = (b * channels + c) * plane;
-        gradientSums<Relu>(g + offset, Relu ? y + offset : nullptr, x + offset,
-                           plane, mean, sumGrad, sumGradCentered);
-      }
+      gradientSumPlanes(Relu, x, g, y, batch, channels, plane, c, mean, sumGrad,
+                        sumGradCentered);
       if (a.has_grad_weight)
         a.grad_weight.as<float>()[c * a.grad_weight.strides[0]] =
             static_cast<float>(sumGradCentered * invstd);
@@ -433,16 +518,8 @@ void planesBackward(const args::native_batch_norm_backward &a) {
       const float scale = static_cast<float>(channelValue(a.weight, c) * invstd);
       const float meanGrad = static_cast<float>(sumGrad / n);
       const double k = invstd * invstd * sumGradCentered / n;
-      for (int64_t b = 0; b < batch; ++b) {
-        int64_t offset = (b * channels + c) * plane;
-        const float *xp = x + offset, *gp = g + offset;
-        const float *yp = Relu ? y + offset : nullptr;
-        float *out = gi.as<float>() + offset;
-        for (int64_t i = 0; i < plane; ++i)
-          out[i] = (gradAt<Relu>(gp, yp, i) - meanGrad -
-                    static_cast<float>((double(xp[i]) - mean) * k)) *
-                   scale;
-      }
+      gradientPlanes(Relu, x, g, y, gi.as<float>(), batch, channels, plane, c,
+                     mean, k, meanGrad, scale);
     }
   });
 }

@@ -20,7 +20,8 @@
 namespace memfmt::runtime::cpu {
 
 /// The sum of `count` contiguous floats.
-inline double sumContiguous(const float *x, int64_t count) {
+[[gnu::always_inline]] inline double sumContiguous(const float *x,
+                                                   int64_t count) {
   double lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= count; i += 8)
@@ -35,7 +36,8 @@ inline double sumContiguous(const float *x, int64_t count) {
 }
 
 /// The sum of (x - mean)^2 over `count` contiguous floats.
-inline double squaredDeviations(const float *x, int64_t count, double mean) {
+[[gnu::always_inline]] inline double
+squaredDeviations(const float *x, int64_t count, double mean) {
   double lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= count; i += 8)
