@@ -442,44 +442,47 @@ TEST(BinaryTest, PerChannelFastPath) {
 TEST(BinaryTest, PerChannelEveryOpSideAndInPlace) {
   // Every function, the scale on either side, into another tensor or in
   // place on the activation (as the memory plan runs a squeeze-excite
-  // scale), with 37 channels: whole vectors and a remainder in each row.
+  // scale), with 37 channels: whole vectors and a remainder in each row;
+  // the scale dense or a strided view (channel stride > 1).
   const int64_t ops[] = {MEMFMT_BINARY_MUL, MEMFMT_BINARY_SUB,
                          MEMFMT_BINARY_DIV};
   int64_t node = 0;
   for (Layout layout : {C, CL})
-    for (int64_t op : ops)
-      for (bool scaleOnLeft : {false, true})
-        for (bool inPlace : {false, true}) {
-          TestContext ctx(MEMFMT_KERNELS_FAST);
-          Tensor x({2, 37, 3, 5}, layout), s({2, 37, 1, 1}, CL),
-              y({2, 37, 3, 5}, layout);
-          x.fillRandom(41);
-          s.fillRandom(42, 0.5, 2);
-          Expected want;
-          for (int64_t n = 0; n < 2; ++n)
-            for (int64_t c = 0; c < 37; ++c)
-              for (int64_t h = 0; h < 3; ++h)
-                for (int64_t w = 0; w < 5; ++w) {
-                  float v = x.at({n, c, h, w}), sc = s.at({n, c, 0, 0});
-                  float l = scaleOnLeft ? sc : v, r = scaleOnLeft ? v : sc;
-                  want.value.push_back(op == MEMFMT_BINARY_MUL   ? l * r
-                                       : op == MEMFMT_BINARY_SUB ? l - r
-                                                                 : l / r);
-                  want.magnitude.push_back(0);
-                }
-          Tensor &out = inPlace ? x : y;
-          std::string what = "op " + std::to_string(op) + " " + x.describe() +
-                             (scaleOnLeft ? " right" : " left") +
-                             (inPlace ? " in place" : "");
-          EXPECT_KERNEL_OK(
-              ctx, _mlir_ciface_memfmt_binary_f32(
-                       ctx, node, scaleOnLeft ? s.memref() : x.memref(),
-                       scaleOnLeft ? x.memref() : s.memref(), out.memref(), op))
-              << what;
-          expectClose(out, want, 0, what);
-          EXPECT_EQ(ctx.implOf(node), "per_channel") << what;
-          ++node;
-        }
+    for (Layout scaleLayout : {CL, S})
+      for (int64_t op : ops)
+        for (bool scaleOnLeft : {false, true})
+          for (bool inPlace : {false, true}) {
+            TestContext ctx(MEMFMT_KERNELS_FAST);
+            Tensor x({2, 37, 3, 5}, layout), s({2, 37, 1, 1}, scaleLayout),
+                y({2, 37, 3, 5}, layout);
+            x.fillRandom(41);
+            s.fillRandom(42, 0.5, 2);
+            Expected want;
+            for (int64_t n = 0; n < 2; ++n)
+              for (int64_t c = 0; c < 37; ++c)
+                for (int64_t h = 0; h < 3; ++h)
+                  for (int64_t w = 0; w < 5; ++w) {
+                    float v = x.at({n, c, h, w}), sc = s.at({n, c, 0, 0});
+                    float l = scaleOnLeft ? sc : v, r = scaleOnLeft ? v : sc;
+                    want.value.push_back(op == MEMFMT_BINARY_MUL   ? l * r
+                                         : op == MEMFMT_BINARY_SUB ? l - r
+                                                                   : l / r);
+                    want.magnitude.push_back(0);
+                  }
+            Tensor &out = inPlace ? x : y;
+            std::string what = "op " + std::to_string(op) + " " + x.describe() +
+                               (scaleOnLeft ? " right" : " left") +
+                               (inPlace ? " in place" : "");
+            EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_binary_f32(
+                                      ctx, node,
+                                      scaleOnLeft ? s.memref() : x.memref(),
+                                      scaleOnLeft ? x.memref() : s.memref(),
+                                      out.memref(), op))
+                << what;
+            expectClose(out, want, 0, what);
+            EXPECT_EQ(ctx.implOf(node), "per_channel") << what;
+            ++node;
+          }
 }
 
 TEST(BinaryTest, PerChannelOperandOfLowerRankOnEitherSide) {
