@@ -34,7 +34,20 @@
 /// pointers and guards its vector loop with an overlap check, which an
 /// in-place call fails: it then runs the scalar loop (found on
 /// EfficientNet-B0's in-place squeeze-excite scales).
-#if defined(__clang__)
+/// Not in sanitizer builds: their checks on every access keep the loops
+/// scalar, and the compiler would warn that it could not follow the pragma.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) ||                                        \
+    __has_feature(undefined_behavior_sanitizer)
+#define MEMFMT_SANITIZED_BUILD
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define MEMFMT_SANITIZED_BUILD
+#endif
+#if defined(MEMFMT_SANITIZED_BUILD)
+#define MEMFMT_INDEPENDENT_ITERATIONS
+#elif defined(__clang__)
 #define MEMFMT_INDEPENDENT_ITERATIONS                                          \
   _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
