@@ -172,45 +172,51 @@ template <typename Visit>
   }
 }
 
+/// Calls `visit(fn)` with fn(v, s) = v op s, or s op v when `scaleOnLeft`
+/// (v an activation's element, s its channel's scale). Always inlined, as
+/// visitBinary.
+template <typename Visit>
+[[gnu::always_inline]] inline void visitPerChannel(int64_t op, bool scaleOnLeft,
+                                                   Visit &&visit) {
+  visitBinary(
+      op, [&](auto fn) __attribute__((always_inline)) {
+        if (scaleOnLeft)
+          visit([fn](float v, float scale) { return fn(scale, v); });
+        else
+          visit(fn);
+      });
+}
+
 /// The channels-last rows [begin, end) of a per-channel binary: row `row`
 /// of `c` contiguous channels at x + row * c and y + row * c, its scales
 /// at r + (row / hw) * rn with stride rc (the compiler versions the loop
-/// for rc = 1); y = x op scale, or scale op x
-/// when `scaleOnLeft`. Compiled per vector width (Vectorize.h): as a
-/// baseline SSE2 loop a squeeze-excite scale of EfficientNet-B0 ran at a
-/// quarter of the speed it runs at from the cache with AVX-512.
+/// for rc = 1). Compiled per vector width (Vectorize.h): as a baseline
+/// SSE2 loop a squeeze-excite scale of EfficientNet-B0 ran at a quarter of
+/// the speed it runs at from the cache with AVX-512.
 MEMFMT_VECTOR_CLONES
 void perChannelRows(int64_t op, bool scaleOnLeft, const float *x,
                     const float *r, int64_t rn, int64_t rc, float *y,
                     int64_t hw, int64_t c, int64_t begin, int64_t end) {
-  auto rows = [&](auto fn) __attribute__((always_inline)) {
-    for (int64_t row = begin; row < end; ++row) {
-      const float *scale = r + (row / hw) * rn;
-      const float *xr = x + row * c;
-      float *yr = y + row * c;
-      MEMFMT_INDEPENDENT_ITERATIONS
-      for (int64_t k = 0; k < c; ++k)
-        yr[k] = fn(xr[k], scale[k * rc]);
-    }
-  };
-  visitBinary(
-      op, [&](auto fn) __attribute__((always_inline)) {
-        if (scaleOnLeft)
-          rows([fn](float v, float scale) { return fn(scale, v); });
-        else
-          rows(fn);
+  visitPerChannel(
+      op, scaleOnLeft, [&](auto fn) __attribute__((always_inline)) {
+        for (int64_t row = begin; row < end; ++row) {
+          const float *scale = r + (row / hw) * rn;
+          const float *xr = x + row * c;
+          float *yr = y + row * c;
+          MEMFMT_INDEPENDENT_ITERATIONS
+          for (int64_t k = 0; k < c; ++k)
+            yr[k] = fn(xr[k], scale[k * rc]);
+        }
       });
 }
 
-/// out = fn(lhs, rhs[n, c]) where out and lhs are 4-D with one dense NCHW
-/// or channels-last layout and rhs is a per-channel [N or 1, C, 1, 1] (a
-/// squeeze-excite scale) or [C, 1, 1] (a layer scale); else returns null.
-/// `op` and `scaleOnLeft` name `fn` for perChannelRows (fn(x, s) is
-/// op(s, x) when `scaleOnLeft`).
-template <typename Fn>
+/// out = lhs op rhs[n, c] (rhs[n, c] op lhs when `scaleOnLeft`) where out
+/// and lhs are 4-D with one dense NCHW or channels-last layout and rhs is a
+/// per-channel [N or 1, C, 1, 1] (a squeeze-excite scale) or [C, 1, 1] (a
+/// layer scale); else returns null.
 const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
-                           const TensorView &out, int64_t op, bool scaleOnLeft,
-                           Fn fn) {
+                           const TensorView &out, int64_t op,
+                           bool scaleOnLeft) {
   // A lower-rank rhs ([C, 1, 1], as ConvNeXt's layer scale) is aligned to
   // the right (NumPy).
   if (out.rank != 4 || rhsView.rank > 4 || rhsView.rank < 3)
@@ -249,34 +255,22 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
   }
   if (contiguous && out.strides[0] == c * hw) {
     // Planes of H x W: one scale per plane.
-    parallelFor(n * c, kMinPerThread / std::max<int64_t>(hw, 1),
-                [&](int64_t begin, int64_t end, int) {
-                  for (int64_t plane = begin; plane < end; ++plane) {
-                    float scale = r[(plane / c) * rn + (plane % c) * rc];
-                    const float *x = l + plane * hw;
-                    float *o = y + plane * hw;
-                    MEMFMT_INDEPENDENT_ITERATIONS
-                    for (int64_t k = 0; k < hw; ++k)
-                      o[k] = fn(x[k], scale);
-                  }
-                });
+    visitPerChannel(op, scaleOnLeft, [&](auto fn) {
+      parallelFor(n * c, kMinPerThread / std::max<int64_t>(hw, 1),
+                  [&](int64_t begin, int64_t end, int) {
+                    for (int64_t plane = begin; plane < end; ++plane) {
+                      float scale = r[(plane / c) * rn + (plane % c) * rc];
+                      const float *x = l + plane * hw;
+                      float *o = y + plane * hw;
+                      MEMFMT_INDEPENDENT_ITERATIONS
+                      for (int64_t k = 0; k < hw; ++k)
+                        o[k] = fn(x[k], scale);
+                    }
+                  });
+    });
     return "per_channel";
   }
   return nullptr;
-}
-
-/// binary's fast paths for one function: same dense layouts, then a
-/// per-channel operand on either side.
-template <typename Fn>
-const char *binaryFastWith(const args::binary &a, Fn fn) {
-  if (const char *impl = broadcastFast(a.lhs, a.rhs, a.output, fn))
-    return impl;
-  if (const char *impl = perChannelFast(a.lhs, a.rhs, a.output, a.op,
-                                        /*scaleOnLeft=*/false, fn))
-    return impl;
-  // The per-channel operand on the left (ConvNeXt's layer_scale * x).
-  return perChannelFast(a.rhs, a.lhs, a.output, a.op, /*scaleOnLeft=*/true,
-                        [fn](float x, float scale) { return fn(scale, x); });
 }
 
 /// eltwise's dense loop for one function (inlined, so that it vectorises
@@ -302,8 +296,17 @@ void eltwiseDense(const args::eltwise &a, Fn fn) {
 } // namespace memfmt::runtime::cpu
 
 const char *cpu::binaryFast(const args::binary &a) {
-  // One loop per function, so that each vectorises.
-  return visitBinary(a.op, [&](auto fn) { return binaryFastWith(a, fn); });
+  // Same dense layouts (one loop per function, so that each vectorises),
+  // then a per-channel operand on either side (on the left: ConvNeXt's
+  // layer_scale * x).
+  if (const char *impl = visitBinary(a.op, [&](auto fn) {
+        return broadcastFast(a.lhs, a.rhs, a.output, fn);
+      }))
+    return impl;
+  if (const char *impl = perChannelFast(a.lhs, a.rhs, a.output, a.op,
+                                        /*scaleOnLeft=*/false))
+    return impl;
+  return perChannelFast(a.rhs, a.lhs, a.output, a.op, /*scaleOnLeft=*/true);
 }
 
 void cpu::eltwiseReference(const args::eltwise &a) {

@@ -49,6 +49,13 @@ Window cpu::avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
 
 namespace {
 
+/// What average pooling divides a window's sum by: the padded extents'
+/// product when `padded`, else the number of summed elements.
+int64_t windowDivisor(const Window &row, const Window &col, bool padded) {
+  return padded ? row.padded * col.padded
+                : (row.end - row.begin) * (col.end - col.begin);
+}
+
 /// Adaptive pooling rows [begin, end) of output row `o` of `outSize`.
 Window adaptiveWindow(int64_t o, int64_t outSize, int64_t size) {
   int64_t begin = o * size / outSize;
@@ -361,12 +368,10 @@ void cpu::avgPool2dReference(const args::avg_pool2d &a) {
                       for (int64_t ih = rows.begin; ih < rows.end; ++ih)
                         for (int64_t iw = cols.begin; iw < cols.end; ++iw)
                           sum += plane[ih * xs[2] + iw * xs[3]];
-                      int64_t divisor = a.count_include_pad
-                                            ? rows.padded * cols.padded
-                                            : (rows.end - rows.begin) *
-                                                  (cols.end - cols.begin);
                       y[n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]] =
-                          static_cast<float>(sum / divisor);
+                          static_cast<float>(
+                              sum / windowDivisor(rows, cols,
+                                                  a.count_include_pad != 0));
                     }
                   }
                 }
@@ -397,10 +402,7 @@ void averageRowChannelsLast(const float *x, float *y, double *acc, int64_t row,
       }
     }
     float *yr = y + (row * outW + ow) * channels;
-    double d =
-        static_cast<double>(padded ? rows[oh].padded * cols[ow].padded
-                                   : (rows[oh].end - rows[oh].begin) *
-                                         (cols[ow].end - cols[ow].begin));
+    double d = static_cast<double>(windowDivisor(rows[oh], cols[ow], padded));
     for (int64_t c = 0; c < channels; ++c)
       yr[c] = static_cast<float>(acc[c] / d);
   }
@@ -422,9 +424,7 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
   const float *x = input.as<float>();
   float *y = output.as<float>();
   auto divisor = [&](int64_t oh, int64_t ow) {
-    return padded ? rows[oh].padded * cols[ow].padded
-                  : (rows[oh].end - rows[oh].begin) *
-                        (cols[ow].end - cols[ow].begin);
+    return windowDivisor(rows[oh], cols[ow], padded);
   };
 
   if (layout == DenseLayout::Contiguous) {

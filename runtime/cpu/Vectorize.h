@@ -1,5 +1,4 @@
-//===- Vectorize.h - Helping the compiler vectorise the CPU loops -*- C++
-//-*-===//
+//===- Vectorize.h - Vectorising the CPU loops -----------------*- C++ -*-===//
 //
 // Part of the memfmt project.
 //
