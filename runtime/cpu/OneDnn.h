@@ -262,9 +262,23 @@ public:
 
 private:
   struct Entry;
+  /// Constant weights packed for one layout, shared by every node that
+  /// reads the same buffer into it (memfmt-tile-batch's sub-batches run the
+  /// same layer once each).
+  struct SharedPack {
+    const void *source;
+    dnnl::memory::desc from, to;
+    dnnl::memory packed;
+  };
+  /// The pack of `source` (described by `from`) into `to`, or null.
+  const dnnl::memory *findPack(const void *source,
+                               const dnnl::memory::desc &from,
+                               const dnnl::memory::desc &to) const;
+
   OneDnnEngine &dnn;
   bool winograd;
   NodeCache<Entry> cache;
+  std::vector<SharedPack> packs;
   /// Blocked input and output of the Winograd convolutions (one at a time).
   AlignedScratch blocked;
 };

@@ -37,7 +37,9 @@
 // buffer (the primitive, the packed weights, the reorders of the input and of a
 // residual that is not already the output) is built once per node and kept
 // until a call with a different key arrives or the context's caches are
-// invalidated; a configuration oneDNN cannot implement is remembered as such,
+// invalidated. Packed constant weights are shared by the nodes that pack the
+// same buffer into the same layout (the sub-batches memfmt-tile-batch makes
+// run one layer several times); a configuration oneDNN cannot implement is remembered as such,
 // so the fallback costs nothing on later calls.
 //
 //===----------------------------------------------------------------------===//
@@ -228,12 +230,11 @@ struct OneDnnConv::Entry {
   /// back to the direct algorithm.
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
-             bool constantWeights, bool winogradAllowed,
-             AlignedScratch &blocked) {
+             bool constantWeights, bool winogradAllowed, OneDnnConv &owner) {
     if (winogradAllowed && winogradCandidate(a, dtype, constantWeights)) {
       try {
         buildWith(dnn, counters, a, dtype, format, reorderInput,
-                  constantWeights, /*tryWinograd=*/true, blocked);
+                  constantWeights, /*tryWinograd=*/true, owner);
         if (usable)
           return;
       } catch (const dnnl::error &) {
@@ -241,13 +242,13 @@ struct OneDnnConv::Entry {
       *this = Entry(PrimitiveKey(key)); // Drop the half-built attempt.
     }
     buildWith(dnn, counters, a, dtype, format, reorderInput, constantWeights,
-              /*tryWinograd=*/false, blocked);
+              /*tryWinograd=*/false, owner);
   }
 
   void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
                  const args::conv2d &a, DType dtype, Tag format,
                  bool reorderInput, bool constantWeights, bool tryWinograd,
-                 AlignedScratch &blocked) {
+                 OneDnnConv &owner) {
     this->reorderInput = reorderInput;
     packedOnce = constantWeights;
     const TensorView &w = a.weight;
@@ -332,20 +333,31 @@ struct OneDnnConv::Entry {
     if (!pd)
       return; // No implementation: the reference runs instead.
 
-    // The packed weights: packed once, here, when they are constant.
+    // The packed weights: packed once, here, when they are constant (or
+    // taken from another node that packed the same buffer the same way).
     userWeights = memory(userWeightDesc, dnn.engine, DNNL_MEMORY_NONE);
-    weights = memory(pd.weights_desc(), dnn.engine);
-    memory packFrom = userWeights;
-    if (winograd) {
-      plainWeights =
-          memory(memory::desc(weightDims, type, Tag::oihw), dnn.engine);
-      weightPlain.resetReorder(userWeights, plainWeights);
-      packFrom = plainWeights;
-    }
-    weightPack.resetReorder(packFrom, weights);
-    if (constantWeights) {
-      userWeights.set_data_handle(w.data);
-      packWeights(dnn, counters);
+    const memory *shared =
+        constantWeights
+            ? owner.findPack(w.data, userWeightDesc, pd.weights_desc())
+            : nullptr;
+    if (shared) {
+      weights = *shared;
+    } else {
+      weights = memory(pd.weights_desc(), dnn.engine);
+      memory packFrom = userWeights;
+      if (winograd) {
+        plainWeights =
+            memory(memory::desc(weightDims, type, Tag::oihw), dnn.engine);
+        weightPlain.resetReorder(userWeights, plainWeights);
+        packFrom = plainWeights;
+      }
+      weightPack.resetReorder(packFrom, weights);
+      if (constantWeights) {
+        userWeights.set_data_handle(w.data);
+        packWeights(dnn, counters);
+        owner.packs.push_back(
+            {w.data, userWeightDesc, pd.weights_desc(), weights});
+      }
     }
 
     output = memory(outputDesc, dnn.engine, DNNL_MEMORY_NONE);
@@ -355,7 +367,7 @@ struct OneDnnConv::Entry {
       blockedInput = memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
       blockedOutput = memory(pd.dst_desc(), dnn.engine, DNNL_MEMORY_NONE);
       blockedInputBytes = AlignedScratch::roundUp(pd.src_desc().get_size());
-      blocked.grow(blockedInputBytes + pd.dst_desc().get_size());
+      owner.blocked.grow(blockedInputBytes + pd.dst_desc().get_size());
       toBlocked.resetReorder(userInput, blockedInput);
       userOutput = output;
       fromBlocked.resetReorder(blockedOutput, userOutput);
@@ -394,7 +406,18 @@ struct OneDnnConv::Entry {
 OneDnnConv::OneDnnConv(OneDnnEngine &dnn, bool winograd)
     : dnn(dnn), winograd(winograd) {}
 OneDnnConv::~OneDnnConv() = default;
-void OneDnnConv::clear() { cache.clear(); }
+void OneDnnConv::clear() {
+  cache.clear();
+  packs.clear();
+}
+
+const memory *OneDnnConv::findPack(const void *source, const memory::desc &from,
+                                   const memory::desc &to) const {
+  for (const SharedPack &pack : packs)
+    if (pack.source == source && pack.from == from && pack.to == to)
+      return &pack.packed;
+  return nullptr;
+}
 
 bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
                      memfmt_status_t &status) {
@@ -425,7 +448,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       call.node(), makeKey(a, dtype, format, reorderInput, constantWeights),
       [&](Entry &e) {
         e.build(dnn, counters, a, dtype, format, reorderInput, constantWeights,
-                winograd, blocked);
+                winograd, *this);
       });
   if (!entry.usable)
     return false;

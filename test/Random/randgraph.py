@@ -26,8 +26,11 @@ Each batch of graphs (several independent graphs in one function, to save
 compiles) is compiled with memfmt-compile --memory-format contiguous and
 --memory-format channels-last (input format random), run by memfmt-run with
 --check (fast kernels against reference kernels, 1e-4), and the two builds'
-outputs are compared: max|a - b| / max|b| <= 1e-5 per output (L8). The
-channels-last build is also checked against the conversion rules:
+outputs are compared: max|a - b| / max|b| <= 1e-5 per output (L8). A
+third build, channels-last with --sub-batch 1 (memfmt-tile-batch: every op
+that computes each sample alone runs one sample at a time), is run and
+compared the same way. The channels-last build is also checked against the
+conversion rules:
 memfmt-opt --memfmt-verify-layouts=contiguous-operands=true passes on its
 model.mlir, every runtime conversion in report.json has a rule's reason
 (an input entering channels-last, L7 before a reshape, an output kept in its
@@ -827,32 +830,45 @@ class Checker:
         d, src = self.fresh_source(tag, text)
         problems = []
         outputs = {}
-        for fmt in ("contiguous", "channels-last"):
-            out = os.path.join(d, fmt)
+        builds = (("contiguous", "contiguous", []),
+                  ("channels-last", "channels-last", []),
+                  ("tiled", "channels-last", ["--sub-batch", "1"]))
+        for name, fmt, extra in builds:
+            out = os.path.join(d, name)
             r = self.sh([self.tool("memfmt-compile"), src, "--memory-format",
-                         fmt, "--input-format", input_format,
+                         fmt, "--input-format", input_format, *extra,
                          "--weights", f"synthetic:{self.seed}", "-o", out])
             if r.returncode != 0:
                 kind = "invalid" if "error:" in r.stderr and \
                     "internal error" not in r.stderr and \
                     "graph.mlir:" in r.stderr else "compile"
                 problems.append((kind, f"memfmt-compile --memory-format {fmt}"
-                                 f" exited {r.returncode}:\n{r.stderr[-3000:]}"))
+                                 f" {' '.join(extra)} exited {r.returncode}:"
+                                 f"\n{r.stderr[-3000:]}"))
                 return problems
-            npy = os.path.join(d, f"{fmt}.npy")
+            npy = os.path.join(d, f"{name}.npy")
             r = self.sh([self.tool("memfmt-run"), out, "--input",
                          f"random:{self.seed}", "--check", "--output", npy])
             if r.returncode != 0 or "check      PASS" not in r.stdout:
-                problems.append(("check", f"memfmt-run --check ({fmt}) "
+                problems.append(("check", f"memfmt-run --check ({name}) "
                                  f"exited {r.returncode}:\n"
                                  f"{(r.stdout + r.stderr)[-3000:]}"))
                 return problems
-            outputs[fmt] = self.load_outputs(npy, num_outputs)
-        for i, (a, b) in enumerate(zip(outputs["channels-last"],
-                                       outputs["contiguous"])):
+            outputs[name] = self.load_outputs(npy, num_outputs)
+        for name in ("channels-last", "tiled"):
+            problems += self.compare(outputs[name], outputs["contiguous"],
+                                     name)
+        problems += self.check_rules(os.path.join(d, "channels-last"))
+        return problems
+
+    @staticmethod
+    def compare(outputs, reference, name):
+        """L8 problems of `outputs` against the NCHW build's `reference`."""
+        problems = []
+        for i, (a, b) in enumerate(zip(outputs, reference)):
             if a.shape != b.shape:
-                problems.append(("L8", f"output {i}: shape {a.shape} vs "
-                                 f"{b.shape}"))
+                problems.append(("L8", f"{name} output {i}: shape {a.shape} "
+                                 f"vs {b.shape}"))
                 continue
             # Non-finite values must match exactly (NaN where NaN, inf of
             # the same sign); the finite ones within the tolerance.
@@ -864,9 +880,9 @@ class Checker:
             diff = float(np.max(np.abs(a[finite] - b[finite]))) \
                 if finite.any() else 0.0
             if not same_special or diff > L8_TOLERANCE * max(scale, 1e-30):
-                problems.append(("L8", f"output {i}: max|cl - nchw| = "
-                                 f"{diff:.3e}, max|nchw| = {scale:.3e}"))
-        problems += self.check_rules(os.path.join(d, "channels-last"))
+                problems.append(("L8", f"{name} output {i}: max|{name} - "
+                                 f"nchw| = {diff:.3e}, max|nchw| = "
+                                 f"{scale:.3e}"))
         return problems
 
     def load_outputs(self, npy, count):

@@ -176,6 +176,21 @@ cl::opt<bool> fusion("fusion", cl::init(true),
                               "--fusion=false to turn off)"),
                      cl::cat(toolCategory));
 
+cl::opt<int64_t> tileBatchBytes(
+    "tile-batch-bytes", cl::init(16 << 20), cl::value_desc("BYTES"),
+    cl::desc("CPU inference: run the first layers one sub-batch at a time "
+             "while their activations span more than BYTES, so that they "
+             "stay in cache (memfmt-tile-batch; default 16 MiB, 0 turns it "
+             "off)"),
+    cl::cat(toolCategory));
+
+cl::opt<int64_t> subBatch(
+    "sub-batch", cl::init(0), cl::value_desc("N"),
+    cl::desc("CPU inference: run every layer that computes each sample "
+             "alone N samples at a time, whatever the sizes (N must divide "
+             "the batch; default: chosen by --tile-batch-bytes)"),
+    cl::cat(toolCategory));
+
 cl::opt<std::string> outputDir("o", cl::Required, cl::value_desc("DIR"),
                                cl::desc("Output directory"),
                                cl::cat(toolCategory));
@@ -438,6 +453,25 @@ Status Compiler::checkOptions() {
   if (isONNX && batchSize < 1)
     return userError("--batch " + Twine(batchSize) +
                      ": expected a positive size");
+  if (tileBatchBytes < 0)
+    return userError("--tile-batch-bytes " + Twine(tileBatchBytes) +
+                     ": expected a number of bytes (0 turns tiling off)");
+  if (subBatch < 0)
+    return userError("--sub-batch " + Twine(subBatch) +
+                     ": expected a positive number of samples");
+  for (cl::Option *tiling :
+       std::initializer_list<cl::Option *>{&tileBatchBytes, &subBatch}) {
+    if (!tiling->getNumOccurrences())
+      continue;
+    if (target != CompileTarget::Cpu)
+      return userError("--" + tiling->ArgStr +
+                       " is for the cpu target (batch tiling keeps "
+                       "activations in a CPU's caches)");
+    if (train)
+      return userError("--" + tiling->ArgStr +
+                       " is for inference models: a training step runs the "
+                       "whole batch (its batch norms reduce over it)");
+  }
   if (train) {
     // The training pipeline's own checks (f32, cpu, torch.optim.SGD's).
     TrainingPipelineOptions options;
@@ -736,11 +770,24 @@ Status Compiler::applyLayout() {
   }
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
                   formatName(inputFormat) + " input");
+  // The batch is known now (an ONNX model's, or a .mlir model's).
+  for (auto func : module->getOps<func::FuncOp>()) {
+    auto first = func.isPublic() && func.getNumArguments()
+                     ? dyn_cast<RankedTensorType>(func.getArgumentTypes()[0])
+                     : RankedTensorType();
+    if (subBatch > 0 && first && first.getRank() >= 1 &&
+        first.getDimSize(0) > 1 && first.getDimSize(0) % subBatch != 0)
+      return userError("--sub-batch " + Twine(subBatch) +
+                       " does not divide the model's batch, " +
+                       Twine(first.getDimSize(0)));
+  }
   CompilePipelineOptions options;
   options.memoryFormat = memoryFormat;
   options.inputFormat = inputFormat;
   options.precision = precision;
   options.fusion = fusion;
+  options.tileBatchBytes = tileBatchBytes;
+  options.subBatch = subBatch;
   options.target = target;
   options.reportText = file("report.txt");
   options.reportJson = file("report.json");

@@ -22,7 +22,8 @@
 //    itself declares channels-last, L5, then the same clean-up), the layout
 //    check, the reports, and last the precision conversion with a second
 //    check (the report lists layout conversions, so it comes before the
-//    dtype conversions).
+//    dtype conversions). On the CPU, memfmt-tile-batch runs last: it
+//    changes no layout, only how many samples each op computes at once.
 //  * memfmt-training-pipeline: what memfmt-compile --train runs in its
 //    step 3. The training step is built first (memfmt-training-forward,
 //    memfmt-differentiate, memfmt-apply-sgd), so that the layout passes
@@ -33,8 +34,9 @@
 //    convolution epilogue would swallow a value the backward reads); the
 //    training fusion (memfmt-fuse-training: relu and residual adds into the
 //    batch norms, relu's gradient into their backward) runs after the
-//    update for the CPU, whose kernels have those epilogues. The step
-//    computes in f32.
+//    update for the CPU, whose kernels have those epilogues. Nor is the
+//    batch tiled (training batch norm reduces over it). The step computes
+//    in f32.
 //
 // memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
 // writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
@@ -117,6 +119,10 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
         createConvertPrecision(ConvertPrecisionOptions{options.precision}));
     pm.addPass(createVerifyLayouts(VerifyLayoutsOptions{true}));
   }
+  if (options.target == CompileTarget::Cpu &&
+      (options.tileBatchBytes > 0 || options.subBatch > 0))
+    pm.addNestedPass<func::FuncOp>(createTileBatch(
+        TileBatchOptions{options.tileBatchBytes, options.subBatch}));
 }
 
 std::string mlir::memfmt::checkTrainingPipelineOptions(
@@ -149,6 +155,8 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   layout.inputFormat = options.inputFormat;
   layout.precision = ComputePrecision::F32;
   layout.fusion = false;
+  layout.tileBatchBytes = 0;
+  layout.subBatch = 0;
   layout.target = options.target;
   layout.reportText = options.reportText;
   layout.reportJson = options.reportJson;

@@ -198,4 +198,44 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Batch tiling: ops that compute each sample alone
+//===----------------------------------------------------------------------===//
+
+def MemFmt_PerSampleOpInterface : OpInterface<"PerSampleOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares an op that computes each sample of a batch on its own: sample
+    `n` (index `n` of dim 0) of every result depends only on sample `n` of
+    the operands whose dim 0 is the batch, and on the whole of its other
+    operands (weights, a `[1, C, 1, 1]` scale). Running such an op on the
+    slice `[n0, n1)` of its batched operands computes exactly the slice
+    `[n0, n1)` of its results, which is what memfmt-tile-batch relies on to
+    run the first layers of an inference model one sub-batch at a time.
+    Batch norm in training mode, which reduces over the batch, is not such
+    an op; nor is an op that mixes dim 0 with another dimension.
+
+      * `computesPerSample`: true for every instance by default; ops whose
+        attributes may touch dim 0 (a softmax, a slice, a reshape) say
+        when.
+      * `isSampleOperand`: whether operand `index` is indexed by sample
+        along its dim 0 when that dim is the batch (the operands of an
+        elementwise op or a concatenation, a convolution's residual), as
+        opposed to read whole by every sample (a weight, whose dim 0 is
+        something else). By default only operand 0 is.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "True if each sample (index of dim 0) is computed from that sample "
+      "alone.",
+      "bool", "computesPerSample", (ins), "", [{ return true; }]>,
+    InterfaceMethod<
+      "True if operand `index` is indexed by sample along dim 0 (when dim 0 "
+      "is the batch), false if every sample reads all of it.",
+      "bool", "isSampleOperand", (ins "unsigned":$index), "",
+      [{ return index == 0; }]>,
+  ];
+}
+
 #endif // MEMFMT_INTERFACES_TD

@@ -57,12 +57,24 @@ defvar LayoutCopy = DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
                                               ["getLayoutCopyFormat"]>;
 /// Ops with this trait declare their vector-Jacobian product (MemFmtVjp.cpp).
 defvar Vjp = DeclareOpInterfaceMethods<MemFmt_VjpOpInterface>;
+/// Ops with this trait compute each sample of the batch alone (always).
+defvar PerSample = MemFmt_PerSampleOpInterface;
+/// ... or only for some attributes, which the op checks.
+defvar PerSampleIf = DeclareOpInterfaceMethods<MemFmt_PerSampleOpInterface,
+                                               ["computesPerSample"]>;
+/// ... always, reading every operand by sample (elementwise ops).
+defvar PerSampleOperands = DeclareOpInterfaceMethods<
+    MemFmt_PerSampleOpInterface, ["isSampleOperand"]>;
+/// ... for some attributes, reading every operand by sample (cat).
+defvar PerSampleIfOperands = DeclareOpInterfaceMethods<
+    MemFmt_PerSampleOpInterface, ["computesPerSample", "isSampleOperand"]>;
 
 //===----------------------------------------------------------------------===//
 // Convolution and normalisation
 //===----------------------------------------------------------------------===//
 
-def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5, Vjp]> {
+def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5, Vjp,
+                                           PerSample]> {
   let summary = "2-D convolution (aten::conv2d)";
   let description = [{
     `output = conv2d(input, weight) + bias`, with input `[N, C, H, W]`,
@@ -93,7 +105,7 @@ def MemFmt_Conv2dOp : MemFmt_Op<"conv2d", [Pure, PropagatesL5, Vjp]> {
 }
 
 def MemFmt_FusedConv2dOp : MemFmt_Op<"fused_conv2d", [Pure, PropagatesL5,
-    InPlace, AttrSizedOperandSegments, Vjp]> {
+    InPlace, AttrSizedOperandSegments, Vjp, PerSampleOperands]> {
   let summary = "convolution with fused bias, residual add and activation";
   let description = [{
     `output = act(conv2d(input, weight) + bias + residual)`, where `act` is
@@ -166,7 +178,7 @@ def MemFmt_FoldBatchNormOp : MemFmt_Op<"fold_batch_norm", [Pure, PropagatesL5,
 }
 
 def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
-                                                 InPlace]> {
+                                                 InPlace, PerSample]> {
   let summary = "batch normalisation (aten::batch_norm)";
   let description = [{
     Normalises over dim 1 with per-channel `weight`, `bias`, `running_mean`
@@ -195,7 +207,7 @@ def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
 }
 
 def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
-                                                 InPlace,
+                                                 InPlace, PerSampleIf,
                                                  AttrSizedOperandSegments]> {
   let summary = "layer normalisation over the last dimension (aten::layer_norm)";
   let description = [{
@@ -227,7 +239,8 @@ def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
   let hasVerifier = 1;
 }
 
-def MemFmt_SoftmaxOp : MemFmt_Op<"softmax", [Pure, PropagatesL5, InPlace]> {
+def MemFmt_SoftmaxOp : MemFmt_Op<"softmax", [Pure, PropagatesL5, InPlace,
+                                             PerSampleIf]> {
   let summary = "softmax along one dimension (aten::_softmax)";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along dimension `dim`
@@ -252,7 +265,8 @@ def MemFmt_SoftmaxOp : MemFmt_Op<"softmax", [Pure, PropagatesL5, InPlace]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace, Vjp]> {
+def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace, Vjp,
+                                       PerSample]> {
   let summary = "max(x, 0) (aten::relu)";
   let description = [{
     ```mlir
@@ -265,7 +279,8 @@ def MemFmt_ReluOp : MemFmt_Op<"relu", [Pure, PropagatesL5, InPlace, Vjp]> {
   let hasVerifier = 1;
 }
 
-def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp]> {
+def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp,
+                                     PerSampleOperands]> {
   let summary = "elementwise sum with broadcasting (aten::add)";
   let description = [{
     `output = self + other` with NumPy broadcasting. By L5 the result is
@@ -289,7 +304,8 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp]> {
 /// result has the input's shape and, by L5, its format.
 class MemFmt_UnaryElementwiseOp<string mnemonic, string formula,
                                 list<Trait> traits = []>
-    : MemFmt_Op<mnemonic, !listconcat([Pure, PropagatesL5, InPlace], traits)> {
+    : MemFmt_Op<mnemonic, !listconcat([Pure, PropagatesL5, InPlace,
+                                         PerSample], traits)> {
   let summary = formula # " (aten::" # mnemonic # ")";
   let arguments = (ins MemFmt_Tensor:$input);
   let results = (outs MemFmt_Tensor:$output);
@@ -351,7 +367,8 @@ def MemFmt_GeluOp : MemFmt_UnaryElementwiseOp<"gelu",
 /// An elementwise function of two tensors with NumPy broadcasting (ATen's
 /// name); by L5 the result is channels-last if either operand is.
 class MemFmt_BinaryElementwiseOp<string mnemonic, string formula>
-    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, InPlace]> {
+    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, InPlace,
+                           PerSampleOperands]> {
   let summary = formula # " with broadcasting (aten::" # mnemonic # ")";
   let arguments = (ins MemFmt_Tensor:$self, MemFmt_Tensor:$other);
   let results = (outs MemFmt_Tensor:$output);
@@ -393,7 +410,7 @@ def MemFmt_DivOp : MemFmt_BinaryElementwiseOp<"div", "self / other">;
 //===----------------------------------------------------------------------===//
 
 class MemFmt_MaxPoolOp<string mnemonic, dag resultList>
-    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, Vjp]> {
+    : MemFmt_Op<mnemonic, [Pure, PropagatesL5, Vjp, PerSample]> {
   let arguments = (ins MemFmt_Tensor4D:$input,
                        DenseI64ArrayAttr:$kernel_size,
                        MemFmt_I64List:$stride,
@@ -439,7 +456,8 @@ def MemFmt_MaxPool2dWithIndicesOp : MemFmt_MaxPoolOp<"max_pool2d_with_indices",
   }];
 }
 
-def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5, Vjp]> {
+def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5, Vjp,
+                                                 PerSample]> {
   let summary = "2-D average pooling (aten::avg_pool2d)";
   let description = [{
     ```mlir
@@ -459,7 +477,8 @@ def MemFmt_AvgPool2dOp : MemFmt_Op<"avg_pool2d", [Pure, PropagatesL5, Vjp]> {
 }
 
 def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
-                                           [Pure, PropagatesL5, Vjp]> {
+                                           [Pure, PropagatesL5, Vjp,
+                                            PerSample]> {
   let summary = "adaptive 2-D average pooling (aten::adaptive_avg_pool2d)";
   let description = [{
     ```mlir
@@ -478,7 +497,7 @@ def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
 // Reshapes (L7) and linear
 //===----------------------------------------------------------------------===//
 
-def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp,
+def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp, PerSampleIf,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "flatten dims start_dim..end_dim (aten::flatten)";
@@ -501,7 +520,7 @@ def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp,
   let hasVerifier = 1;
 }
 
-def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp,
+def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp, PerSampleIf,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "reshape to the result type's shape (aten::reshape)";
@@ -519,7 +538,7 @@ def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp,
   let hasVerifier = 1;
 }
 
-def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout, Vjp]> {
+def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout, Vjp, PerSample]> {
   let summary = "x @ weight^T + bias (aten::linear)";
   let description = [{
     Input `[*, K]`, weight `[M, K]`, optional bias `[M]`, result `[*, M]`.
@@ -557,7 +576,7 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp,
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp, PerSample,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["isLayoutConversion"]>]> {
   let summary = "explicit layout conversion (aten::contiguous)";
@@ -581,7 +600,7 @@ def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp,
   let hasFolder = 1;
 }
 
-def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [LayoutCopy, Vjp,
+def MemFmt_CloneOp : MemFmt_FixedLayoutOp<"clone", [LayoutCopy, Vjp, PerSample,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["getPreservedOperand"]>]> {
   let summary = "copy (aten::clone)";
@@ -618,7 +637,7 @@ def MemFmt_EmptyLikeOp : MemFmt_FixedLayoutOp<"empty_like", [
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def MemFmt_ToOp : MemFmt_FixedLayoutOp<"to", [ElementCopy,
+def MemFmt_ToOp : MemFmt_FixedLayoutOp<"to", [ElementCopy, PerSample,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["getPreservedOperand"]>]> {
   let summary = "convert element type and/or memory format (aten::to)";
@@ -663,7 +682,7 @@ def MemFmt_ResizeAsOp : MemFmt_FixedLayoutOp<"resize_as", [
 // Views and data movement: permute, slice, channel_shuffle
 //===----------------------------------------------------------------------===//
 
-def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure,
+def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure, PerSampleIf,
     DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
                               ["getSourceView"]>,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
@@ -694,7 +713,7 @@ def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure,
   let hasCanonicalizer = 1;
 }
 
-def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5]> {
+def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf]> {
   let summary = "elements start, start + step, ... < end of `dim` "
                 "(aten::slice)";
   let description = [{
@@ -716,7 +735,8 @@ def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5]> {
 }
 
 def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
-                                                           PropagatesL5]> {
+                                                           PropagatesL5,
+                                                           PerSample]> {
   let summary = "interleave `groups` groups of channels (aten::channel_shuffle)";
   let description = [{
     For an input `[N, C, *]` and `g = groups`: output channel `j * g + i`
@@ -742,7 +762,7 @@ def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
 // Concatenation and chunking
 //===----------------------------------------------------------------------===//
 
-def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5]> {
+def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5, PerSampleIfOperands]> {
   let summary = "concatenate along `dim` (aten::cat)";
   let description = [{
     Format-preserving (L5): the result is channels-last if an input is.
@@ -761,7 +781,7 @@ def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5]> {
   let hasVerifier = 1;
 }
 
-def MemFmt_ChunkOp : MemFmt_Op<"chunk", [Pure, PropagatesL5]> {
+def MemFmt_ChunkOp : MemFmt_Op<"chunk", [Pure, PropagatesL5, PerSampleIf]> {
   let summary = "split into `chunks` pieces along `dim` (aten::chunk)";
   let description = [{
     Every piece has `ceil(size / chunks)` elements along `dim` but the last,

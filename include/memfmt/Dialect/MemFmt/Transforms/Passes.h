@@ -153,12 +153,25 @@ struct CompilePipelineOptions
                       llvm::cl::desc("Fold batch norms into convolutions and "
                                      "fuse residual adds and relus into them"),
                       llvm::cl::init(true)};
+  Option<int64_t> tileBatchBytes{
+      *this, "tile-batch-bytes",
+      llvm::cl::desc("CPU: run the first layers per sub-batch where their "
+                     "batched operands and results span more than this many "
+                     "bytes (memfmt-tile-batch; 0: off)"),
+      llvm::cl::init(16 << 20)};
+  Option<int64_t> subBatch{
+      *this, "sub-batch",
+      llvm::cl::desc("CPU: run every op that computes each sample alone "
+                     "this many samples at a time (memfmt-tile-batch; 0: "
+                     "chosen by tile-batch-bytes)"),
+      llvm::cl::init(0)};
 };
 
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
-/// reports, then the precision conversion and another check. Requires
+/// reports, then the precision conversion and another check, and on the
+/// CPU the batch tiling. Requires
 /// isPrecisionAvailable(options.target, options.precision).
 void buildMemFmtCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options);

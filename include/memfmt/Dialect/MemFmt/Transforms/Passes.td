@@ -118,6 +118,52 @@ def FuseConv : Pass<"memfmt-fuse-conv", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
 
+def TileBatch : Pass<"memfmt-tile-batch", "::mlir::func::FuncOp"> {
+  let summary = "Run an inference model's first layers one sub-batch at a "
+                "time, so that their activations stay in the CPU's caches";
+  let description = [{
+    The first layers of a CNN have the largest activations: at batch 8 an
+    EfficientNet-B0's 112x112x96 tensors take 38 MB each, more than a
+    CPU's last-level cache, so each of those layers streams its input and
+    output through memory, while one image's 4.8 MB stay in cache from one
+    layer to the next. This pass takes the ops from the function's batched
+    arguments up to the last op whose batched operands and results span
+    more than `cache-bytes`, all of them computing each sample alone
+    (PerSampleOpInterface), and runs them once per sub-batch: it slices
+    each batched value entering them along dim 0 (`memfmt.slice`), clones
+    the ops at the sub-batch size, and concatenates each value leaving them
+    (`memfmt.cat` along dim 0). The sub-batch is the largest divisor of the
+    batch below it that brings every one of those ops within
+    `cache-bytes` (1 if none does). Each sub-batch reads the weights
+    again, so the tiled ops also stop before their weights together span
+    more than `cache-bytes`. The memory plan then reuses one sub-batch's
+    buffers for the next, so the arena shrinks too, and the runtime packs
+    each weight once for all of them.
+
+    With `sub-batch` set, the tiled ops are all the ops of the prefix that
+    compute each sample alone, and the sub-batch is the one given; it must
+    divide the batch when the batch is more than 1 (a located error
+    otherwise).
+
+    Weights and load-time values are shared by every sub-batch; an operand
+    indexed by sample that does not depend on the arguments (a constant
+    `[N, ...]` added to the activations) ends the tiled ops before it.
+    Values never change (L8): each sample is computed by the same ops on
+    the same data. A function whose batch is 1, or whose ops all fit,
+    is left as it is.
+  }];
+  let options = [
+    Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"16 << 20",
+           "Bytes an op's batched operands and results may span before it "
+           "runs per sub-batch (0: no tiling)">,
+    Option<"subBatch", "sub-batch", "int64_t", /*default=*/"0",
+           "Run every op that computes each sample alone this many samples "
+           "at a time, whatever their sizes (0: chosen by cache-bytes); "
+           "must divide the batch">,
+  ];
+  let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
+}
+
 def ConvertPrecision : Pass<"memfmt-convert-precision",
                             "::mlir::func::FuncOp"> {
   let summary = "Compute in f16 or bf16 behind an f32 signature";
