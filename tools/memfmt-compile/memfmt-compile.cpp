@@ -771,16 +771,18 @@ Status Compiler::applyLayout() {
   progress(3, "layout: " + formatName(memoryFormat) + " model, " +
                   formatName(inputFormat) + " input");
   // The batch is known now (an ONNX model's, or a .mlir model's).
-  for (auto func : module->getOps<func::FuncOp>()) {
-    auto first = func.isPublic() && func.getNumArguments()
-                     ? dyn_cast<RankedTensorType>(func.getArgumentTypes()[0])
-                     : RankedTensorType();
-    if (subBatch > 0 && first && first.getRank() >= 1 &&
-        first.getDimSize(0) > 1 && first.getDimSize(0) % subBatch != 0)
-      return userError("--sub-batch " + Twine(subBatch) +
-                       " does not divide the model's batch, " +
-                       Twine(first.getDimSize(0)));
-  }
+  // The batch is known now (an ONNX model's, a .mlir model's): the largest
+  // dim 0 of the arguments, as memfmt-tile-batch takes it.
+  int64_t modelBatch = 0;
+  for (auto func : module->getOps<func::FuncOp>())
+    for (Type type : func.isPublic() ? func.getArgumentTypes() : TypeRange())
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && tensor.hasStaticShape() && tensor.getRank() >= 1)
+        modelBatch = std::max(modelBatch, tensor.getDimSize(0));
+  if (subBatch > 0 && modelBatch > 1 && modelBatch % subBatch != 0)
+    return userError("--sub-batch " + Twine(subBatch) +
+                     " does not divide the model's batch, " +
+                     Twine(modelBatch));
   CompilePipelineOptions options;
   options.memoryFormat = memoryFormat;
   options.inputFormat = inputFormat;

@@ -7,9 +7,9 @@
 // memfmt-tile-batch (see Passes.td): cache blocking along the batch for an
 // inference function of one block.
 //
-//  1. The batched values are the arguments whose dim 0 is the batch (dim 0
-//     of the first argument) and, in program order, the results of the ops
-//     that read them. The walk stops at the first op reading a batched
+//  1. The batched values are the arguments whose dim 0 is the batch (the
+//     largest dim 0 of the arguments) and, in program order, the results of
+//     the ops that read them. The walk stops at the first op reading a batched
 //     value that cannot run per sub-batch: one that mixes samples
 //     (PerSampleOpInterface says), a batched value whose dim 0 is not the
 //     outermost dense dimension (a sub-batch would not be a plain slice), or
@@ -124,10 +124,13 @@ void TileBatchPass::runOnOperation() {
   if ((cacheBytes <= 0 && subBatch <= 0) || !func.getBody().hasOneBlock() ||
       func.getNumArguments() == 0)
     return;
-  auto first = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-  if (!first || !first.hasStaticShape() || first.getRank() < 1)
-    return;
-  batch = first.getDimSize(0);
+  // The batch: the largest dim 0 of the arguments (a model's one input; in
+  // a function of several independent graphs, those of the largest batch).
+  batch = 0;
+  for (Type type : func.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.hasStaticShape() && tensor.getRank() >= 1)
+      batch = std::max(batch, tensor.getDimSize(0));
   if (batch <= 1)
     return; // Nothing to tile.
   if (subBatch < 0 || (subBatch > 0 && batch % subBatch != 0)) {

@@ -127,7 +127,8 @@ def TileBatch : Pass<"memfmt-tile-batch", "::mlir::func::FuncOp"> {
     CPU's last-level cache, so each of those layers streams its input and
     output through memory, while one image's 4.8 MB stay in cache from one
     layer to the next. This pass takes the ops from the function's batched
-    arguments up to the last op whose batched operands and results span
+    arguments (those whose dim 0 is the batch, the largest dim 0 of the
+    arguments) up to the last op whose batched operands and results span
     more than `cache-bytes`, all of them computing each sample alone
     (PerSampleOpInterface), and runs them once per sub-batch: it slices
     each batched value entering them along dim 0 (`memfmt.slice`), clones
