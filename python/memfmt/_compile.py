@@ -73,7 +73,8 @@ def _export(module, example_input, path, opset):
 
 def compile_command(source_path, *, zoo_name, memory_format, input_format,
                     batch, height, width, precision, target, weights, fusion,
-                    train, lr, momentum, weight_decay, nesterov, out_dir):
+                    tile_batch_bytes, sub_batch, train, lr, momentum,
+                    weight_decay, nesterov, out_dir):
     """The memfmt-compile command line for these options."""
     cmd = [compiler_path()]
     cmd += ["--model", zoo_name] if zoo_name else [source_path]
@@ -91,6 +92,10 @@ def compile_command(source_path, *, zoo_name, memory_format, input_format,
         cmd += ["--weights", os.fspath(weights)]
     if not fusion:
         cmd += ["--fusion=false"]
+    for flag, value in (("--tile-batch-bytes", tile_batch_bytes),
+                        ("--sub-batch", sub_batch)):
+        if value is not None:
+            cmd += [flag, str(int(value))]
     if train:
         cmd += ["--train"]
         for flag, value in (("--lr", lr), ("--momentum", momentum),
@@ -105,9 +110,10 @@ def compile_command(source_path, *, zoo_name, memory_format, input_format,
 
 def compile(source, *, memory_format="channels_last", input_format=None,
             batch=None, height=None, width=None, precision="f32",
-            target="cpu", weights=None, fusion=True, out_dir=None,
-            example_input=None, opset=17, threads=0, train=False, lr=None,
-            momentum=None, weight_decay=None, nesterov=False):
+            target="cpu", weights=None, fusion=True, tile_batch_bytes=None,
+            sub_batch=None, out_dir=None, example_input=None, opset=17,
+            threads=0, train=False, lr=None, momentum=None,
+            weight_decay=None, nesterov=False):
     """Compiles `source` and loads the result.
 
     source: a path to an ONNX file or a .mlir file, a zoo name ("resnet50"),
@@ -120,6 +126,9 @@ def compile(source, *, memory_format="channels_last", input_format=None,
     batch, height, width: a zoo model's sizes, or an ONNX model's dynamic
         batch (memfmt-compile --batch/--height/--width).
     precision, target, weights, fusion: as memfmt-compile's options.
+    tile_batch_bytes, sub_batch: batch tiling on the CPU, as
+        memfmt-compile --tile-batch-bytes / --sub-batch (None: the
+        compiler's default).
     out_dir: keep the compiled directory there (memfmt.load reads it back).
     threads: the threads the model runs on (0: MEMFMT_NUM_THREADS, else
         every hardware thread).
@@ -132,8 +141,9 @@ def compile(source, *, memory_format="channels_last", input_format=None,
     try:
         model = _compile_in(owner.name, source, memory_format, input_format,
                             batch, height, width, precision, target, weights,
-                            fusion, out_dir, example_input, opset, threads,
-                            train, lr, momentum, weight_decay, nesterov)
+                            fusion, tile_batch_bytes, sub_batch, out_dir,
+                            example_input, opset, threads, train, lr,
+                            momentum, weight_decay, nesterov)
     except BaseException:
         owner.cleanup()
         raise
@@ -142,9 +152,9 @@ def compile(source, *, memory_format="channels_last", input_format=None,
 
 
 def _compile_in(scratch, source, memory_format, input_format, batch, height,
-                width, precision, target, weights, fusion, out_dir,
-                example_input, opset, threads, train, lr, momentum,
-                weight_decay, nesterov):
+                width, precision, target, weights, fusion, tile_batch_bytes,
+                sub_batch, out_dir, example_input, opset, threads, train, lr,
+                momentum, weight_decay, nesterov):
     from ._model import Model
     zoo_name, path = None, None
     if hasattr(source, "state_dict") and hasattr(source, "forward"):
@@ -164,7 +174,8 @@ def _compile_in(scratch, source, memory_format, input_format, batch, height,
         path, zoo_name=zoo_name, memory_format=memory_format,
         input_format=input_format, batch=batch, height=height,
         width=width, precision=precision, target=target, weights=weights,
-        fusion=fusion, train=train, lr=lr, momentum=momentum,
+        fusion=fusion, tile_batch_bytes=tile_batch_bytes,
+        sub_batch=sub_batch, train=train, lr=lr, momentum=momentum,
         weight_decay=weight_decay, nesterov=nesterov, out_dir=directory)
     done = subprocess.run(cmd, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)

@@ -103,6 +103,28 @@ def test_zoo_name():
     assert y.shape == (1, 1000) and torch.isfinite(y).all()
 
 
+def test_batch_tiling_options(tmp_path):
+    # One sample at a time computes what the whole batch does (L8).
+    x = torch.randn(2, 3, 32, 32).to(memory_format=torch.channels_last)
+    outputs = {}
+    for name, options in (("whole", {"tile_batch_bytes": 0}),
+                          ("tiled", {"sub_batch": 1})):
+        out_dir = tmp_path / name
+        model = memfmt.compile("resnet18", batch=2, height=32, width=32,
+                               weights="synthetic:3", out_dir=out_dir,
+                               **options)
+        outputs[name] = model(x)
+        text = (out_dir / "model.mlir").read_text()
+        assert ("memfmt.cat" in text) == (name == "tiled")
+    whole, tiled = outputs["whole"], outputs["tiled"]
+    assert (tiled - whole).abs().max() <= 1e-5 * whole.abs().max()
+    with pytest.raises(memfmt.CompileError,
+                       match="--sub-batch 3 does not divide the model's "
+                             "batch, 2"):
+        memfmt.compile("resnet18", batch=2, height=32, width=32,
+                       sub_batch=3)
+
+
 def test_compile_error_is_located(tmp_path):
     path = tiny_onnx(tmp_path / "neg.onnx", op="Neg")
     with pytest.raises(memfmt.CompileError,
