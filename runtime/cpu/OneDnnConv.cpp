@@ -26,12 +26,12 @@
 // implements it (AVX-512) and the context allows it (its `winograd` option,
 // on by default): about twice as fast as the direct kernels on ResNet's 3x3
 // layers with constant weights (weights packed on every call, a training
-// step's, only where the output is large enough to amortise the packing). Those kernels read and write only oneDNN's blocked layout, so the
-// input is reordered into it and the output out of it, through one scratch
-// buffer shared by all nodes (the reorders cost ~5% of the convolution); a
-// residual (ResNet-18/34's basic blocks) is reordered into the blocked
-// output and added by the sum post-op. Their weights are packed from plain
-// OIHW.
+// step's, only where the output is large enough to amortise the packing). Those
+// kernels read and write only oneDNN's blocked layout, so the input is
+// reordered into it and the output out of it, through one scratch buffer shared
+// by all nodes (the reorders cost ~5% of the convolution); a residual
+// (ResNet-18/34's basic blocks) is reordered into the blocked output and added
+// by the sum post-op. Their weights are packed from plain OIHW.
 //
 // Everything that depends on the call's shapes, strides, attributes and weight
 // buffer (the primitive, the packed weights, the reorders of the input and of a
@@ -39,8 +39,8 @@
 // until a call with a different key arrives or the context's caches are
 // invalidated. Packed constant weights are shared by the nodes that pack the
 // same buffer into the same layout (the sub-batches memfmt-tile-batch makes
-// run one layer several times); a configuration oneDNN cannot implement is remembered as such,
-// so the fallback costs nothing on later calls.
+// run one layer several times); a configuration oneDNN cannot implement is
+// remembered as such, so the fallback costs nothing on later calls.
 //
 //===----------------------------------------------------------------------===//
 

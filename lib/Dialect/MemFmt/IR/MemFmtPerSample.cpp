@@ -42,8 +42,7 @@ bool SoftmaxOp::computesPerSample() {
 }
 
 bool LayerNormOp::computesPerSample() {
-  return static_cast<int64_t>(getNormalizedShape().size()) <
-         rankOf(getInput());
+  return static_cast<int64_t>(getNormalizedShape().size()) < rankOf(getInput());
 }
 
 bool FlattenOp::computesPerSample() {

@@ -78,8 +78,7 @@ RankedTensorType withSamples(Type type, int64_t samples) {
 
 int64_t bytesOf(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         ((tensor.getElementTypeBitWidth() + 7) / 8);
+  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
 class TileBatchPass
@@ -114,9 +113,8 @@ bool TileBatchPass::canTile(Operation *op,
     if (bySample && type && type.getRank() >= 1 && type.getDimSize(0) == batch)
       return false; // A sample-indexed operand that would need slicing too.
   }
-  return llvm::all_of(op->getResultTypes(), [&](Type type) {
-    return isSampleMajor(type, batch);
-  });
+  return llvm::all_of(op->getResultTypes(),
+                      [&](Type type) { return isSampleMajor(type, batch); });
 }
 
 void TileBatchPass::runOnOperation() {
@@ -213,7 +211,8 @@ void TileBatchPass::runOnOperation() {
   llvm::SetVector<Value> entering, leaving;
   for (Operation *op : tiled) {
     for (Value operand : op->getOperands())
-      if (batched.contains(operand) && !tiledSet.contains(operand.getDefiningOp()))
+      if (batched.contains(operand) &&
+          !tiledSet.contains(operand.getDefiningOp()))
         entering.insert(operand);
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
