@@ -796,6 +796,15 @@ Status Compiler::applyLayout() {
   buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*module)))
     return internalError("the layout passes failed (see the errors above)");
+  for (auto func : module->getOps<func::FuncOp>())
+    if (auto tiling = func->getAttrOfType<DictionaryAttr>(kBatchTilingAttrName))
+      progress(3, "batch tiling: the first " +
+                      Twine(cast<IntegerAttr>(tiling.get("ops")).getInt()) +
+                      " ops run " +
+                      Twine(cast<IntegerAttr>(tiling.get("sub_batch")).getInt()) +
+                      " of the " +
+                      Twine(cast<IntegerAttr>(tiling.get("batch")).getInt()) +
+                      " samples at a time");
   return writeModule("model.mlir");
 }
 

@@ -26,7 +26,8 @@
 //     the sub-batch size; then each value that leaves the tiled ops is the
 //     concatenation of its pieces along dim 0, and the originals are
 //     erased. Ops that read no batched value (weights, load-time folding)
-//     are left where they are and shared by every sub-batch.
+//     are left where they are and shared by every sub-batch. The function
+//     gets `memfmt.batch_tiling = {batch, ops, sub_batch}`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,6 +249,14 @@ void TileBatchPass::runOnOperation() {
   }
   for (Operation *op : llvm::reverse(tiled))
     op->erase();
+  // What was done, for memfmt-compile to say and model.mlir to show.
+  Builder b(func.getContext());
+  func->setAttr(kBatchTilingAttrName,
+                b.getDictionaryAttr(
+                    {b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
+                     b.getNamedAttr("ops", b.getI64IntegerAttr(numTiled)),
+                     b.getNamedAttr("sub_batch",
+                                    b.getI64IntegerAttr(samples))}));
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 // weights are shared; every type keeps its strides.
 // CHECK-LABEL: func.func @stem(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<4x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>>
+// CHECK-SAME: attributes {memfmt.batch_tiling = {batch = 4 : i64, ops = 3 : i64, sub_batch = 2 : i64}}
 // CHECK: %[[W:.+]] = memfmt.weight "conv.weight"
 // CHECK: %[[S0:.+]] = memfmt.slice %[[X]] {dim = 0 : i64, end = 2 : i64, start = 0 : i64} : tensor<4x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>> -> tensor<2x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>>
 // CHECK: %[[C0:.+]] = memfmt.conv2d %[[S0]], %[[W]] {{.*}} -> tensor<2x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>>

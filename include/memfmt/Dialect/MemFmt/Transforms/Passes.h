@@ -167,6 +167,11 @@ struct CompilePipelineOptions
       llvm::cl::init(0)};
 };
 
+/// Discardable attribute memfmt-tile-batch leaves on a function it tiled:
+/// {batch, ops (how many were tiled), sub_batch}, all i64.
+inline constexpr llvm::StringLiteral kBatchTilingAttrName =
+    "memfmt.batch_tiling";
+
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
