@@ -497,7 +497,8 @@ def MemFmt_AdaptiveAvgPool2dOp : MemFmt_Op<"adaptive_avg_pool2d",
 // Reshapes (L7) and linear
 //===----------------------------------------------------------------------===//
 
-def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp, PerSampleIf,
+def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp,
+    PerSampleIf,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "flatten dims start_dim..end_dim (aten::flatten)";
@@ -520,7 +521,8 @@ def MemFmt_FlattenOp : MemFmt_Op<"flatten", [Pure, ElementCopy, Vjp, PerSampleIf
   let hasVerifier = 1;
 }
 
-def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp, PerSampleIf,
+def MemFmt_ReshapeOp : MemFmt_Op<"reshape", [Pure, ElementCopy, Vjp,
+    PerSampleIf,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["requiresContiguousOperand"]>]> {
   let summary = "reshape to the result type's shape (aten::reshape)";
@@ -576,7 +578,8 @@ class MemFmt_FixedLayoutOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp, PerSample,
+def MemFmt_ContiguousOp : MemFmt_FixedLayoutOp<"contiguous", [LayoutCopy, Vjp,
+    PerSample,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                               ["isLayoutConversion"]>]> {
   let summary = "explicit layout conversion (aten::contiguous)";
