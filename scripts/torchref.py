@@ -230,12 +230,14 @@ def read_safetensors(path):
     return tensors, metadata
 
 
-def torch_sgd_steps(model, batches, lr, momentum, weight_decay, nesterov):
+def torch_sgd_steps(model, batches, lr, momentum, weight_decay, nesterov,
+                    dampening=0.0):
     """Trains `model` (train mode) with torch.optim.SGD on (x, y) numpy
     batches; returns the losses and {param name: momentum buffer}."""
     import torch
     names = {p: n for n, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
+                                dampening=dampening,
                                 weight_decay=weight_decay, nesterov=nesterov)
     model.train()
     losses = []

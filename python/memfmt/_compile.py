@@ -74,7 +74,7 @@ def _export(module, example_input, path, opset):
 def compile_command(source_path, *, zoo_name, memory_format, input_format,
                     batch, height, width, precision, target, weights, fusion,
                     tile_batch_bytes, sub_batch, train, lr, momentum,
-                    weight_decay, nesterov, out_dir):
+                    dampening, weight_decay, nesterov, out_dir):
     """The memfmt-compile command line for these options."""
     cmd = [compiler_path()]
     cmd += ["--model", zoo_name] if zoo_name else [source_path]
@@ -99,6 +99,7 @@ def compile_command(source_path, *, zoo_name, memory_format, input_format,
     if train:
         cmd += ["--train"]
         for flag, value in (("--lr", lr), ("--momentum", momentum),
+                            ("--dampening", dampening),
                             ("--weight-decay", weight_decay)):
             if value is not None:
                 cmd += [flag, repr(float(value))]
@@ -113,7 +114,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
             target="cpu", weights=None, fusion=True, tile_batch_bytes=None,
             sub_batch=None, out_dir=None, example_input=None, opset=17,
             threads=0, train=False, lr=None, momentum=None,
-            weight_decay=None, nesterov=False):
+            dampening=None, weight_decay=None, nesterov=False):
     """Compiles `source` and loads the result.
 
     source: a path to an ONNX file or a .mlir file, a zoo name ("resnet50"),
@@ -132,8 +133,8 @@ def compile(source, *, memory_format="channels_last", input_format=None,
     out_dir: keep the compiled directory there (memfmt.load reads it back).
     threads: the threads the model runs on (0: MEMFMT_NUM_THREADS, else
         every hardware thread).
-    train, lr, momentum, weight_decay, nesterov: compile a training step
-        (memfmt-compile --train); returns a memfmt.Trainer.
+    train, lr, momentum, dampening, weight_decay, nesterov: compile a
+        training step (memfmt-compile --train); returns a memfmt.Trainer.
 
     Raises CompileError with the compiler's message when it fails.
     """
@@ -143,7 +144,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
                             batch, height, width, precision, target, weights,
                             fusion, tile_batch_bytes, sub_batch, out_dir,
                             example_input, opset, threads, train, lr,
-                            momentum, weight_decay, nesterov)
+                            momentum, dampening, weight_decay, nesterov)
     except BaseException:
         owner.cleanup()
         raise
@@ -154,7 +155,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
 def _compile_in(scratch, source, memory_format, input_format, batch, height,
                 width, precision, target, weights, fusion, tile_batch_bytes,
                 sub_batch, out_dir, example_input, opset, threads, train, lr,
-                momentum, weight_decay, nesterov):
+                momentum, dampening, weight_decay, nesterov):
     from ._model import Model
     zoo_name, path = None, None
     if hasattr(source, "state_dict") and hasattr(source, "forward"):
@@ -176,7 +177,8 @@ def _compile_in(scratch, source, memory_format, input_format, batch, height,
         width=width, precision=precision, target=target, weights=weights,
         fusion=fusion, tile_batch_bytes=tile_batch_bytes,
         sub_batch=sub_batch, train=train, lr=lr, momentum=momentum,
-        weight_decay=weight_decay, nesterov=nesterov, out_dir=directory)
+        dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+        out_dir=directory)
     done = subprocess.run(cmd, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:

@@ -27,19 +27,23 @@ from ._memfmt import Model as _RuntimeModel
 class TensorInfo:
     """One input or output: its name, logical shape (NCHW meaning), element
     type, the strides (in elements) of the buffer the model reads or writes,
-    and their memory format ("channels_last" or "contiguous")."""
+    and their memory format ("channels_last" or "contiguous"). A parameter
+    that is optimizer state (momentum buffers, a step count: zeros unless
+    the weights have it) has zero_init."""
     name: str
     shape: tuple
     dtype: str
     strides: tuple
     memory_format: str
     buffer_bytes: int
+    zero_init: bool = False
 
     @staticmethod
     def of(d):
         shape, strides = tuple(d["shape"]), tuple(d["strides"])
         return TensorInfo(d["name"], shape, d["dtype"], strides,
-                          _memory_format(shape, strides), d["buffer_bytes"])
+                          _memory_format(shape, strides), d["buffer_bytes"],
+                          d["zero_init"])
 
 
 def _memory_format(shape, strides):
@@ -228,12 +232,13 @@ class Model:
         return [TensorInfo.of(d) for d in self._model.parameters()]
 
     def read_parameter(self, name):
-        """Parameter `name` as a float32 numpy array of its logical
-        shape."""
+        """Parameter `name` as a numpy array of its logical shape: float32,
+        or int64 for a step count."""
         info = self._parameter(name)
         values = np.empty(info.shape, np.float32)
         self._model.read_parameter(name, values.ctypes.data, values.size)
-        return values
+        return np.rint(values).astype(np.int64) if info.dtype == "i64" \
+            else values
 
     def write_parameter(self, name, values):
         """Sets parameter `name` from an array of its logical shape (any

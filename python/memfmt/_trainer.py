@@ -13,7 +13,8 @@ channels-last step without a copy) and its class indices, and returns the
 loss. ``state_dict()`` holds the model's state under torchvision's names
 (with each batch norm's ``num_batches_tracked``, the steps taken), as
 torch tensors where torch is importable; ``save(path)`` writes it, with the
-momentum buffers, as one safetensors file that ``memfmt.load(dir,
+optimizer state (the momentum buffers, and with dampening the step count
+``optimizer.step``), as one safetensors file that ``memfmt.load(dir,
 weights=path)`` resumes from.
 """
 
@@ -56,7 +57,7 @@ class Trainer(Model):
         torch tensors (numpy arrays with numpy=True or without torch)."""
         state = {}
         for info in self.parameters():
-            if info.name.endswith(".momentum_buffer"):
+            if info.zero_init:  # Optimizer state.
                 continue
             state[info.name] = self.read_parameter(info.name)
             if info.name.endswith(_RUNNING_MEAN):
@@ -68,8 +69,7 @@ class Trainer(Model):
         """Sets the parameters from a state dict of torchvision's names (torch
         tensors or arrays); every parameter but the optimizer state must be
         there, and nothing else. num_batches_tracked sets the step count."""
-        names = {p.name for p in self.parameters()
-                 if not p.name.endswith(".momentum_buffer")}
+        names = {p.name for p in self.parameters() if not p.zero_init}
         tracked = {k for k in state if k.endswith(_TRACKED)}
         missing = sorted(names - set(state))
         unexpected = sorted(set(state) - names - tracked)
@@ -82,11 +82,11 @@ class Trainer(Model):
             self.steps = int(np.asarray(state[sorted(tracked)[0]]))
 
     def save(self, path):
-        """Writes the state dict and the momentum buffers to `path` (a
+        """Writes the state dict and the optimizer state to `path` (a
         safetensors file)."""
         tensors = dict(self.state_dict(numpy=True))
         for info in self.parameters():
-            if info.name.endswith(".momentum_buffer"):
+            if info.zero_init:
                 tensors[info.name] = self.read_parameter(info.name)
         write_safetensors(path, tensors)
 
@@ -119,8 +119,9 @@ def write_safetensors(path, tensors):
     header, blobs, offset = {}, [], 0
     # int64 scalars first, then float32 tensors: every tensor stays aligned.
     for name in sorted(tensors, key=lambda k: tensors[k].dtype != np.int64):
-        a = np.ascontiguousarray(tensors[name])
-        data = a.tobytes()
+        a = np.asarray(tensors[name])
+        # (np.ascontiguousarray would make a 0-d count 1-d.)
+        data = np.ascontiguousarray(a).tobytes()
         header[name] = {"dtype": kinds[a.dtype], "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)

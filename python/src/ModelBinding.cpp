@@ -53,6 +53,7 @@ py::dict tensorInfo(const memfmt_model_tensor_info_t &info) {
   d["strides"] = std::vector<int64_t>(info.strides, info.strides + info.rank);
   d["element_size"] = info.element_size;
   d["buffer_bytes"] = info.buffer_bytes;
+  d["zero_init"] = info.zero_init != 0;
   return d;
 }
 

@@ -471,6 +471,12 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::sgd_update &a) {
   return dispatchTyped(call, a, a.param_out, [&] { return sgdUpdateFast(a); });
 }
 
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::increment &a) {
+  *a.output.as<int64_t>() = *a.input.as<int64_t>() + 1;
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::all_reduce &a) {
   return allReduce(call, a, allReduceStaging);

@@ -138,6 +138,10 @@ struct SgdUpdateArgs {
 };
 cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream);
 
+/// Training.cu: *output = *input + 1 (a step count; output may be input).
+cudaError_t launchIncrement(const int64_t *input, int64_t *output,
+                            cudaStream_t stream);
+
 /// Loss.cu: the mean cross-entropy of logits [rows, classes] and class
 /// indices [rows] (an index outside [0, classes) makes its row NaN).
 struct LossArgs {

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The host side of the CUDA backend's training kernels that are memfmt's
-// own: fill, threshold_backward and sgd_update (Training.cu), the
+// own: fill, threshold_backward, sgd_update and increment (Training.cu), the
 // cross-entropy loss and its gradient (Loss.cu), and the data-parallel
 // all_reduce with the NCCL group it runs on (Nccl.h). Each plans its
 // launch and enqueues it on the context's stream. The cuDNN and cuBLAS
@@ -155,6 +155,16 @@ CudaBackend::setCommunicator(const memfmt_communicator_t *communicator,
   memfmt_status_t status = MEMFMT_STATUS_OK;
   nccl = NcclGroup::create(*communicator, device, status, error);
   return status;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::increment &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  call.setImpl("one_thread");
+  MEMFMT_LAUNCH_TRY(
+      call, "the increment kernel",
+      launchIncrement(a.input.as<int64_t>(), a.output.as<int64_t>(), stream));
+  return MEMFMT_STATUS_OK;
 }
 
 // all_reduce: the output takes the input's values, then NCCL sums or

@@ -6,13 +6,13 @@
 //
 // The training step's elementwise kernels on CUDA: fill (splat constants,
 // such as the loss gradient's seed), threshold_backward (relu's gradient)
-// and sgd_update (one torch.optim.SGD step of a parameter and its momentum
-// buffer). Each thread walks elements of a StridedPlan (CudaPlan.h), so
-// every layout works and in-place updates read an element before they
-// write it; by L9 the operands of one call share a layout, and then the
-// plan is one flat run. The formulas are the CPU kernels'
-// (lib/TrainingMath.h), with the same fused multiply-adds, so a step gives
-// the CPU's values bit for bit.
+// sgd_update (one torch.optim.SGD step of a parameter and its momentum
+// buffer) and increment (the optimizer's step count, one thread). Each thread
+// walks elements of a StridedPlan (CudaPlan.h), so every layout works and
+// in-place updates read an element before they write it; by L9 the operands of
+// one call share a layout, and then the plan is one flat run. The formulas are
+// the CPU kernels' (lib/TrainingMath.h), with the same fused multiply-adds, so
+// a step gives the CPU's values bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +65,10 @@ __global__ void sgdUpdateKernel(SgdUpdateArgs a) {
   }
 }
 
+__global__ void incrementKernel(const int64_t *input, int64_t *output) {
+  *output = *input + 1;
+}
+
 } // namespace
 
 cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
@@ -95,6 +99,12 @@ cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream) {
   if (args.plan.total == 0)
     return cudaSuccess;
   sgdUpdateKernel<<<blocksFor(args.plan.total), kThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+cudaError_t launchIncrement(const int64_t *input, int64_t *output,
+                            cudaStream_t stream) {
+  incrementKernel<<<1, 1, 0, stream>>>(input, output);
   return cudaGetLastError();
 }
 

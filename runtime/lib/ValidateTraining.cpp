@@ -18,8 +18,8 @@
 //    update: shapes, finite hyper-parameters in range, and outputs apart
 //    from inputs by the bytes they span (exact aliases only where a kernel
 //    updates in place: the running statistics, the parameter and momentum);
-//  * all_reduce: output shaped like the input, and either the input itself
-//    or apart from it.
+//  * all_reduce and increment: output shaped like the input (0-d for the
+//    step count's increment), and either the input itself or apart from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -450,6 +450,18 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
        buffered ? Operand{&a.momentum_buffer_out, "momentum_buffer_out"}
                 : absent},
       inPlace);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::increment &a) {
+  MEMFMT_CHECK(checkRank(call, a.input, "input", 0));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 0));
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return out.view == &a.output && in.view == &a.input &&
+           a.output.sameViewAs(a.input);
+  };
+  return checkAllApart(call, {{&a.input, "input", sizeof(int64_t)}},
+                       {{&a.output, "output", sizeof(int64_t)}}, inPlace);
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

@@ -97,6 +97,15 @@ void scatterFromRowMajor(const float *Src, const TensorSpec &T, void *Dst) {
   }
 }
 
+/// Integer state (a step count) is copied exactly, not through f32.
+static void scatterI64FromRowMajor(const uint8_t *Src, const TensorSpec &T,
+                                   uint8_t *Dst) {
+  forEachRow(T, [&](int64_t In, int64_t Off, int64_t N, int64_t Stride) {
+    for (int64_t I = 0; I < N; ++I)
+      std::memcpy(Dst + (Off + I * Stride) * 8, Src + (In + I) * 8, 8);
+  });
+}
+
 void gatherToRowMajor(const void *Src, const TensorSpec &T, float *Dst) {
   switch (T.Type) {
   case ElementType::F32: {
@@ -288,9 +297,14 @@ io::Status fillFromSafeTensors(const Manifest &M, const std::string &Path,
         Missing.push_back(P.Name);
       continue;
     }
-    if (T->Type != io::DType::F32 && T->Type != io::DType::F16 &&
-        T->Type != io::DType::BF16)
+    if (P.Type == ElementType::I64) {
+      if (T->Type != io::DType::I64) // A step count.
+        WrongType.push_back(P.Name + " is " + io::dtypeName(T->Type) +
+                            ", expected I64");
+    } else if (T->Type != io::DType::F32 && T->Type != io::DType::F16 &&
+               T->Type != io::DType::BF16) {
       WrongType.push_back(P.Name + " is " + io::dtypeName(T->Type));
+    }
     if (T->Shape != P.Shape)
       WrongShape.push_back(P.Name + " is " + formatDims(T->Shape) +
                            ", the model expects " + formatDims(P.Shape));
@@ -313,6 +327,10 @@ io::Status fillFromSafeTensors(const Manifest &M, const std::string &Path,
     const io::TensorView *T = File->find(P.Name);
     if (!T)
       continue; // A zero-initialised state: zeros (the blob is zeroed).
+    if (P.Type == ElementType::I64) {
+      scatterI64FromRowMajor(T->Data, P, Blob + P.Offset);
+      continue;
+    }
     io::Result<std::vector<float>> Values =
         io::convertToF32(T->Type, T->Data, T->NumBytes);
     if (!Values)

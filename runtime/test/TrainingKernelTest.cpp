@@ -18,11 +18,14 @@
 //    loop (torch 1.13) in f32 with fused multiply-adds, compared bitwise:
 //    every option (no momentum, momentum, dampening on the first and a later
 //    step, nesterov, weight decay), in place and out of place;
-//  * all_reduce (sum and mean) without a communicator (a copy) and with a simulated
+//  * all_reduce (sum and mean) without a communicator (a copy) and with a
+//  simulated
 //    group of replicas (its sum adds the other replicas' values), dense,
 //    strided, in place; a failing communicator's message reaches the
 //    context; memfmt_context_set_communicator checks its argument.
-// Bad calls fail with a message (aliasing, nesterov with dampening).
+//  * increment (the optimizer's step count), in place or not.
+// Bad calls fail with a message (aliasing, nesterov with dampening, a step
+// count that is not 0-d).
 //
 //===----------------------------------------------------------------------===//
 
@@ -421,6 +424,31 @@ TEST_P(SgdTest, MatchesTorchBitwise) {
 INSTANTIATE_TEST_SUITE_P(Kernels, SgdTest,
                          ::testing::Combine(::testing::ValuesIn(kFamilies),
                                             ::testing::ValuesIn(kSgdOptions)));
+
+// The step count sgd_update reads: one more, in place (as the memory plan
+// runs it, in the model state's slot) or into another tensor; a step count
+// that is not 0-d fails with a message.
+TEST(IncrementTest, CountsStepsInPlaceAndNot) {
+  for (memfmt_kernels_t kernels : kFamilies) {
+    TestContext ctx(kernels);
+    IndexTensor count({}), other({}), wrong({2});
+    count.flat(0) = 0;
+    for (int64_t step = 1; step <= 3; ++step) {
+      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
+                                ctx, 0, count.memref(), count.memref()));
+      EXPECT_EQ(count.flat(0), step);
+    }
+    count.flat(0) = int64_t(1) << 40; // Beyond f32's exact integers.
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
+                              ctx, 1, count.memref(), other.memref()));
+    EXPECT_EQ(other.flat(0), (int64_t(1) << 40) + 1);
+    EXPECT_EQ(count.flat(0), int64_t(1) << 40);
+    expectError(ctx,
+                _mlir_ciface_memfmt_increment_i64(ctx, 2, wrong.memref(),
+                                                  count.memref()),
+                "input");
+  }
+}
 
 TEST(SgdErrorTest, BadCallsFailWithAMessage) {
   TestContext ctx(MEMFMT_KERNELS_FAST);

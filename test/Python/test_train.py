@@ -4,7 +4,7 @@
 # against torch.optim.SGD on the same weights and data; a DataLoader whose
 # collate_fn yields channels-last batches feeds it without a conversion;
 # save() and memfmt.load(weights=) resume where it stopped; state-dict
-# errors.
+# errors; SGD with dampening (its step count saved and resumed).
 #
 # REQUIRES: python-package, pytest, torch, memfmt-compile
 # UNSUPPORTED: sanitizer
@@ -108,3 +108,48 @@ def test_wrong_targets(trainer):
     with pytest.raises(TypeError, match=r"input 1 \('input_1'\) has dtype "
                        "float32; the model takes int64"):
         trainer.step(x, y.float())
+
+
+def test_dampening_counts_steps_and_resumes(tmp_path):
+    # dampening with momentum: the step count is optimizer state, saved
+    # beside the momentum buffers and out of the state dict; a resumed
+    # trainer's next step is a later step, bit for bit the uninterrupted
+    # one's; the damped steps match torch.optim.SGD.
+    damped = memfmt.compile("resnet18", train=True, batch=N, height=H,
+                            width=W, weights="synthetic:2", lr=LR,
+                            momentum=MOMENTUM, dampening=0.25,
+                            weight_decay=WEIGHT_DECAY)
+    info = {p.name: p for p in damped.parameters()}["optimizer.step"]
+    assert (info.dtype, info.shape, info.zero_init) == ("i64", (), True)
+    torch_model = torchvision.models.resnet18()
+    torch_model.load_state_dict(damped.state_dict(), strict=True)
+    torch_model.train()
+    optimizer = torch.optim.SGD(torch_model.parameters(), lr=LR,
+                                momentum=MOMENTUM, dampening=0.25,
+                                weight_decay=WEIGHT_DECAY)
+    batches = [data(3), data(4)]
+    damped.step(*batches[0])
+    assert damped.read_parameter("optimizer.step") == 1
+    path = tmp_path / "damped.safetensors"
+    damped.save(path)
+    resumed = memfmt.load(damped.directory, weights=str(path))
+    assert resumed.read_parameter("optimizer.step") == 1
+    for x, y in batches:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(torch_model(x), y).backward()
+        optimizer.step()
+    damped.step(*batches[1])
+    resumed.step(*batches[1])
+    assert damped.read_parameter("optimizer.step") == 2
+    state, again = damped.state_dict(numpy=True), resumed.state_dict(
+        numpy=True)
+    for name, want in torch_model.state_dict().items():
+        np.testing.assert_array_equal(again[name], state[name], err_msg=name)
+        if not name.endswith("num_batches_tracked"):
+            assert rel_error(state[name], want.numpy()) <= 1e-3, name
+    names = {p: n for n, p in torch_model.named_parameters()}
+    for p, s in optimizer.state.items():
+        got = damped.read_parameter(names[p] + ".momentum_buffer")
+        assert rel_error(got, s["momentum_buffer"].numpy()) <= 1e-3, names[p]
+    resumed.close()
+    damped.close()

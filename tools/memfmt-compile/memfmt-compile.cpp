@@ -218,6 +218,10 @@ cl::opt<double> sgdMomentum(
     cl::desc("--train: SGD momentum (default 0.9, torchvision's ResNet "
              "recipe; 0 keeps no momentum buffers)"),
     cl::cat(toolCategory));
+cl::opt<double>
+    sgdDampening("dampening", cl::init(0.0), cl::value_desc("F"),
+                 cl::desc("--train: SGD dampening for momentum (default 0)"),
+                 cl::cat(toolCategory));
 cl::opt<double> weightDecay(
     "weight-decay", cl::init(1e-4), cl::value_desc("F"),
     cl::desc("--train: SGD weight decay (default 1e-4, torchvision's ResNet "
@@ -402,6 +406,7 @@ void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.target = target;
   options.lr = learningRate;
   options.momentum = sgdMomentum;
+  options.dampening = sgdDampening;
   options.weightDecay = weightDecay;
   options.nesterov = nesterov;
   options.gradients = gradients;
@@ -481,7 +486,8 @@ Status Compiler::checkOptions() {
       return userError("--train: " + problem);
   } else {
     for (cl::Option *sgdOption : std::initializer_list<cl::Option *>{
-             &learningRate, &sgdMomentum, &weightDecay, &nesterov, &gradients})
+             &learningRate, &sgdMomentum, &sgdDampening, &weightDecay,
+             &nesterov, &gradients})
       if (sgdOption->getNumOccurrences())
         return userError("--" + sgdOption->ArgStr +
                          " is an SGD option: it needs --train");
@@ -741,8 +747,11 @@ Status Compiler::applyLayout() {
     llvm::raw_string_ostream os(sgd);
     os << llvm::format("lr %g momentum %g weight decay %g",
                        learningRate.getValue(), sgdMomentum.getValue(),
-                       weightDecay.getValue())
-       << (nesterov ? " nesterov" : "");
+                       weightDecay.getValue());
+    if (sgdDampening != 0)
+      os << llvm::format(" dampening %g", sgdDampening.getValue());
+    if (nesterov)
+      os << " nesterov";
     progress(3, "training step (loss, backward, SGD " + sgd +
                     ") and layout: " + formatName(memoryFormat) + " model, " +
                     formatName(inputFormat) + " input");
@@ -987,8 +996,9 @@ int main(int argc, char **argv) {
       "      [--input-shape NAME=DIMS]...   (ONNX: dynamic dimensions)\n"
       "      [--precision f32|f16|bf16]\n"
       "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
-      "      [--train [--lr F] [--momentum F] [--weight-decay F] "
-      "[--nesterov] [--gradients]]\n"
+      "      [--train [--lr F] [--momentum F] [--dampening F] "
+      "[--weight-decay F]\n"
+      "               [--nesterov] [--gradients]]\n"
       "      [--layout-only]\n"
       "      -o DIR\n\n"
       "--train compiles a training step (input, class indices -> mean "

@@ -17,6 +17,7 @@
 #include "memfmt/runtime/io/SafeTensors.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -62,6 +63,21 @@ std::optional<int64_t> int64Scalar(const io::TensorView &T) {
     return std::nullopt;
   int64_t V;
   std::memcpy(&V, T.Data, 8);
+  return V;
+}
+
+/// The values of the I64 tensor \p T (a step count) as the parameter API's
+/// f32, which holds counts below 2^24 exactly.
+io::Result<std::vector<float>> int64ToF32(const io::TensorView &T) {
+  if (T.Type != io::DType::I64)
+    return io::Failure{std::string("is ") + io::dtypeName(T.Type) +
+                       ", expected I64 (a step count)"};
+  std::vector<float> V(T.NumBytes / 8);
+  for (size_t I = 0; I < V.size(); ++I) {
+    int64_t Count;
+    std::memcpy(&Count, T.Data + 8 * I, 8);
+    V[I] = static_cast<float>(Count);
+  }
   return V;
 }
 
@@ -121,13 +137,24 @@ void saveCheckpoint(memfmt_model_t *Model, const std::string &Path,
     V.NumBytes = Bytes;
     return V;
   };
+  // Integer optimizer state (a step count), saved as I64.
+  std::deque<std::vector<int64_t>> IntValues;
+  std::vector<io::TensorView> Integers;
   for (const memfmt_model_tensor_info_t &P : parameters(Model)) {
     Values.push_back(readParameter(Model, P));
     std::string Name = P.name;
+    std::vector<int64_t> Shape(P.shape, P.shape + P.rank);
+    if (std::string(P.dtype) == "i64") {
+      IntValues.emplace_back();
+      for (float V : Values.back())
+        IntValues.back().push_back(std::llround(V));
+      Integers.push_back(View(Name, io::DType::I64, Shape,
+                              IntValues.back().data(),
+                              IntValues.back().size() * sizeof(int64_t)));
+      continue;
+    }
     (P.zero_init ? Optimizer : Weights)
-        .push_back(View(Name, io::DType::F32,
-                        std::vector<int64_t>(P.shape, P.shape + P.rank),
-                        Values.back().data(),
+        .push_back(View(Name, io::DType::F32, Shape, Values.back().data(),
                         Values.back().size() * sizeof(float)));
     if (!P.zero_init && endsWith(Name, RunningMean))
       Modules.insert(Name.substr(0, Name.size() - RunningMean.size()));
@@ -140,6 +167,7 @@ void saveCheckpoint(memfmt_model_t *Model, const std::string &Path,
                            &Counts.back(), sizeof(int64_t)));
   }
   Weights.insert(Weights.begin(), Tracked.begin(), Tracked.end());
+  Optimizer.insert(Optimizer.begin(), Integers.begin(), Integers.end());
   if (io::Status S = io::writeSafeTensors(Path, Weights); !S)
     fail(S.error());
   if (io::Status S = io::writeSafeTensors(optimizerPath(Path), Optimizer,
@@ -173,7 +201,9 @@ int64_t resumeOptimizer(memfmt_model_t *Model, const std::string &Path) {
       continue;
     }
     io::Result<std::vector<float>> V =
-        io::convertToF32(T->Type, T->Data, T->NumBytes);
+        std::string(P.dtype) == "i64"
+            ? int64ToF32(*T)
+            : io::convertToF32(T->Type, T->Data, T->NumBytes);
     if (!V) {
       Problems.push_back(std::string("'") + P.name + "': " + V.error());
       continue;

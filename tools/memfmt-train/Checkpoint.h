@@ -15,7 +15,8 @@
 //    plus the steps taken, as torch counts them. load_state_dict(strict=
 //    True) accepts it, and so do memfmt-compile --weights and --resume.
 //  * FILE.optimizer.safetensors: the zero_init parameters (the momentum
-//    buffers, `<param>.momentum_buffer`), with metadata {"step": "<steps>"}.
+//    buffers, `<param>.momentum_buffer`, f32; with dampening the step count
+//    `optimizer.step`, I64), with metadata {"step": "<steps>"}.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,7 +7,7 @@
 // The lowering of the training ops (MemFmtTrainingOps.td) to the training
 // kernels at the end of Kernels.def: training batch norm and the backward
 // ops, the loss and its gradient, the all-reduce over replicas, the SGD
-// update, the assignment of a model
+// update and its step count, the assignment of a model
 // state tensor (memfmt.assign_weight) and splat constants (the loss
 // gradient's seed, filled once at load).
 //
@@ -391,8 +391,25 @@ struct AllReduceLowering : RuntimePattern<AllReduceOp> {
   }
 };
 
+/// The increment kernel, in place where the plan shares the buffer (the step
+/// count's model-state slot).
+struct IncrementLowering : RuntimePattern<IncrementOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(IncrementOp op,
+                                PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getInput()),
+                      kernels::increment{
+                          .input = calls.view(op.getInput()),
+                          .output = calls.view(op.getOutput()),
+                      });
+  }
+};
+
 /// Nothing where the plan computed the value in the state's slot, else one
-/// copy into the slot (the plan put the assignment after every read).
+/// copy into the slot (the plan put the assignment after every read). The
+/// copy kernel moves floats: an i64 state (a step count) must be computed in
+/// its slot.
 struct AssignWeightLowering : RuntimePattern<AssignWeightOp> {
   using RuntimePattern::RuntimePattern;
 
@@ -406,6 +423,9 @@ struct AssignWeightLowering : RuntimePattern<AssignWeightOp> {
     if (getPlannedBuffer(assign.getValue()) == slot)
       return success(); // Computed in place.
     auto type = cast<RankedTensorType>(assign.getValue().getType());
+    if (!isa<FloatType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(
+          assign, "an integer state tensor is assigned only in place");
     return calls.call(assign, type.getElementType(),
                       kernels::copy{.input = calls.view(assign.getValue()),
                                     .output = calls.viewAt(slot, 0, type)});
@@ -441,7 +461,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
                ThresholdBackwardLowering, MaxPoolWithIndicesBackwardLowering,
                AvgPoolBackwardLowering, AdaptiveAvgPoolBackwardLowering,
                CrossEntropyLossLowering, CrossEntropyLossBackwardLowering,
-               SgdUpdateLowering, AllReduceLowering, AssignWeightLowering,
-               ConstantLowering>(
-      patterns.getContext(), calls);
+               SgdUpdateLowering, AllReduceLowering, IncrementLowering,
+               AssignWeightLowering, ConstantLowering>(patterns.getContext(),
+                                                       calls);
 }

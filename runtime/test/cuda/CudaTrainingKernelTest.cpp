@@ -11,7 +11,8 @@
 // layer's gradients on cuBLAS (every mask, row-major, strided and padded
 // operands, edge shapes), fill (every dtype and layout), threshold_backward
 // (layout pairs, ties, NaN), sgd_update (torch.optim.SGD's options, bit for
-// bit, in and out of place) and the cross-entropy loss and its gradient
+// bit, in and out of place), the step count's increment and the
+// cross-entropy loss and its gradient
 // (and NaN for a target out of range, where the CPU refuses it). The
 // convolution and pooling gradients are tested beside their forward kernels
 // in CudaKernelTest.cpp. Without a CUDA device every test is skipped
@@ -299,6 +300,24 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
       if (inPlace && layout != S)
         EXPECT_EQ(env().implOf(0), "flat") << what;
     }
+}
+
+// The optimizer's step count, in place (as the memory plan runs it) and
+// out of place, beyond f32's exact integers.
+TEST(CudaIncrementTest, CountsLikeTheCpu) {
+  MEMFMT_REQUIRE_CUDA(env());
+  for (bool inPlace : {true, false}) {
+    IndexBuf count({}), out({});
+    count.values.flat(0) = (int64_t(1) << 40) + 5;
+    const memfmt_memref_t *dc = count.device(env().gpu);
+    const memfmt_memref_t *dout = inPlace ? dc : out.device(env().gpu);
+    ASSERT_EQ(_mlir_ciface_memfmt_increment_i64(env().gpu, 0, dc, dout),
+              MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(env().gpu);
+    TestTensor<int64_t> got = inPlace ? count.download() : out.download();
+    EXPECT_EQ(got.flat(0), (int64_t(1) << 40) + 6)
+        << (inPlace ? "in place" : "out of place");
+  }
 }
 
 TEST(CudaCrossEntropyTest, LossAndGradientMatchTheCpu) {

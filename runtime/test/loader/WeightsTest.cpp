@@ -397,6 +397,50 @@ TEST(SafeTensorsSource, ZeroInitState) {
   EXPECT_EQ(readBack(M, Blob, 2), Buf);
 }
 
+// An optimizer's step count (an i64 zero_init parameter) starts at 0 and
+// loads exactly from an I64 tensor, beyond f32's exact integers; any other
+// dtype is an error naming it.
+TEST(SafeTensorsSource, StepCount) {
+  Manifest M;
+  M.Model = "tiny";
+  addParameter(M, "fc.weight", {2});
+  addParameter(M, "optimizer.step", {}, {}, ElementType::I64);
+  M.Parameters[1].ZeroInit = true;
+  auto count = [&](const std::vector<uint8_t> &Blob) {
+    int64_t V;
+    std::memcpy(&V, Blob.data() + M.Parameters[1].Offset, 8);
+    return V;
+  };
+  EXPECT_EQ(count(build(M, synthetic(3))), 0);
+
+  std::vector<float> W = {1.0f, 2.0f};
+  int64_t Steps = (int64_t(1) << 40) + 3;
+  float NotACount = 3.0f;
+  TempDir Dir;
+  std::string Path = Dir.file("w.safetensors");
+  ASSERT_TRUE(io::writeSafeTensors(
+                  Path, {view("optimizer.step", io::DType::I64, {}, &Steps, 8),
+                         view("fc.weight", io::DType::F32, {2}, W.data(), 8)})
+                  .ok());
+  WeightsSource S;
+  S.K = WeightsSource::Kind::SafeTensors;
+  S.Path = Path;
+  EXPECT_EQ(count(build(M, S)), Steps);
+
+  std::string Bad = Dir.file("bad.safetensors");
+  ASSERT_TRUE(
+      io::writeSafeTensors(
+          Bad, {view("fc.weight", io::DType::F32, {2}, W.data(), 8),
+                view("optimizer.step", io::DType::F32, {}, &NotACount, 4)})
+          .ok());
+  std::vector<uint8_t> Blob(static_cast<size_t>(M.WeightsBytes));
+  io::Status Result = fillFromSafeTensors(M, Bad, Blob.data());
+  ASSERT_FALSE(Result.ok());
+  EXPECT_THAT(Result.error(),
+              HasSubstr("1 with an unsupported dtype (expected F32, F16 or "
+                        "BF16): optimizer.step is F32, expected I64"));
+}
+
 // i64 tensors (class indices) move between row-major f32 and strided i64.
 TEST(Relayout, I64) {
   TensorSpec T;

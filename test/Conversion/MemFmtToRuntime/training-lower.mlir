@@ -63,3 +63,23 @@ func.func @sgd_step(%g: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32> {
   %s = memfmt.add %w1, %b1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// The step count is incremented in its model-state slot (the weights blob,
+// %arg2): the increment kernel writes where it reads, and the assignment
+// costs no copy.
+// CHECK-LABEL: func.func private @memfmt_increment_i64
+// CHECK-LABEL: func.func @memfmt_forward
+// CHECK: %[[A:.+]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %arg2[%[[A]]][] : memref<?xi8> to memref<1xi64>
+// CHECK: %[[B:.+]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %arg2[%[[B]]][] : memref<?xi8> to memref<1xi64>
+// CHECK: call @memfmt_increment_i64(
+// CHECK-NOT: call @memfmt_copy
+func.func @step_count() {
+  %s = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>
+  %n = memfmt.increment %s : tensor<i64>
+  memfmt.assign_weight "optimizer.step", %n : tensor<i64>
+  return
+}

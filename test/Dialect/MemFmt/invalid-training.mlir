@@ -541,3 +541,19 @@ func.func @all_reduce_op(%g: tensor<4xf32>) -> tensor<4xf32> {
   %0 = memfmt.all_reduce %g {reduce_op = "max"} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @increment_float(%s: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{operand #0 must be 0D tensor of 64-bit signless integer values}}
+  %0 = "memfmt.increment"(%s) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @step_count_not_scalar() -> tensor<2xi64> {
+  // expected-error @+1 {{result #0 must be float tensor or 0-d i64 tensor}}
+  %0 = memfmt.weight "optimizer.step" {zero_init} : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}

@@ -207,3 +207,22 @@ func.func @assign_relaid(%v: tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>)
   memfmt.assign_weight "w", %v : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
   return %c : tensor<2x3x1x2xf32, #memfmt.strides<[6, 1, 6, 3]>>
 }
+
+// The optimizer's step count: 0-d i64 model state, read by sgd_update and
+// incremented after the updates.
+// CHECK-LABEL: func.func @step_count
+// CHECK: %[[S:.+]] = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>
+// CHECK: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} step %[[S]]
+// CHECK: %[[N:.+]] = memfmt.increment %[[S]] : tensor<i64>
+// CHECK: memfmt.assign_weight "optimizer.step", %[[N]] : tensor<i64>
+func.func @step_count(%g: tensor<4xf32>) {
+  %w = memfmt.weight "w" : tensor<4xf32>
+  %m = memfmt.weight "w.momentum_buffer" {zero_init} : tensor<4xf32>
+  %s = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>
+  %w1, %m1 = memfmt.sgd_update %w, %g, %m step %s {lr = 0.1 : f64, momentum = 0.9 : f64, dampening = 0.5 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
+  memfmt.assign_weight "w", %w1 : tensor<4xf32>
+  memfmt.assign_weight "w.momentum_buffer", %m1 : tensor<4xf32>
+  %n = memfmt.increment %s : tensor<i64>
+  memfmt.assign_weight "optimizer.step", %n : tensor<i64>
+  return
+}

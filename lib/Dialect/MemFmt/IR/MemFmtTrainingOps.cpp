@@ -521,6 +521,17 @@ SmallVector<OpOperand *> AllReduceOp::getInPlaceOperands(unsigned resultIndex) {
 bool AllReduceOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
+// IncrementOp
+//===----------------------------------------------------------------------===//
+
+/// The count is incremented in place (Kernels.def: output may be input).
+SmallVector<OpOperand *> IncrementOp::getInPlaceOperands(unsigned resultIndex) {
+  return {&getInputMutable()};
+}
+
+bool IncrementOp::readsOperandsElementwise() { return true; }
+
+//===----------------------------------------------------------------------===//
 // AssignWeightOp
 //===----------------------------------------------------------------------===//
 

@@ -11,10 +11,7 @@
 //
 //  1. The options are checked as torch.optim.SGD checks its arguments
 //     (lr, momentum and weight_decay >= 0; nesterov needs momentum > 0 and
-//     dampening 0). Dampening != 0 with momentum is refused: torch's first
-//     step sets the buffer to the undamped gradient, which needs a step
-//     counter in the model state (sgd_update's `step` operand) that the
-//     model state cannot hold yet (it has no i64 tensors).
+//     dampening 0).
 //  2. Each marked result is matched with the `memfmt.weight` of its name
 //     (same type); a name marked twice, or one no weight of the function
 //     reads, is an error at the function.
@@ -30,8 +27,14 @@
 //  4. The marked results leave the function; the others (the loss) stay.
 //
 // With `dampening` 0 a zero-initialised buffer makes the first step exact
-// without a step counter (`momentum * 0 + g == g`), which is why the buffer
-// is `zero_init` and sgd_update gets no `step`.
+// without a step count (`momentum * 0 + g == g`), which is why the buffer
+// is `zero_init` and sgd_update gets no `step`. With `dampening` != 0 and
+// momentum it does not (torch's first step sets the buffer to the undamped
+// gradient), so the step count becomes model state too:
+// `memfmt.weight "optimizer.step" {zero_init} : tensor<i64>` (the steps
+// taken before this one) is every sgd_update's `step`, and after the last
+// update `memfmt.increment` of it is assigned back. It is optimizer state
+// like the buffers: checkpoints save it beside them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,11 +74,6 @@ std::string mlir::memfmt::checkSgdOptions(double lr, double momentum,
     os << "nesterov requires momentum > 0 and dampening = 0 "
           "(torch.optim.SGD's check), got momentum="
        << number(momentum) << " dampening=" << number(dampening);
-  else if (momentum != 0 && dampening != 0)
-    os << "dampening=" << number(dampening)
-       << " with momentum is not supported yet: torch's first step sets the "
-          "momentum buffer to the undamped gradient, which needs a step "
-          "counter in the model state";
   return problem;
 }
 
@@ -99,7 +97,8 @@ public:
 private:
   LogicalResult checkOptions(func::FuncOp func);
   FailureOr<SmallVector<GradientResult>> findGradients(func::FuncOp func);
-  void update(RewriterBase &rewriter, Value gradient, WeightOp parameter);
+  void update(RewriterBase &rewriter, Value gradient, WeightOp parameter,
+              Value step);
 };
 
 /// Step 1: torch.optim.SGD's argument checks, plus what is not supported.
@@ -118,6 +117,11 @@ ApplySgdPass::findGradients(func::FuncOp func) {
   func.walk([&](WeightOp weight) {
     parameters.try_emplace(weight.getName(), weight);
   });
+  if (WeightOp taken = parameters.lookup(kStepCountName);
+      taken && momentum != 0 && dampening != 0)
+    return taken.emitError()
+           << "memfmt-apply-sgd: the model has a weight named '"
+           << kStepCountName << "', the name of the optimizer's step count";
   SmallVector<GradientResult> gradients;
   llvm::StringMap<unsigned> seen;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
@@ -158,7 +162,7 @@ ApplySgdPass::findGradients(func::FuncOp func) {
 
 /// Step 3 for one parameter, at the rewriter's insertion point.
 void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
-                          WeightOp parameter) {
+                          WeightOp parameter, Value step) {
   Location loc = parameter.getLoc();
   Type type = parameter.getType();
   // The replicas' mean gradient (the gradient itself with one replica).
@@ -170,9 +174,9 @@ void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
     buffer = WeightOp::create(rewriter, loc, type, bufferName,
                               /*zero_init=*/true);
   auto sgd = SgdUpdateOp::create(
-      rewriter, loc, TypeRange{type, type}, parameter, gradient, buffer,
-      /*step=*/Value(), rewriter.getF64FloatAttr(lr),
-      rewriter.getF64FloatAttr(momentum), rewriter.getF64FloatAttr(dampening),
+      rewriter, loc, TypeRange{type, type}, parameter, gradient, buffer, step,
+      rewriter.getF64FloatAttr(lr), rewriter.getF64FloatAttr(momentum),
+      rewriter.getF64FloatAttr(dampening),
       rewriter.getF64FloatAttr(weightDecay), rewriter.getBoolAttr(nesterov));
   AssignWeightOp::create(rewriter, loc, parameter.getName(), sgd.getParamOut());
   if (momentum != 0)
@@ -204,11 +208,20 @@ void ApplySgdPass::runOnOperation() {
   IRRewriter rewriter(&getContext());
   auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
   rewriter.setInsertionPoint(ret);
+  // The steps taken before this one, where the first step is special.
+  Value step;
+  if (momentum != 0 && dampening != 0)
+    step = WeightOp::create(rewriter, func.getLoc(),
+                            RankedTensorType::get({}, rewriter.getI64Type()),
+                            kStepCountName, /*zero_init=*/true);
   llvm::BitVector erased(func.getNumResults());
   for (const GradientResult &gradient : *gradients) {
-    update(rewriter, ret.getOperand(gradient.index), gradient.parameter);
+    update(rewriter, ret.getOperand(gradient.index), gradient.parameter, step);
     erased.set(gradient.index);
   }
+  if (step)
+    AssignWeightOp::create(rewriter, func.getLoc(), kStepCountName,
+                           IncrementOp::create(rewriter, func.getLoc(), step));
   rewriter.modifyOpInPlace(ret, [&] { ret->eraseOperands(erased); });
   rewriter.modifyOpInPlace(func, [&] {
     if (failed(func.eraseResults(erased)))

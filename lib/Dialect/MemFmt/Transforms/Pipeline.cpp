@@ -132,7 +132,7 @@ std::string mlir::memfmt::checkTrainingPipelineOptions(
             stringifyComputePrecision(options.precision) +
             " is not available for training yet)")
         .str();
-  return checkSgdOptions(options.lr, options.momentum, /*dampening=*/0.0,
+  return checkSgdOptions(options.lr, options.momentum, options.dampening,
                          options.weightDecay, options.nesterov);
 }
 
@@ -144,6 +144,7 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   ApplySgdOptions sgd;
   sgd.lr = options.lr;
   sgd.momentum = options.momentum;
+  sgd.dampening = options.dampening;
   sgd.weightDecay = options.weightDecay;
   sgd.nesterov = options.nesterov;
   if (!options.gradients)

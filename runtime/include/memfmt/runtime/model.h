@@ -240,9 +240,10 @@ memfmt_model_parameter_info(const memfmt_model_t *model, int64_t index,
                             memfmt_model_tensor_info_t *out_info);
 
 /// Copies parameter `name` into `values`, a row-major f32 array of its
-/// logical shape with `elements` entries. NOT_FOUND for an unknown name,
-/// INVALID_ARGUMENT when `elements` is not the parameter's element count
-/// (the message names the parameter, its shape and both counts).
+/// logical shape with `elements` entries (an i64 parameter, a step count,
+/// converted: exact below 2^24; checkpoints store it as I64). NOT_FOUND for an
+/// unknown name, INVALID_ARGUMENT when `elements` is not the parameter's
+/// element count (the message names the parameter, its shape and both counts).
 MEMFMT_RUNTIME_EXPORT memfmt_status_t memfmt_model_read_parameter(
     memfmt_model_t *model, const char *name, float *values, int64_t elements);
 

@@ -1,6 +1,7 @@
 // RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd | FileCheck %s
 // RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd="lr=0.5 momentum=0 weight-decay=0" | FileCheck %s --check-prefix=PLAIN
 // RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd="momentum=0.8 nesterov=true" | FileCheck %s --check-prefix=NESTEROV
+// RUN: memfmt-opt %s -split-input-file --memfmt-apply-sgd="dampening=0.25" | FileCheck %s --check-prefix=DAMPENING
 
 // memfmt-apply-sgd replaces the gradient results memfmt-differentiate
 // marks with memfmt.gradient_of by SGD updates of the parameters, at the end
@@ -37,6 +38,18 @@
 // PLAIN: return
 // NESTEROV-LABEL: func.func @step(
 // NESTEROV: memfmt.sgd_update {{.*}}momentum = 8.000000e-01 : f64, nesterov = true
+// NESTEROV-NOT: optimizer.step
+// Dampening with momentum: torch's first step sets the buffer to the
+// undamped gradient, so every update reads the step count (model state,
+// zero at first) and, after the last update, the count goes up by one.
+// DAMPENING-LABEL: func.func @step(
+// DAMPENING: %[[STEP:.+]] = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>
+// DAMPENING: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} step %[[STEP]] {dampening = 2.500000e-01 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, weight_decay = 1.000000e-04 : f64} : (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<i64>)
+// DAMPENING: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} step %[[STEP]] {dampening
+// DAMPENING: memfmt.assign_weight "fc.bias.momentum_buffer"
+// DAMPENING-NEXT: %[[NEXT:.+]] = memfmt.increment %[[STEP]] : tensor<i64>
+// DAMPENING-NEXT: memfmt.assign_weight "optimizer.step", %[[NEXT]] : tensor<i64>
+// DAMPENING-NEXT: return %{{.+}} : tensor<f32>
 func.func @step(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> (tensor<f32>, tensor<5x4xf32> {memfmt.gradient_of = "fc.weight"}, tensor<5xf32> {memfmt.gradient_of = "fc.bias"}) {
   %w = memfmt.weight "fc.weight" : tensor<5x4xf32>
   %b = memfmt.weight "fc.bias" : tensor<5xf32>

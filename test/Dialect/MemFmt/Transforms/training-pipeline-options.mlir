@@ -14,6 +14,7 @@
 
 // memfmt-opt lists the pipeline and its options, with their defaults.
 // HELP: --memfmt-training-pipeline
+// HELP-NEXT: --dampening=<number>
 // HELP-NEXT: --fusion
 // HELP-NEXT: --gradients
 // HELP-NEXT: --input-format=<value>

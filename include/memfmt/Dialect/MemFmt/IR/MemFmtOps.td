@@ -36,6 +36,11 @@ def MemFmt_Tensor4D : TensorRankOf<[F32, F16, BF16], [4]>;
 def MemFmt_IndicesTensor4D : TensorRankOf<[I64], [4]>;
 /// Any tensor an explicit conversion may move: data or indices.
 def MemFmt_AnyTensor : RankedTensorOf<[F32, F16, BF16, I64]>;
+// An optimizer's step count (sgd_update's `step`).
+def MemFmt_StepTensor0D : TensorRankOf<[I64], [0]>;
+// A model state tensor: a parameter, optimizer state, or a step count.
+def MemFmt_StateTensor : AnyTypeOf<[MemFmt_Tensor, MemFmt_StepTensor0D],
+    "float tensor or 0-d i64 tensor", "::mlir::RankedTensorType">;
 
 def MemFmt_I64Pair1 : DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">;
 def MemFmt_I64Pair0 : DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">;
@@ -817,18 +822,20 @@ def MemFmt_WeightOp : MemFmt_Op<"weight", [Pure,
     result type's strides say how the loader lays them out, so a re-laid
     weight costs nothing per run.
 
-    With `zero_init` the weight is optimizer state (a momentum buffer): it
-    starts as zeros unless the weight source has a tensor of its name.
+    With `zero_init` the weight is optimizer state (a momentum buffer, or
+    the 0-d i64 step count of an optimizer that needs one): it starts as
+    zeros unless the weight source has a tensor of its name.
     A training step updates weights with `memfmt.assign_weight`.
 
     ```mlir
     %w = memfmt.weight "layer1.0.conv1.weight" : tensor<64x64x1x1xf32>
     %m = memfmt.weight "conv1.weight.momentum_buffer" {zero_init}
         : tensor<64x3x7x7xf32>
+    %s = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>
     ```
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$zero_init);
-  let results = (outs MemFmt_Tensor:$output);
+  let results = (outs MemFmt_StateTensor:$output);
   let assemblyFormat = "$name attr-dict `:` type($output)";
   let hasVerifier = 1;
 }

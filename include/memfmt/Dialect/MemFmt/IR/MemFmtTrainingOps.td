@@ -32,7 +32,6 @@
 def MemFmt_Tensor0D : TensorRankOf<[F32, F16, BF16], [0]>;
 def MemFmt_Tensor2D : TensorRankOf<[F32, F16, BF16], [2]>;
 def MemFmt_TargetTensor1D : TensorRankOf<[I64], [1]>;
-def MemFmt_StepTensor0D : TensorRankOf<[I64], [0]>;
 def MemFmt_OutputMask : ConfinedAttr<DenseBoolArrayAttr,
     [DenseArrayCount<3>]>;
 
@@ -477,6 +476,26 @@ def MemFmt_AllReduceOp : MemFmt_Op<"all_reduce",
 // Model state
 //===----------------------------------------------------------------------===//
 
+def MemFmt_IncrementOp : MemFmt_Op<"increment",
+    [Pure, AllTypesMatch<["input", "output"]>, AnyLayout, InPlace]> {
+  let summary = "a step count plus one";
+  let description = [{
+    `output = input + 1` on a 0-d i64 tensor: the step count an optimizer
+    keeps in the model state (torch's `state_steps += 1`).
+    `memfmt-apply-sgd` counts the steps this way when `memfmt.sgd_update`
+    needs to know the first one (`dampening != 0` with momentum). The
+    result may take the input's buffer (InPlaceOpInterface), so the count
+    is updated in place in the model state.
+
+    ```mlir
+    %next = memfmt.increment %step : tensor<i64>
+    ```
+  }];
+  let arguments = (ins MemFmt_StepTensor0D:$input);
+  let results = (outs MemFmt_StepTensor0D:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def MemFmt_AssignWeightOp : MemFmt_Op<"assign_weight",
     [MemoryEffects<[MemWrite]>,
      DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface>]> {
@@ -495,7 +514,7 @@ def MemFmt_AssignWeightOp : MemFmt_Op<"assign_weight",
     memfmt.assign_weight "conv1.weight", %w1 : tensor<64x3x7x7xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, MemFmt_Tensor:$value);
+  let arguments = (ins StrAttr:$name, MemFmt_StateTensor:$value);
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
   let hasVerifier = 1;
 }

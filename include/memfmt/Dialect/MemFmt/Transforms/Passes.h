@@ -172,6 +172,11 @@ struct CompilePipelineOptions
 inline constexpr llvm::StringLiteral kBatchTilingAttrName =
     "memfmt.batch_tiling";
 
+/// The model state tensor memfmt-apply-sgd keeps the optimizer's step count
+/// in (0-d i64, zero_init) when the update needs it (dampening != 0 with
+/// momentum); checkpoints save it with the momentum buffers.
+inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
+
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
@@ -192,6 +197,9 @@ struct TrainingPipelineOptions
   Option<double> momentum{*this, "momentum",
                           llvm::cl::desc("SGD momentum factor"),
                           llvm::cl::init(0.9)};
+  Option<double> dampening{*this, "dampening",
+                           llvm::cl::desc("SGD dampening for momentum"),
+                           llvm::cl::init(0.0)};
   Option<double> weightDecay{*this, "weight-decay",
                              llvm::cl::desc("SGD weight decay (L2 penalty)"),
                              llvm::cl::init(1.0e-4)};
@@ -226,10 +234,9 @@ checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
 void buildMemFmtTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options);
 
-/// torch.optim.SGD's checks of its arguments, plus what memfmt-apply-sgd
-/// does not support yet (dampening with momentum): the reason the options
-/// are rejected, spelled with memfmt-apply-sgd's option names, or "" when
-/// they are fine.
+/// torch.optim.SGD's checks of its arguments: the reason the options are
+/// rejected, spelled with memfmt-apply-sgd's option names, or "" when they
+/// are fine.
 std::string checkSgdOptions(double lr, double momentum, double dampening,
                             double weightDecay, bool nesterov);
 

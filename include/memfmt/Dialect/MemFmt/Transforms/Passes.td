@@ -288,15 +288,17 @@ def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
     momentum buffer; the function then returns the other results (the
     loss). The defaults are torchvision's ResNet recipe (lr 0.1, momentum
     0.9, weight decay 1e-4). Options are checked as torch.optim.SGD checks
-    them; `dampening` != 0 with momentum is not supported yet (its first
-    step needs a step counter in the model state).
+    them. With `dampening` != 0 and momentum the first step differs from
+    the others (torch sets the buffer to the undamped gradient), so the
+    updates also read the step count `memfmt.weight "optimizer.step"
+    {zero_init} : tensor<i64>` and assign it `memfmt.increment`ed.
   }];
   let options = [
     Option<"lr", "lr", "double", /*default=*/"0.1", "Learning rate (>= 0)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum factor (>= 0; 0 keeps no momentum buffers)">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",
-           "Dampening for momentum (only 0 with momentum, for now)">,
+           "Dampening for momentum (0 with nesterov)">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"1.0e-4",
            "Weight decay, L2 penalty (>= 0)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
