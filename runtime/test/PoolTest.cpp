@@ -229,18 +229,19 @@ TEST(MaxPoolSpecialValuesTest, HugeWindowsVisitOnlyTheInput) {
 /// Many ties (three distinct values), scattered NaNs and -infs, and one
 /// channel of -inf only, in planes large enough for the fast kernels'
 /// interior loops and with 19 channels (a channels-last block of 16 kept in
-/// registers, and 3 more), checked against the naive rules in every
-/// layout.
+/// registers, and 3 more) and 75 columns (NCHW with indices: blocks of 16
+/// interior output columns at strides 1, 2 and 3, then the rest), checked
+/// against the naive rules in every layout.
 TEST(MaxPoolSpecialValuesTest, TiesAndNanInLargerPlanes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  const int64_t channels = 19;
+  const int64_t channels = 19, width = 75;
   for (memfmt_kernels_t kernels :
        {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
     TestContext ctx(kernels);
     int64_t node = 0;
     for (auto [inLayout, outLayout] : kPoolLayouts) {
-      Tensor in({2, channels, 9, 11}, inLayout);
+      Tensor in({2, channels, 9, width}, inLayout);
       in.fillRandom(14);
       for (int64_t i = 0; i < in.numElements(); ++i)
         in.flat(i) = std::round(in.flat(i)); // -1, 0 or 1.
@@ -250,14 +251,16 @@ TEST(MaxPoolSpecialValuesTest, TiesAndNanInLargerPlanes) {
         in.flat(i) = -inf;
       for (int64_t n = 0; n < 2; ++n)
         for (int64_t h = 0; h < 9; ++h)
-          for (int64_t w = 0; w < 11; ++w)
+          for (int64_t w = 0; w < width; ++w)
             in.at({n, 7, h, w}) = -inf;
       for (PoolAttrs p : {PoolAttrs{3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-                          PoolAttrs{3, 2, 2, 2, 0, 1, 0, 1, 2, 1}}) {
+                          PoolAttrs{3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                          PoolAttrs{3, 2, 2, 2, 0, 1, 0, 1, 2, 1},
+                          PoolAttrs{2, 3, 1, 3, 0, 1, 0, 1, 1, 2}}) {
         int64_t oh = poolOutSize(9, p.kernelH, p.strideH, p.padTop, p.padTop,
                                  p.dilationH, false);
-        int64_t ow = poolOutSize(11, p.kernelW, p.strideW, p.padLeft, p.padLeft,
-                                 p.dilationW, false);
+        int64_t ow = poolOutSize(width, p.kernelW, p.strideW, p.padLeft,
+                                 p.padLeft, p.dilationW, false);
         Tensor out({2, channels, oh, ow}, outLayout);
         IndexTensor indices({2, channels, oh, ow}, outLayout);
         Expected want = naiveMaxPool(in, oh, ow, p);
