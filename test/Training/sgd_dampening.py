@@ -37,8 +37,8 @@ import numpy as np
 import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (read_safetensors, rel_error, run, seeded_model,  # noqa: E402
-                      torch_sgd_steps, write_safetensors)
+from torchref import (Tally, read_safetensors, rel_error, run,  # noqa: E402
+                      seeded_model, torch_sgd_steps, write_safetensors)
 
 LR, MOMENTUM, DAMPENING, WEIGHT_DECAY = 1e-3, 0.9, 0.3, 1e-4
 BATCH, SIZE, CLASSES, STEPS = 4, 64, 10, 3
@@ -105,13 +105,7 @@ def main():
     truth = torch_state(model, [(xs[i:i + BATCH], ys[i:i + BATCH])
                                 for i in range(0, BATCH * STEPS, BATCH)])
 
-    passed = failed = 0
-
-    def report(what, ok, detail):
-        nonlocal passed, failed
-        print(f"{what}: {'PASS' if ok else 'FAIL'} ({detail})")
-        passed, failed = passed + ok, failed + (not ok)
-
+    tally = Tally()
     for fmt in ("channels-last", "contiguous"):
         step_dir = os.path.join(args.work, fmt)
         compile_step(args, fmt, weights, step_dir, DAMPENING)
@@ -121,9 +115,9 @@ def main():
         state.update(optimizer)
         name, error = worst(state, truth)
         ok = error <= TOLERANCE and count.dtype == np.int64 and count == STEPS
-        report(f"{fmt} {STEPS} steps vs torch.optim.SGD(dampening="
-               f"{DAMPENING})", ok,
-               f"worst {name} {error:.2e}, optimizer.step {count}")
+        tally.check(f"{fmt} {STEPS} steps vs torch.optim.SGD(dampening="
+                    f"{DAMPENING})", ok,
+                    f"worst {name} {error:.2e}, optimizer.step {count}")
 
         first = os.path.join(args.work, f"{fmt}.1.safetensors")
         memfmt_train(args, step_dir, data, first, 1)
@@ -136,9 +130,9 @@ def main():
         straight = dict(read_safetensors(ckpt)[0], **straight_opt)
         differ = sorted(n for n in straight
                         if not np.array_equal(straight[n], resumed[n]))
-        report(f"{fmt} resumed after 1 step = {STEPS} steps in one run",
-               set(resumed) == set(straight) and not differ,
-               f"{len(differ)} tensors differ {differ[:3]}")
+        tally.check(f"{fmt} resumed after 1 step = {STEPS} steps in one run",
+                    set(resumed) == set(straight) and not differ,
+                    f"{len(differ)} tensors differ {differ[:3]}")
 
     plain_dir = os.path.join(args.work, "undamped")
     compile_step(args, "channels-last", weights, plain_dir, 0.0)
@@ -147,15 +141,12 @@ def main():
         STEPS)
     state.update(optimizer)
     name, error = worst(state, truth)
-    report("without --dampening the state differs from torch's damped run",
-           error > 100 * TOLERANCE and "optimizer.step" not in optimizer,
-           f"worst {name} {error:.2e}")
+    tally.check("without --dampening the state differs from torch's damped "
+                "run",
+                error > 100 * TOLERANCE and "optimizer.step" not in optimizer,
+                f"worst {name} {error:.2e}")
 
-    if failed:
-        print(f"{failed} of {passed + failed} checks failed")
-        return 1
-    print(f"all {passed} checks passed")
-    return 0
+    return tally.finish("checks")
 
 
 if __name__ == "__main__":
