@@ -11,6 +11,10 @@
 
 #include "Manifest.h"
 
+#include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -106,9 +110,31 @@ LogicalResult memfmt::compile::writeManifest(
   return failure();
 }
 
+std::optional<memfmt::compile::BatchTiling>
+memfmt::compile::batchTilingOf(mlir::ModuleOp module) {
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    if (auto tiling = func->getAttrOfType<mlir::DictionaryAttr>(
+            mlir::memfmt::kBatchTilingAttrName)) {
+      auto get = [&](llvm::StringRef key) {
+        auto value = mlir::dyn_cast_or_null<mlir::IntegerAttr>(tiling.get(key));
+        return value ? value.getInt() : int64_t(0);
+      };
+      return BatchTiling{get("batch"), get("ops"), get("sub_batch")};
+    }
+  return std::nullopt;
+}
+
+std::string memfmt::compile::describe(const BatchTiling &tiling) {
+  return llvm::formatv("the first {0} ops run {1} of the {2} samples at a "
+                       "time",
+                       tiling.ops, tiling.subBatch, tiling.batch)
+      .str();
+}
+
 LogicalResult memfmt::compile::addMemoryPlanToReports(
     llvm::StringRef jsonPath, llvm::StringRef textPath,
-    const ModelManifest &manifest, llvm::raw_ostream &errors) {
+    const ModelManifest &manifest, std::optional<BatchTiling> tiling,
+    llvm::raw_ostream &errors) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(jsonPath, /*IsText=*/true);
   if (!buffer) {
@@ -127,6 +153,13 @@ LogicalResult memfmt::compile::addMemoryPlanToReports(
   object["arena_bytes"] = manifest.arenaBytes;
   object["peak_live_bytes"] = manifest.peakLiveBytes;
   object["weights_bytes"] = manifest.weightsBytes;
+  if (tiling)
+    object["batch_tiling"] =
+        llvm::json::Object{{"batch", tiling->batch},
+                           {"ops", tiling->ops},
+                           {"sub_batch", tiling->subBatch}};
+  else
+    object["batch_tiling"] = nullptr;
 
   std::unique_ptr<llvm::raw_fd_ostream> json =
       openText(jsonPath, llvm::sys::fs::OF_Text, errors);
@@ -143,5 +176,7 @@ LogicalResult memfmt::compile::addMemoryPlanToReports(
   *text << "memory plan: arena " << manifest.arenaBytes << " bytes, peak live "
         << manifest.peakLiveBytes << " bytes, weights " << manifest.weightsBytes
         << " bytes\n";
+  if (tiling)
+    *text << "batch tiling: " << describe(*tiling) << "\n";
   return closeText(*text, textPath, errors);
 }

@@ -8,8 +8,8 @@
 // runtime's memfmt::loader::Manifest from what the command line chose and
 // what the lowering planned, and writes it with the runtime's writer, so the
 // format is defined once (runtime/loader/Manifest.cpp). Also adds the
-// lowering's memory plan to the layout report (report.json, report.txt)
-// that memfmt-report wrote.
+// lowering's memory plan and the batch tiling to the layout report
+// (report.json, report.txt) that memfmt-report wrote.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,9 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+#include <string>
+
 namespace memfmt::compile {
 
 /// Writes manifest.json to `path`: `settings` holds what the command line
@@ -33,12 +36,25 @@ mlir::LogicalResult writeManifest(llvm::StringRef path,
                                   const mlir::memfmt::ModelManifest &manifest,
                                   llvm::raw_ostream &errors);
 
-/// Adds "arena_bytes", "peak_live_bytes" and "weights_bytes" to the JSON
-/// report at `jsonPath` and a line with them to the text report at
-/// `textPath`.
+/// What memfmt-tile-batch did to a function (its memfmt.batch_tiling): the
+/// first `ops` ops run `subBatch` of the `batch` samples at a time.
+struct BatchTiling {
+  int64_t batch = 0, ops = 0, subBatch = 0;
+};
+
+/// The batch tiling of the first function of `module` that has one.
+std::optional<BatchTiling> batchTilingOf(mlir::ModuleOp module);
+
+/// "the first 30 ops run 2 of the 8 samples at a time".
+std::string describe(const BatchTiling &tiling);
+
+/// Adds "arena_bytes", "peak_live_bytes", "weights_bytes" and "batch_tiling"
+/// ({"batch", "ops", "sub_batch"}, or null) to the JSON report at
+/// `jsonPath` and lines with them to the text report at `textPath`.
 mlir::LogicalResult
 addMemoryPlanToReports(llvm::StringRef jsonPath, llvm::StringRef textPath,
                        const mlir::memfmt::ModelManifest &manifest,
+                       std::optional<BatchTiling> tiling,
                        llvm::raw_ostream &errors);
 
 } // namespace memfmt::compile

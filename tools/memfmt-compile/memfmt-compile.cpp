@@ -397,6 +397,8 @@ private:
   /// --train --gradients: the names of the step's outputs ("loss",
   /// "grad.NAME"), in the manifest in place of the lowering's.
   std::vector<std::string> outputNames;
+  /// What memfmt-tile-batch did, for the progress line and the reports.
+  std::optional<BatchTiling> batchTiling;
 };
 
 void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
@@ -805,15 +807,9 @@ Status Compiler::applyLayout() {
   buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*module)))
     return internalError("the layout passes failed (see the errors above)");
-  for (auto func : module->getOps<func::FuncOp>())
-    if (auto tiling = func->getAttrOfType<DictionaryAttr>(kBatchTilingAttrName))
-      progress(3, "batch tiling: the first " +
-                      Twine(cast<IntegerAttr>(tiling.get("ops")).getInt()) +
-                      " ops run " +
-                      Twine(cast<IntegerAttr>(tiling.get("sub_batch")).getInt()) +
-                      " of the " +
-                      Twine(cast<IntegerAttr>(tiling.get("batch")).getInt()) +
-                      " samples at a time");
+  batchTiling = batchTilingOf(*module);
+  if (batchTiling)
+    progress(3, "batch tiling: " + describe(*batchTiling));
   return writeModule("model.mlir");
 }
 
@@ -832,7 +828,7 @@ Status Compiler::lower() {
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(addMemoryPlanToReports(file("report.json"), file("report.txt"),
-                                    manifest, os)))
+                                    manifest, batchTiling, os)))
     return userError(message);
   if (failed(lowerToLLVMDialect(*module)))
     return internalError("lowering to the LLVM dialect failed");
