@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Opens a .safetensors file with the runtime's reader (which validates the
+// Parses --weights (synthetic[:SEED] or a .safetensors path), and opens a
+// .safetensors file with the runtime's reader (which validates the
 // header and the data section when it opens the file) and compares its
 // tensors with the model's parameters (zero-initialised optimizer state,
 // `memfmt.weight {zero_init}`, may be absent). The comparison collects every
@@ -20,7 +21,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <string>
 #include <vector>
@@ -67,6 +70,47 @@ collectParameters(mlir::ModuleOp module, std::vector<std::string> &orderedNames,
 }
 
 } // namespace
+
+::memfmt::loader::WeightsSource
+memfmt::compile::WeightSource::manifestSource() const {
+  ::memfmt::loader::WeightsSource source;
+  if (seed) {
+    source.Seed = *seed;
+  } else {
+    source.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
+    source.Path = file;
+  }
+  return source;
+}
+
+FailureOr<memfmt::compile::WeightSource>
+memfmt::compile::parseWeightSource(llvm::StringRef text,
+                                   llvm::raw_ostream &errors) {
+  WeightSource source;
+  if (text == "synthetic" || text.starts_with("synthetic:")) {
+    llvm::StringRef seedText = text.drop_front(llvm::StringRef("synthetic").size());
+    uint64_t seed = 0;
+    if (seedText.consume_front(":") &&
+        (seedText.empty() || seedText.getAsInteger(10, seed))) {
+      errors << "--weights " << text
+             << ": the seed must be a non-negative integer, as in "
+                "synthetic:42";
+      return failure();
+    }
+    source.seed = seed;
+    return source;
+  }
+  if (!text.ends_with(".safetensors")) {
+    errors << "--weights " << text
+           << ": expected FILE.safetensors or synthetic[:SEED]";
+    return failure();
+  }
+  llvm::SmallString<256> path(text);
+  llvm::sys::fs::make_absolute(path);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  source.file = std::string(path);
+  return source;
+}
 
 FailureOr<io::SafeTensorsFile>
 memfmt::compile::openWeightsFile(llvm::StringRef path,

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// memfmt-compile checks a .safetensors file against the parameters of the
-// model at compile time, so that a wrong file fails here, with every
+// memfmt-compile's --weights: the source it names, and the check of a
+// .safetensors file against the parameters of the model at compile time, so that a wrong file fails here, with every
 // problem listed by tensor name, and not when the runtime loads it. The
 // file is read by the runtime's own reader (memfmt::io::SafeTensorsFile,
 // runtime/io), the one the model loader uses, so a file that passes here
@@ -17,12 +17,31 @@
 #define MEMFMT_TOOLS_MEMFMT_COMPILE_WEIGHTSCHECK_H
 
 #include "memfmt/runtime/io/SafeTensors.h"
+#include "memfmt/runtime/loader/Manifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 namespace memfmt::compile {
+
+/// Where the weights come from (--weights).
+struct WeightSource {
+  std::optional<uint64_t> seed; ///< synthetic
+  std::string file;             ///< safetensors (absolute path)
+
+  /// The manifest's spelling of this source.
+  ::memfmt::loader::WeightsSource manifestSource() const;
+};
+
+/// Parses --weights: `synthetic`, `synthetic:SEED` or `FILE.safetensors`
+/// (made absolute). On a problem writes one message to `errors`.
+mlir::FailureOr<WeightSource> parseWeightSource(llvm::StringRef text,
+                                                llvm::raw_ostream &errors);
 
 /// Opens and validates the .safetensors file at `path` with the runtime's
 /// reader. On a problem writes one message naming `path` (without a

@@ -275,51 +275,6 @@ Status internalError(const Twine &message) {
   return {kInternalError};
 }
 
-/// Where the weights come from.
-struct WeightSource {
-  std::optional<uint64_t> seed; ///< synthetic
-  std::string file;             ///< safetensors (absolute path)
-
-  /// The manifest's spelling of this source.
-  ::memfmt::loader::WeightsSource manifestSource() const {
-    ::memfmt::loader::WeightsSource source;
-    if (seed) {
-      source.Seed = *seed;
-    } else {
-      source.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
-      source.Path = file;
-    }
-    return source;
-  }
-};
-
-/// Parses --weights: `synthetic`, `synthetic:SEED` or `FILE.safetensors`.
-FailureOr<WeightSource> parseWeightSource(StringRef text) {
-  WeightSource source;
-  if (text == "synthetic" || text.starts_with("synthetic:")) {
-    StringRef seedText = text.drop_front(StringRef("synthetic").size());
-    uint64_t seed = 0;
-    if (seedText.consume_front(":") &&
-        (seedText.empty() || seedText.getAsInteger(10, seed))) {
-      (void)userError(
-          "--weights " + text +
-          ": the seed must be a non-negative integer, as in synthetic:42");
-      return failure();
-    }
-    source.seed = seed;
-    return source;
-  }
-  if (!text.ends_with(".safetensors")) {
-    (void)userError("--weights " + text +
-                    ": expected FILE.safetensors or synthetic[:SEED]");
-    return failure();
-  }
-  llvm::SmallString<256> path(text);
-  llvm::sys::fs::make_absolute(path);
-  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-  source.file = std::string(path);
-  return source;
-}
 
 //===----------------------------------------------------------------------===//
 // The compiler
@@ -494,9 +449,12 @@ Status Compiler::checkOptions() {
         return userError("--" + sgdOption->ArgStr +
                          " is an SGD option: it needs --train");
   }
-  FailureOr<WeightSource> source = parseWeightSource(weightsOption);
+  std::string problem;
+  llvm::raw_string_ostream problemStream(problem);
+  FailureOr<WeightSource> source =
+      parseWeightSource(weightsOption, problemStream);
   if (failed(source))
-    return {kUserError};
+    return userError(problem);
   weights = *source;
 
   settings.Model =
