@@ -26,6 +26,8 @@ caller passed (numpy arrays, or torch tensors sharing the buffer).
 
 import numpy as np
 
+from ._memfmt import same_bytes
+
 # The manifest's element types and their numpy dtypes. bf16 has no numpy
 # dtype: its buffers are uint16 bit patterns, and torch tensors go through
 # an int16 view (see as_numpy).
@@ -91,12 +93,12 @@ def element_strides(array):
 
 
 def same_layout(array, shape, strides):
-    """True when `array` (of `shape`) has `strides`, ignoring dimensions of
-    size 1 (their stride is never used)."""
+    """True when `array` (of `shape`) has `strides` on every dimension of
+    size > 1 (the layout library's sameBytes, L3: the stride of a size-1
+    dimension is never used)."""
     mine = element_strides(array)
-    if mine is None:
-        return False
-    return all(a == b or d == 1 for a, b, d in zip(mine, strides, shape))
+    return mine is not None and \
+        same_bytes(list(shape), list(mine), list(strides))
 
 
 def empty(info):

@@ -21,13 +21,16 @@ import numpy as np
 
 from . import _arrays
 from ._memfmt import Model as _RuntimeModel
+from ._memfmt import suggest_memory_format
 
 
 @dataclass(frozen=True)
 class TensorInfo:
     """One input or output: its name, logical shape (NCHW meaning), element
     type, the strides (in elements) of the buffer the model reads or writes,
-    and their memory format ("channels_last" or "contiguous"). A parameter
+    and their memory format ("channels_last" or "contiguous", as the layout
+    library's suggestMemoryFormat names it: channels-last strides that are
+    not also NCHW's, L4). A parameter
     that is optimizer state (momentum buffers, a step count: zeros unless
     the weights have it) has zero_init."""
     name: str
@@ -42,21 +45,9 @@ class TensorInfo:
     def of(d):
         shape, strides = tuple(d["shape"]), tuple(d["strides"])
         return TensorInfo(d["name"], shape, d["dtype"], strides,
-                          _memory_format(shape, strides), d["buffer_bytes"],
+                          suggest_memory_format(list(shape), list(strides)),
+                          d["buffer_bytes"],
                           d["zero_init"])
-
-
-def _memory_format(shape, strides):
-    """"channels_last" for NHWC strides of a 4-D tensor that are not also
-    NCHW's (C = 1 or H = W = 1 are both), else "contiguous"."""
-    def matches(want):
-        return all(a == b or d == 1 for a, b, d in zip(strides, want, shape))
-    if len(shape) == 4:
-        n, c, h, w = shape
-        if matches((h * w * c, 1, w * c, c)) and \
-                not matches((c * h * w, h * w, w, 1)):
-            return "channels_last"
-    return "contiguous"
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@
 // The one extension module of the Python package: a thin pybind11 binding of
 // the runtime's C API (memfmt/runtime/model.h), so that Python runs compiled
 // models through the same loader and kernels as memfmt-run, with no second
-// runtime. Everything about arrays (numpy, torch, DLPack, layouts, the one
+// runtime. Everything about arrays (numpy, torch, DLPack, the one
 // conversion) is Python's job (memfmt/_arrays.py); this file only moves
-// pointers and strings across:
+// pointers and strings across, and lends Python the layout library's stride
+// rules (`suggest_memory_format`, `same_bytes`):
 //
 //  * `Model(dir, weights, threads, backend)` owns a context of its own and
 //    the model loaded into it, so that models are independent (one per
@@ -25,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memfmt/Layout/Strides.h"
 #include "memfmt/runtime/memfmt_runtime.h"
 #include "memfmt/runtime/model.h"
 
@@ -270,6 +272,23 @@ PYBIND11_MODULE(_memfmt, m) {
   m.doc() = "memfmt's runtime binding (see the memfmt package)";
   m.def("has_cuda", [] { return memfmt_runtime_has_cuda() != 0; });
   m.def("has_onednn", [] { return memfmt_runtime_has_onednn() != 0; });
+  // The layout rules (memfmt/Layout/Strides.h), so that Python classifies
+  // and compares strides as the compiler and the runtime do.
+  m.def(
+      "suggest_memory_format",
+      [](const std::vector<int64_t> &sizes,
+         const std::vector<int64_t> &strides) {
+        return std::string(memfmt::layout::toString(
+            memfmt::layout::suggestMemoryFormat(sizes, strides)));
+      },
+      py::arg("sizes"), py::arg("strides"));
+  m.def(
+      "same_bytes",
+      [](const std::vector<int64_t> &sizes, const std::vector<int64_t> &lhs,
+         const std::vector<int64_t> &rhs) {
+        return memfmt::layout::sameBytes(sizes, lhs, rhs);
+      },
+      py::arg("sizes"), py::arg("lhs"), py::arg("rhs"));
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string &, std::optional<std::string>, int32_t,
                     const std::string &>(),

@@ -264,3 +264,23 @@ def test_profile(cl_model):
     assert "memfmt_conv2d_f32" in kernels
     assert all(r["calls"] == 3 for r in rows)
     assert rows == sorted(rows, key=lambda r: -r["total_ms"])
+
+
+def test_layout_rules_are_the_layout_library():
+    # Python classifies and compares strides with the compiler's own rules
+    # (memfmt/Layout/Strides.h through the extension): channels-last strides
+    # that are also NCHW's (C = 1, or H = W = 1) are contiguous (L4), and
+    # the stride of a size-1 dimension never matters (L3).
+    from memfmt._memfmt import same_bytes, suggest_memory_format
+    assert suggest_memory_format([2, 3, 4, 5], [60, 1, 15, 3]) == \
+        "channels_last"
+    assert suggest_memory_format([2, 3, 4, 5], [60, 20, 5, 1]) == \
+        "contiguous"
+    assert suggest_memory_format([2, 1, 4, 5], [20, 1, 5, 1]) == \
+        "contiguous"
+    assert suggest_memory_format([2, 8, 1, 1], [8, 1, 8, 8]) == "contiguous"
+    assert same_bytes([2, 1, 4, 5], [20, 1, 5, 1], [20, 20, 5, 1])
+    assert not same_bytes([2, 3, 4, 5], [60, 1, 15, 3], [60, 20, 5, 1])
+    # A channels-last array whose C is 1 enters an NCHW buffer as it is.
+    a = np.zeros((2, 1, 4, 5), np.float32)
+    assert memfmt._arrays.same_layout(a, (2, 1, 4, 5), (20, 1, 5, 1))
