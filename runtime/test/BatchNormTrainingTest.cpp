@@ -27,7 +27,6 @@
 #include "RawView.h"
 #include "RuntimeTest.h"
 
-#include <chrono>
 #include <cstring>
 #include <functional>
 
@@ -728,15 +727,7 @@ TEST(BatchNormTrainingTest, DISABLED_TimeResNetStem) {
     for (auto [name, call] :
          {std::pair<const char *, std::function<int32_t()>>{"forward", forward},
           {"backward", backward}}) {
-      ASSERT_EQ(call(), MEMFMT_STATUS_OK) << ctx.lastError(); // Warm-up.
-      const int runs = 10;
-      auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < runs; ++i)
-        call();
-      double ms = std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count() /
-                  runs;
+      double ms = millisecondsPerCall(call, 10);
       std::printf("batch norm %s %s [8, 64, 112, 112]: %.2f ms per call (%s)\n",
                   name, toString(layout), ms,
                   ctx.implOf(name[0] == 'f' ? 1 : 2).c_str());

@@ -20,7 +20,6 @@
 #include "RuntimeTest.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 using namespace memfmt::test;
@@ -282,15 +281,7 @@ TEST(LayerNormTest, DISABLED_TimeSwinBlock) {
               *variant.ctx, v, x.memref(), weight.memref(), bias.memref(),
               variant.out->memref(), 1e-5, 1, 1);
         };
-        ASSERT_EQ(call(), MEMFMT_STATUS_OK) << variant.ctx->lastError();
-        const int runs = 20;
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < runs; ++i)
-          call();
-        variant.ms.push_back(std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count() /
-                             runs);
+        variant.ms.push_back(millisecondsPerCall(call, 20));
         impls[v] = variant.ctx->implOf(v);
       }
     for (int v = 0; v < 3; ++v) {

@@ -6,8 +6,9 @@
 //
 // A context holder for tests (kernels family and thread count chosen per
 // test, profiling on so a test can see which implementation ran), status
-// assertions that print the context's last error, and the tolerance factors
-// of expectClose with their justification.
+// assertions that print the context's last error, the tolerance factors
+// of expectClose with their justification, and the timer of the disabled
+// timing tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -124,6 +127,21 @@ private:
 #define EXPECT_KERNEL_OK(ctx, expr)                                            \
   EXPECT_EQ(static_cast<memfmt_status_t>(expr), MEMFMT_STATUS_OK)              \
       << memfmt_context_last_error(ctx)
+
+/// For the DISABLED_Time* tests (run with --gtest_also_run_disabled_tests):
+/// milliseconds per call of `call` over `runs` calls, after one warm-up call
+/// that must succeed.
+inline double millisecondsPerCall(const std::function<int32_t()> &call,
+                                  int runs = 5) {
+  EXPECT_EQ(call(), 0) << "the warm-up call failed";
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i)
+    call();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+             .count() /
+         runs;
+}
 
 } // namespace memfmt::test
 

@@ -20,7 +20,6 @@
 #include "RuntimeTest.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 
@@ -307,15 +306,7 @@ TEST(SoftmaxTest, DISABLED_TimeAttention) {
                                                    variant.in->memref(),
                                                    variant.out->memref(), 3);
           };
-          ASSERT_EQ(call(), MEMFMT_STATUS_OK) << variant.ctx->lastError();
-          const int runs = 10;
-          auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < runs; ++i)
-            call();
-          variant.ms.push_back(std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count() /
-                               runs);
+          variant.ms.push_back(millisecondsPerCall(call, 10));
           impls[v] = variant.ctx->implOf(v);
         }
       for (int v = 0; v < 3; ++v) {

@@ -34,7 +34,6 @@
 
 #include "memfmt/runtime/io/HalfFloat.h"
 
-#include <chrono>
 #include <functional>
 
 using namespace memfmt::test;
@@ -539,18 +538,6 @@ TEST(TrainingErrorTest, OverlapsFailWithAMessage) {
       _mlir_ciface_memfmt_avg_pool2d_backward_f32(
           ctx, 3, pooled.memref(), input.memref(), 3, 3, 2, 2, 0, 0, 0, 0, 0),
       "output height is 3, expected 1 (floor mode) or 2 (ceil mode)");
-}
-
-/// Milliseconds per call of `call` (after one warm-up call), over 5 calls.
-double millisecondsPerCall(const std::function<int32_t()> &call) {
-  EXPECT_EQ(call(), MEMFMT_STATUS_OK);
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 5; ++i)
-    call();
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-             .count() /
-         5;
 }
 
 /// Times threshold_backward on the ResNet stem's activation and sgd_update
