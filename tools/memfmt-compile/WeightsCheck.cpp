@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Parses --weights (synthetic[:SEED] or a .safetensors path), and opens a
+// Parses --weights (the loader's grammar), and opens a
 // .safetensors file with the runtime's reader (which validates the
 // header and the data section when it opens the file) and compares its
 // tensors with the model's parameters (zero-initialised optimizer state,
@@ -71,45 +71,23 @@ collectParameters(mlir::ModuleOp module, std::vector<std::string> &orderedNames,
 
 } // namespace
 
-::memfmt::loader::WeightsSource
-memfmt::compile::WeightSource::manifestSource() const {
-  ::memfmt::loader::WeightsSource source;
-  if (seed) {
-    source.Seed = *seed;
-  } else {
-    source.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
-    source.Path = file;
-  }
-  return source;
-}
-
-FailureOr<memfmt::compile::WeightSource>
-memfmt::compile::parseWeightSource(llvm::StringRef text,
-                                   llvm::raw_ostream &errors) {
-  WeightSource source;
-  if (text == "synthetic" || text.starts_with("synthetic:")) {
-    llvm::StringRef seedText = text.drop_front(llvm::StringRef("synthetic").size());
-    uint64_t seed = 0;
-    if (seedText.consume_front(":") &&
-        (seedText.empty() || seedText.getAsInteger(10, seed))) {
-      errors << "--weights " << text
-             << ": the seed must be a non-negative integer, as in "
-                "synthetic:42";
-      return failure();
-    }
-    source.seed = seed;
-    return source;
-  }
-  if (!text.ends_with(".safetensors")) {
-    errors << "--weights " << text
-           << ": expected FILE.safetensors or synthetic[:SEED]";
+FailureOr<::memfmt::loader::WeightsSource>
+memfmt::compile::parseWeightsOption(llvm::StringRef text,
+                                    llvm::raw_ostream &errors) {
+  io::Result<::memfmt::loader::WeightsSource> source =
+      ::memfmt::loader::parseWeightsSource(text.str(), /*BaseDir=*/"",
+                                           /*AllowBarePath=*/true);
+  if (!source) {
+    errors << "--weights: " << source.error();
     return failure();
   }
-  llvm::SmallString<256> path(text);
-  llvm::sys::fs::make_absolute(path);
-  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-  source.file = std::string(path);
-  return source;
+  if (source->K == ::memfmt::loader::WeightsSource::Kind::SafeTensors) {
+    llvm::SmallString<256> path(source->Path);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    source->Path = std::string(path);
+  }
+  return *source;
 }
 
 FailureOr<io::SafeTensorsFile>

@@ -23,25 +23,13 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
 namespace memfmt::compile {
 
-/// Where the weights come from (--weights).
-struct WeightSource {
-  std::optional<uint64_t> seed; ///< synthetic
-  std::string file;             ///< safetensors (absolute path)
-
-  /// The manifest's spelling of this source.
-  ::memfmt::loader::WeightsSource manifestSource() const;
-};
-
-/// Parses --weights: `synthetic`, `synthetic:SEED` or `FILE.safetensors`
-/// (made absolute). On a problem writes one message to `errors`.
-mlir::FailureOr<WeightSource> parseWeightSource(llvm::StringRef text,
-                                                llvm::raw_ostream &errors);
+/// Parses --weights with the loader's grammar (synthetic[:SEED],
+/// safetensors:PATH or a bare FILE.safetensors), a path made absolute (the
+/// manifest records it). On a problem writes one message to `errors`.
+mlir::FailureOr<::memfmt::loader::WeightsSource>
+parseWeightsOption(llvm::StringRef text, llvm::raw_ostream &errors);
 
 /// Opens and validates the .safetensors file at `path` with the runtime's
 /// reader. On a problem writes one message naming `path` (without a

@@ -332,7 +332,7 @@ private:
   OwningOpRef<ModuleOp> module;
   func::FuncOp forward;
   std::unique_ptr<OutputDirectory> output;
-  WeightSource weights;
+  ::memfmt::loader::WeightsSource weights;
   /// What the command line chose, as the manifest spells it; writeManifest
   /// adds what the lowering planned.
   ::memfmt::loader::Manifest settings;
@@ -451,8 +451,8 @@ Status Compiler::checkOptions() {
   }
   std::string problem;
   llvm::raw_string_ostream problemStream(problem);
-  FailureOr<WeightSource> source =
-      parseWeightSource(weightsOption, problemStream);
+  FailureOr<::memfmt::loader::WeightsSource> source =
+      parseWeightsOption(weightsOption, problemStream);
   if (failed(source))
     return userError(problem);
   weights = *source;
@@ -464,7 +464,7 @@ Status Compiler::checkOptions() {
   settings.MemoryFormat = formatName(memoryFormat).str();
   settings.InputFormat = formatName(inputFormat).str();
   settings.Library = "model.so";
-  settings.Weights = weights.manifestSource();
+  settings.Weights = weights;
   // An ONNX model brings its weights: unless --weights says otherwise they
   // go to DIR/weights.safetensors (the manifest's source is set once the
   // file is written).
@@ -677,8 +677,8 @@ Status Compiler::checkWeights() {
                     " parameters, written to weights.safetensors)");
     return kContinue;
   }
-  if (weights.seed) {
-    progress(2, "weights: synthetic, seed " + Twine(*weights.seed) + " (" +
+  if (weights.K == ::memfmt::loader::WeightsSource::Kind::Synthetic) {
+    progress(2, "weights: synthetic, seed " + Twine(weights.Seed) + " (" +
                     Twine(count) + " parameters)");
     return kContinue;
   }
@@ -687,7 +687,7 @@ Status Compiler::checkWeights() {
   std::string message;
   llvm::raw_string_ostream os(message);
   FailureOr<::memfmt::io::SafeTensorsFile> file =
-      openWeightsFile(weights.file, os);
+      openWeightsFile(weights.Path, os);
   if (failed(file) ||
       failed(::memfmt::compile::checkWeights(*module, *file, os)))
     return userError(message);
