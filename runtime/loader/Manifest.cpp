@@ -167,6 +167,11 @@ io::Result<WeightsSource> parseWeightsSource(std::string_view Text,
   return Source;
 }
 
+bool isTrainingOnlyState(std::string_view Name) {
+  return endsWith(Name, ".num_batches_tracked") ||
+         endsWith(Name, ".momentum_buffer") || Name == "optimizer.step";
+}
+
 const TensorSpec *Manifest::findParameter(std::string_view Name) const {
   for (const TensorSpec &P : Parameters)
     if (P.Name == Name)

@@ -262,11 +262,6 @@ void fillSynthetic(const Manifest &M, uint64_t Seed, uint8_t *Blob) {
 
 namespace {
 
-bool endsWith(const std::string &Text, const std::string &Suffix) {
-  return Text.size() >= Suffix.size() &&
-         Text.compare(Text.size() - Suffix.size(), Suffix.size(), Suffix) == 0;
-}
-
 /// "N what (a, b, c)" for the message listing problems.
 void appendGroup(std::string &Out, const std::vector<std::string> &Items,
                  const char *What) {
@@ -310,7 +305,7 @@ io::Status fillFromSafeTensors(const Manifest &M, const std::string &Path,
                            ", the model expects " + formatDims(P.Shape));
   }
   for (const io::TensorView &T : File->tensors())
-    if (!Names.count(T.Name) && !endsWith(T.Name, ".num_batches_tracked"))
+    if (!Names.count(T.Name) && !isTrainingOnlyState(T.Name))
       Unexpected.push_back(T.Name);
 
   std::string Problems;

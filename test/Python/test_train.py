@@ -151,5 +151,11 @@ def test_dampening_counts_steps_and_resumes(tmp_path):
     for p, s in optimizer.state.items():
         got = damped.read_parameter(names[p] + ".momentum_buffer")
         assert rel_error(got, s["momentum_buffer"].numpy()) <= 1e-3, names[p]
+    # The checkpoint (optimizer state included) compiles for inference: the
+    # inference model ignores the momentum buffers and the step count.
+    inference = memfmt.compile("resnet18", batch=N, height=H, width=W,
+                               weights=str(path))
+    assert inference.run(batches[0][0]).shape == (N, 1000)
+    inference.close()
     resumed.close()
     damped.close()

@@ -143,7 +143,7 @@ LogicalResult memfmt::compile::checkWeights(mlir::ModuleOp module,
   }
   for (const io::TensorView &tensor : file.tensors())
     if (!parameters.count(tensor.Name) &&
-        !llvm::StringRef(tensor.Name).ends_with(".num_batches_tracked"))
+        !::memfmt::loader::isTrainingOnlyState(tensor.Name))
       problems.push_back("extra: " + tensor.Name + " " +
                          formatShape(tensor.Shape) +
                          " is not a parameter of the model");

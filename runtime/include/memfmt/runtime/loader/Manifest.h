@@ -128,6 +128,13 @@ struct WeightsSource {
   std::string str() const;
 };
 
+/// True for a tensor a weight source may carry beyond a model's parameters
+/// because only training uses it: torch's `*.num_batches_tracked` and the
+/// optimizer state memfmt saves beside the parameters (`*.momentum_buffer`,
+/// `optimizer.step`). A model that has none of them ignores them, so a
+/// training checkpoint compiles and loads for inference.
+bool isTrainingOnlyState(std::string_view Name);
+
 /// Parses a weights source: "synthetic" (seed 0), "synthetic:SEED" (a
 /// decimal uint64), "safetensors:PATH" or, when \p AllowBarePath, a bare
 /// path ending in ".safetensors". A relative PATH is taken relative to

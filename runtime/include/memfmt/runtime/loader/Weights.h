@@ -23,8 +23,10 @@
 //    every parameter must be present with exactly its shape, in F32, F16 or
 //    BF16 (converted to the parameter's element type); every missing,
 //    mis-shaped or wrongly typed tensor and every unexpected one (except
-//    `*.num_batches_tracked`, which state_dicts carry and inference does not
-//    use) is listed by name in one message.
+//    training-only state the model lacks, isTrainingOnlyState:
+//    `*.num_batches_tracked`, which state_dicts carry, and the momentum
+//    buffers and step count of a memfmt checkpoint) is listed by name in
+//    one message.
 //
 // A parameter marked "init": "zeros" (optimizer state: a momentum buffer)
 // starts as zeros unless a safetensors source has a tensor of its name
