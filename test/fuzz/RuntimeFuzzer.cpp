@@ -445,8 +445,10 @@ struct EntryPoint {
 #define FZ_ARG_I64(N) FZ_COMMA g.i64(#N)
 #define FZ_ARG_F64(N) FZ_COMMA g.f64(#N)
 
+/// Bytes per element of an entry point's element type: f32 4, i64 8 (the
+/// step count's increment), f16 and bf16 2.
 constexpr int64_t elementSizeOf(const char *type) {
-  return type[0] == 'f' && type[1] == '3' ? 4 : 2;
+  return type[0] == 'i' ? 8 : type[0] == 'f' && type[1] == '3' ? 4 : 2;
 }
 
 #define FZ_ENTRY(NAME, T, ARGS)                                                \
