@@ -61,6 +61,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
@@ -219,7 +220,25 @@ LogicalResult MemoryPlanner::checkSignature() {
   return success();
 }
 
+/// Declares each state that is assigned but not read: a zero_init
+/// memfmt.weight of the assigned type at the top of the body, so that it
+/// has a slot, a manifest entry and a checkpoint name like any other state
+/// (see AssignWeightOp). Created here, after the last pass that could erase
+/// an unused read again.
+static void declareUnreadState(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  llvm::StringSet<> read;
+  for (auto weight : body.getOps<WeightOp>())
+    read.insert(weight.getName());
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  for (auto assign : body.getOps<AssignWeightOp>())
+    if (read.insert(assign.getName()).second)
+      WeightOp::create(builder, assign.getLoc(), assign.getValue().getType(),
+                       assign.getName(), /*zero_init=*/true);
+}
+
 LogicalResult MemoryPlanner::place() {
+  declareUnreadState(func);
   int64_t index = 0;
   for (auto assign : func.getBody().front().getOps<AssignWeightOp>())
     assignedWeights[assign.getName()] = WeightOp();
@@ -338,9 +357,7 @@ LogicalResult MemoryPlanner::placeAssignedState() {
   }
   for (auto assign : body.getOps<AssignWeightOp>()) {
     WeightOp weight = assignedWeights.lookup(assign.getName());
-    if (!weight)
-      return assign.emitError() << "assigns \"" << assign.getName()
-                                << "\", which no memfmt.weight reads";
+    assert(weight && "declareUnreadState declares every assigned state");
     int64_t slot = places.lookup(weight.getResult()).offset;
     int64_t assignIndex = opIndex[assign];
     Operation *lastReader = nullptr;

@@ -72,3 +72,22 @@ func.func @assigned_not_folded(%x: tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32, #
   memfmt.assign_weight "a", %x : tensor<2x2x2x2xf32>
   return %s : tensor<2x2x2x2xf32, #cl>
 }
+
+// -----
+
+// A state that no memfmt.weight reads (as after canonicalization erased a
+// read whose value nothing used) is declared by its assignment: the plan
+// gives it a zero_init slot of the assigned type at the top of the body, and
+// the assignment copies the relu into it.
+// CHECK-LABEL: func.func @unread_state
+// CHECK-NEXT: memfmt.weight "s" {memfmt.buffers = [#memfmt.buffer<weights, offset = 0, bytes = 16>], zero_init} : tensor<4xf32>
+// CHECK-NEXT: memfmt.relu
+// CHECK-NEXT: memfmt.assign_weight "s", %{{.+}} {memfmt.state_buffer = #memfmt.buffer<weights, offset = 0, bytes = 16>}
+// LOWERED-LABEL: func.func @memfmt_forward
+// LOWERED: call @memfmt_relu_f32
+// LOWERED: call @memfmt_copy_f32
+func.func @unread_state(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = memfmt.relu %x : tensor<4xf32> -> tensor<4xf32>
+  memfmt.assign_weight "s", %r : tensor<4xf32>
+  return %x : tensor<4xf32>
+}

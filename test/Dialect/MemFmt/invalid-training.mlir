@@ -488,13 +488,6 @@ func.func @sgd_result_format(%p: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12,
 // assign_weight
 //===----------------------------------------------------------------------===//
 
-// -----
-
-func.func @assign_unknown(%v: tensor<4xf32>) {
-  // expected-error @+1 {{assigns "w", which no memfmt.weight of this function reads}}
-  memfmt.assign_weight "w", %v : tensor<4xf32>
-  return
-}
 
 // -----
 

@@ -538,8 +538,6 @@ bool IncrementOp::readsOperandsElementwise() { return true; }
 LogicalResult AssignWeightOp::verify() {
   if (getName().empty())
     return emitOpError() << "expects a non-empty weight name";
-  // The state tensor must be read in the same function, with the very type
-  // (shape, element type and strides) the assignment stores.
   auto func = (*this)->getParentOfType<FunctionOpInterface>();
   if (!func)
     return success();
@@ -552,12 +550,19 @@ LogicalResult AssignWeightOp::verify() {
              a && a.getName() == getName())
       ++assignments;
   });
-  if (!weight)
+  if (assignments > 1)
     return emitOpError() << "assigns \"" << getName()
-                         << "\", which no memfmt.weight of this function reads";
-  // While the layout passes re-lay the parameter (a conversion of the
-  // weight, which memfmt-fold-conversions turns into the re-laid weight),
-  // the assigned value may already have the new layout.
+                         << "\" more than once in one function";
+  // A state that no memfmt.weight reads is declared by its assignment: its
+  // old value does not matter (the lowering gives it a zero_init slot). The
+  // layout passes may also erase the read of a state whose value became
+  // unused, which must leave a valid module.
+  if (!weight)
+    return success();
+  // A state that is read keeps the very type (shape, element type and
+  // strides) the read has. While the layout passes re-lay the parameter (a
+  // conversion of the weight, which memfmt-fold-conversions turns into the
+  // re-laid weight), the assigned value may already have the new layout.
   auto isRelaidAs = [&](Type type) {
     return llvm::any_of(weight->getUsers(), [&](Operation *user) {
       auto conversion = dyn_cast<LayoutOpInterface>(user);
@@ -571,8 +576,5 @@ LogicalResult AssignWeightOp::verify() {
                          << " to \"" << getName() << "\" of type "
                          << weight.getType()
                          << "; a state tensor keeps its type and layout";
-  if (assignments > 1)
-    return emitOpError() << "assigns \"" << getName()
-                         << "\" more than once in one function";
   return success();
 }

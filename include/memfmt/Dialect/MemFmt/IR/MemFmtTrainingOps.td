@@ -510,6 +510,12 @@ def MemFmt_AssignWeightOp : MemFmt_Op<"assign_weight",
     defines it may run in place (`memfmt.sgd_update` on the parameter), so
     the assignment costs no copy; otherwise it is lowered to one copy.
 
+    A state that no `memfmt.weight` of the function reads (nothing in the
+    step depends on its old value; canonicalization also erases reads whose
+    value became unused) is declared by its assignment: the lowering gives
+    it a slot of the assigned type that starts as zeros unless the weight
+    source has a tensor of its name (`zero_init`), and checkpoints save it.
+
     ```mlir
     memfmt.assign_weight "conv1.weight", %w1 : tensor<64x3x7x7xf32>
     ```
