@@ -155,8 +155,7 @@ TEST(WindowsTest, FindEmptyWindowOnHugeSizes) {
             ceilDivForTest(3002 + d - 1, 3));
   // The fuzzer's input: a 1099023255554-tap max pool with 549755813888 rows
   // of padding on 5 rows (dilation 1): no window is empty.
-  EXPECT_EQ(findEmptyWindow(488372228, 1099023255554, 1, 549755813888, 1, 0,
-                            5),
+  EXPECT_EQ(findEmptyWindow(488372228, 1099023255554, 1, 549755813888, 1, 0, 5),
             -1);
 }
 
