@@ -18,11 +18,11 @@ optimizer state (the momentum buffers, and with dampening the step count
 weights=path)`` resumes from.
 """
 
-import json
-import struct
+import os
 
 import numpy as np
 
+from ._memfmt import read_safetensors, write_safetensors
 from ._model import Model
 
 _RUNNING_MEAN = ".running_mean"
@@ -88,19 +88,19 @@ class Trainer(Model):
         for info in self.parameters():
             if info.zero_init:
                 tensors[info.name] = self.read_parameter(info.name)
-        write_safetensors(path, tensors)
+        write_safetensors(os.fspath(path), tensors)
 
     def _tracked_in_source(self):
         source = self._info["weights_source"]
         if not source.startswith("safetensors:"):
             return 0
         try:
-            tensors = read_safetensors_header(source[len("safetensors:"):])
-        except OSError:
+            tensors = read_safetensors(source[len("safetensors:"):])
+        except RuntimeError:  # Gone or changed since the model loaded it.
             return 0
-        for name, (dtype, _, data) in tensors.items():
-            if name.endswith(_TRACKED) and dtype == "I64":
-                return int(np.frombuffer(data, np.int64)[0])
+        for name, value in tensors.items():
+            if name.endswith(_TRACKED) and value.dtype == np.int64:
+                return int(value.reshape(-1)[0])
         return 0
 
 
@@ -110,37 +110,3 @@ def _as_torch(state):
     except ImportError:
         return state
     return {k: torch.from_numpy(v) for k, v in state.items()}
-
-
-def write_safetensors(path, tensors):
-    """Writes {name: numpy array} (float32 or int64) as a safetensors
-    file."""
-    kinds = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}
-    header, blobs, offset = {}, [], 0
-    # int64 scalars first, then float32 tensors: every tensor stays aligned.
-    for name in sorted(tensors, key=lambda k: tensors[k].dtype != np.int64):
-        a = np.asarray(tensors[name])
-        # (np.ascontiguousarray would make a 0-d count 1-d.)
-        data = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": kinds[a.dtype], "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
-
-
-def read_safetensors_header(path):
-    """{name: (dtype, shape, bytes)} of a safetensors file."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-        data = f.read()
-    return {name: (t["dtype"], t["shape"],
-                   data[t["data_offsets"][0]:t["data_offsets"][1]])
-            for name, t in header.items() if name != "__metadata__"}

@@ -10,7 +10,9 @@
 // runtime. Everything about arrays (numpy, torch, DLPack, the one
 // conversion) is Python's job (memfmt/_arrays.py); this file only moves
 // pointers and strings across, and lends Python the layout library's stride
-// rules (`suggest_memory_format`, `same_bytes`):
+// rules (`suggest_memory_format`, `same_bytes`) and the runtime's one
+// safetensors reader and writer (`read_safetensors`, `write_safetensors` on
+// numpy arrays; memfmt-train --save writes with the same code):
 //
 //  * `Model(dir, weights, threads, backend)` owns a context of its own and
 //    the model loaded into it, so that models are independent (one per
@@ -27,14 +29,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/Layout/Strides.h"
+#include "memfmt/runtime/io/SafeTensors.h"
 #include "memfmt/runtime/memfmt_runtime.h"
 #include "memfmt/runtime/model.h"
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -266,6 +271,65 @@ private:
   std::mutex mutex_;
 };
 
+/// Writes {name: float32 or int64 array} as a safetensors file with the
+/// runtime's encoder (the one memfmt-train --save uses): int64 tensors
+/// first, so that every tensor stays aligned. Raises ValueError for another
+/// dtype and OSError when the file cannot be written.
+void writeSafeTensors(const std::string &path, const py::dict &tensors) {
+  std::vector<py::array> arrays; // Keeps the contiguous copies alive.
+  std::vector<memfmt::io::TensorView> views;
+  for (bool wide : {true, false}) {
+    for (auto [key, value] : tensors) {
+      py::array array = py::array::ensure(value, py::array::c_style);
+      if (!array)
+        throw py::value_error("safetensors: not an array");
+      bool isI64 = array.dtype().is(py::dtype::of<int64_t>());
+      if (!isI64 && !array.dtype().is(py::dtype::of<float>()))
+        throw py::value_error("safetensors: " + py::str(key).cast<std::string>() +
+                              " is " + py::str(array.dtype()).cast<std::string>() +
+                              "; only float32 and int64 tensors are written");
+      if (isI64 != wide)
+        continue;
+      memfmt::io::TensorView view;
+      view.Name = py::str(key);
+      view.Type = isI64 ? memfmt::io::DType::I64 : memfmt::io::DType::F32;
+      view.Shape.assign(array.shape(), array.shape() + array.ndim());
+      view.Data = static_cast<const uint8_t *>(array.data());
+      view.NumBytes = static_cast<size_t>(array.nbytes());
+      views.push_back(std::move(view));
+      arrays.push_back(std::move(array));
+    }
+  }
+  memfmt::io::Status status = memfmt::io::writeSafeTensors(path, views);
+  if (!status)
+    throw std::runtime_error(status.error());
+}
+
+/// {name: array} of a safetensors file: F32 and I64 tensors exactly, other
+/// floating-point types widened to float32 (as the loader does).
+py::dict readSafeTensors(const std::string &path) {
+  auto file = memfmt::io::SafeTensorsFile::open(path);
+  if (!file)
+    throw std::runtime_error(file.error());
+  py::dict result;
+  for (const memfmt::io::TensorView &view : file->tensors()) {
+    if (view.Type == memfmt::io::DType::I64) {
+      py::array_t<int64_t> array(view.Shape);
+      std::memcpy(array.mutable_data(), view.Data, view.NumBytes);
+      result[py::str(view.Name)] = std::move(array);
+      continue;
+    }
+    auto values = memfmt::io::convertToF32(view.Type, view.Data, view.NumBytes);
+    if (!values)
+      throw py::value_error(path + ": " + view.Name + ": " + values.error());
+    py::array_t<float> array(view.Shape);
+    std::memcpy(array.mutable_data(), values->data(),
+                values->size() * sizeof(float));
+    result[py::str(view.Name)] = std::move(array);
+  }
+  return result;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_memfmt, m) {
@@ -289,6 +353,9 @@ PYBIND11_MODULE(_memfmt, m) {
         return memfmt::layout::sameBytes(sizes, lhs, rhs);
       },
       py::arg("sizes"), py::arg("lhs"), py::arg("rhs"));
+  m.def("write_safetensors", &writeSafeTensors, py::arg("path"),
+        py::arg("tensors"));
+  m.def("read_safetensors", &readSafeTensors, py::arg("path"));
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string &, std::optional<std::string>, int32_t,
                     const std::string &>(),

@@ -159,3 +159,25 @@ def test_dampening_counts_steps_and_resumes(tmp_path):
     inference.close()
     resumed.close()
     damped.close()
+
+
+def test_safetensors_round_trip_and_errors(tmp_path):
+    """Trainer.save writes with the runtime's encoder (memfmt._memfmt):
+    float32 and int64 tensors, 0-d ones included, come back exactly; any
+    other dtype and an unreadable file raise."""
+    from memfmt._memfmt import read_safetensors, write_safetensors
+    path = str(tmp_path / "t.safetensors")
+    tensors = {"w": np.arange(6, dtype=np.float32).reshape(2, 3).T,
+               "optimizer.step": np.array(2**40 + 3, np.int64),
+               "b": np.float32([1.5, -0.0])}
+    write_safetensors(path, tensors)
+    back = read_safetensors(path)
+    assert sorted(back) == sorted(tensors)
+    for name, value in tensors.items():
+        assert back[name].dtype == value.dtype
+        assert back[name].shape == value.shape
+        np.testing.assert_array_equal(back[name], value)
+    with pytest.raises(ValueError, match="'w' is float64|w is float64"):
+        write_safetensors(path, {"w": np.zeros(2)})
+    with pytest.raises(RuntimeError, match="missing.safetensors"):
+        read_safetensors(str(tmp_path / "missing.safetensors"))
