@@ -285,9 +285,10 @@ void writeSafeTensors(const std::string &path, const py::dict &tensors) {
         throw py::value_error("safetensors: not an array");
       bool isI64 = array.dtype().is(py::dtype::of<int64_t>());
       if (!isI64 && !array.dtype().is(py::dtype::of<float>()))
-        throw py::value_error("safetensors: " + py::str(key).cast<std::string>() +
-                              " is " + py::str(array.dtype()).cast<std::string>() +
-                              "; only float32 and int64 tensors are written");
+        throw py::value_error(
+            "safetensors: " + py::str(key).cast<std::string>() + " is " +
+            py::str(array.dtype()).cast<std::string>() +
+            "; only float32 and int64 tensors are written");
       if (isI64 != wide)
         continue;
       memfmt::io::TensorView view;
