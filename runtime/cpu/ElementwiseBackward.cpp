@@ -6,7 +6,8 @@
 //
 // The two elementwise training kernels:
 //  * fill writes one value into every element (the loss gradient's seed);
-//  * threshold_backward passes grad_output where self is above the
+//  * threshold_backward passes grad_output (or grad_output + addend, the
+//    fused gradient sum of a value with two uses) where self is above the
 //    threshold and writes 0 elsewhere (relu's gradient). Like ATen's
 //    threshold kernel it tests `self <= threshold` and zeroes those
 //    elements, so a NaN in self lets its gradient through.
@@ -64,28 +65,44 @@ const char *cpu::fillFast(const args::fill &a) {
 void cpu::thresholdBackwardReference(const args::threshold_backward &a) {
   const float threshold = static_cast<float>(a.threshold);
   const TensorView &gi = a.grad_input;
+  const TensorView &addend = a.has_addend ? a.addend : a.grad_output;
   const float *g = a.grad_output.as<float>(), *s = a.self.as<float>();
+  const float *r = a.has_addend ? addend.as<float>() : nullptr;
   float *y = gi.as<float>();
-  forEachStrided<3>(gi.rank, gi.sizes,
-                    {gi.strides, a.grad_output.strides, a.self.strides},
-                    kMinPerThread,
-                    [&](const OperandOffsets<3> &at, int64_t count,
-                        const OperandOffsets<3> &step) {
-                      for (int64_t i = 0; i < count; ++i)
-                        y[at[0] + i * step[0]] =
-                            thresholdGrad(g[at[1] + i * step[1]],
-                                          s[at[2] + i * step[2]], threshold);
-                    });
+  forEachStrided<4>(
+      gi.rank, gi.sizes,
+      {gi.strides, a.grad_output.strides, a.self.strides, addend.strides},
+      kMinPerThread,
+      [&](const OperandOffsets<4> &at, int64_t count,
+          const OperandOffsets<4> &step) {
+        for (int64_t i = 0; i < count; ++i) {
+          float grad = g[at[1] + i * step[1]];
+          if (r)
+            grad += r[at[3] + i * step[3]];
+          y[at[0] + i * step[0]] =
+              thresholdGrad(grad, s[at[2] + i * step[2]], threshold);
+        }
+      });
 }
 
 const char *cpu::thresholdBackwardFast(const args::threshold_backward &a) {
   const TensorView &gi = a.grad_input;
   if (!gi.isDense() || !a.grad_output.sameLayoutAs(gi) ||
-      !a.self.sameLayoutAs(gi))
+      !a.self.sameLayoutAs(gi) || (a.has_addend && !a.addend.sameLayoutAs(gi)))
     return nullptr;
   const float threshold = static_cast<float>(a.threshold);
   const float *g = a.grad_output.as<float>(), *s = a.self.as<float>();
   float *y = gi.as<float>();
+  if (a.has_addend) {
+    const float *r = a.addend.as<float>();
+    parallelFor(gi.numElements(), kMinPerThread,
+                [&](int64_t begin, int64_t end, int) {
+                  MEMFMT_INDEPENDENT_ITERATIONS
+                  for (int64_t i = begin; i < end; ++i)
+                    y[i] = thresholdGrad(g[i] + r[i], s[i], threshold);
+                });
+    return "dense_sum";
+  }
   parallelFor(gi.numElements(), kMinPerThread,
               [&](int64_t begin, int64_t end, int) {
                 MEMFMT_INDEPENDENT_ITERATIONS

@@ -110,11 +110,12 @@ cudaError_t launchPoolBackward(Elem elem, const PoolArgs &args, bool nhwc,
 cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
                        float value, cudaStream_t stream);
 
-/// grad_input = self <= threshold ? 0 : grad_output, f32. Operands:
-/// grad_input, grad_output, self.
-cudaError_t launchThresholdBackward(const StridedPlan<3> &plan, void *gradInput,
+/// grad_input = self <= threshold ? 0 : grad_output (+ addend where addend
+/// is not null), f32. Operands: grad_input, grad_output, self, addend.
+cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
                                     const void *gradOutput, const void *self,
-                                    float threshold, cudaStream_t stream);
+                                    const void *addend, float threshold,
+                                    cudaStream_t stream);
 
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {

@@ -46,14 +46,17 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &gi = a.grad_input;
-  const int64_t *strides[3] = {gi.strides, a.grad_output.strides,
-                               a.self.strides};
-  StridedPlan<3> plan =
-      planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
+  // Without an addend its plan column repeats grad_output's, unread.
+  const TensorView &addend = a.has_addend ? a.addend : a.grad_output;
+  const int64_t *strides[4] = {gi.strides, a.grad_output.strides,
+                               a.self.strides, addend.strides};
+  StridedPlan<4> plan =
+      planStrided<4>(static_cast<int>(gi.rank), gi.sizes, strides);
   call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(
       call, "the threshold_backward kernel",
       launchThresholdBackward(plan, gi.data, a.grad_output.data, a.self.data,
+                              a.has_addend ? a.addend.data : nullptr,
                               static_cast<float>(a.threshold), stream));
   return MEMFMT_STATUS_OK;
 }

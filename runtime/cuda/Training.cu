@@ -33,14 +33,17 @@ __global__ void fillKernel(StridedPlan<1> plan, T *y, float value) {
   }
 }
 
-__global__ void thresholdBackwardKernel(StridedPlan<3> plan, float *gradInput,
+__global__ void thresholdBackwardKernel(StridedPlan<4> plan, float *gradInput,
                                         const float *gradOutput,
-                                        const float *self, float threshold) {
+                                        const float *self, const float *addend,
+                                        float threshold) {
   for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
-    int64_t off[3];
+    int64_t off[4];
     offsetsOf(plan, i, off);
-    gradInput[off[0]] =
-        math::thresholdGrad(gradOutput[off[1]], self[off[2]], threshold);
+    float grad = gradOutput[off[1]];
+    if (addend)
+      grad = __fadd_rn(grad, addend[off[3]]);
+    gradInput[off[0]] = math::thresholdGrad(grad, self[off[2]], threshold);
   }
 }
 
@@ -83,15 +86,16 @@ cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
   });
 }
 
-cudaError_t launchThresholdBackward(const StridedPlan<3> &plan, void *gradInput,
+cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
                                     const void *gradOutput, const void *self,
-                                    float threshold, cudaStream_t stream) {
+                                    const void *addend, float threshold,
+                                    cudaStream_t stream) {
   if (plan.total == 0)
     return cudaSuccess;
   thresholdBackwardKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(
       plan, static_cast<float *>(gradInput),
       static_cast<const float *>(gradOutput), static_cast<const float *>(self),
-      threshold);
+      static_cast<const float *>(addend), threshold);
   return cudaGetLastError();
 }
 

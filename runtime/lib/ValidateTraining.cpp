@@ -354,9 +354,16 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                           " (self's shape)"));
   MEMFMT_CHECK(
       checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
-  return checkAllApart(call,
-                       {{&a.grad_output, "grad_output"}, {&a.self, "self"}},
-                       {{&a.grad_input, "grad_input"}});
+  MEMFMT_CHECK(checkFlag(call, a.has_addend, "has_addend"));
+  if (a.has_addend)
+    MEMFMT_CHECK(
+        checkShape(call, a.addend, "addend", a.self, " (self's shape)"));
+  return checkAllApart(
+      call,
+      {{&a.grad_output, "grad_output"},
+       {&a.self, "self"},
+       a.has_addend ? Operand{&a.addend, "addend"} : Operand{}},
+      {{&a.grad_input, "grad_input"}});
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

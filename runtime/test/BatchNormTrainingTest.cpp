@@ -460,9 +460,10 @@ TEST_P(BatchNormTrainingTest, FusedEpiloguesMatchSeparateKernels) {
             gi(shape.sizes, inLayout), gi2(shape.sizes, inLayout);
         go.fillRandom(7);
         Tensor gw({channels}), gb({channels}), gw2({channels}), gb2({channels});
-        EXPECT_KERNEL_OK(
-            ctx, _mlir_ciface_memfmt_threshold_backward_f32(
-                     ctx, 5, go.memref(), got.memref(), masked.memref(), 0.0));
+        EXPECT_KERNEL_OK(ctx,
+                         _mlir_ciface_memfmt_threshold_backward_f32(
+                             ctx, 5, go.memref(), got.memref(), go.memref(),
+                             masked.memref(), 0.0, /*has_addend=*/0));
         EXPECT_KERNEL_OK(ctx,
                          batchNormBackward(ctx, 6, masked.memref(), x.memref(),
                                            p.weight.memref(),

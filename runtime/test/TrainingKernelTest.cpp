@@ -8,7 +8,8 @@
 // every test layout, against naive implementations written from PyTorch's
 // definitions:
 //  * fill and threshold_backward (ATen's `self <= threshold ? 0 : grad`, so
-//    a NaN self passes its gradient), exact;
+//    a NaN self passes its gradient; with and without the fused addend),
+//    exact;
 //  * avg_pool2d_backward: each grad_output cell spread over its window with
 //    avg_pool2d's divisor, with and without count_include_pad, ceil mode;
 //  * cross_entropy_loss(+backward) in double, including a logit of 1e4
@@ -100,30 +101,37 @@ TEST(ThresholdBackwardTest, MatchesATen) {
                                                {S, S}, {C, CL},  {CL, S}};
   for (memfmt_kernels_t kernels : kFamilies)
     for (auto [inLayout, outLayout] : layouts)
-      for (double threshold : {0.0, 0.25}) {
-        TestContext ctx(kernels);
-        Tensor go({2, 5, 3, 7}, inLayout), self({2, 5, 3, 7}, inLayout),
-            gi({2, 5, 3, 7}, outLayout);
-        go.fillRandom(1);
-        self.fillRandom(2);
-        self.flat(3) = 0.0f;
-        self.flat(4) = 0.25f;
-        self.flat(5) = std::numeric_limits<float>::quiet_NaN();
-        std::string what = self.describe() + " -> " + gi.describe();
-        EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_threshold_backward_f32(
-                                  ctx, 0, go.memref(), self.memref(),
-                                  gi.memref(), threshold));
-        for (int64_t i = 0; i < gi.numElements(); ++i) {
-          float s = self.flat(i);
-          // ATen: self <= threshold ? 0 : grad (NaN compares false).
-          float want = s <= float(threshold) ? 0.0f : go.flat(i);
-          ASSERT_EQ(gi.flat(i), want) << what << " element " << i;
+      for (double threshold : {0.0, 0.25})
+        for (int64_t hasAddend : {0, 1}) {
+          TestContext ctx(kernels);
+          // The addend (the fused gradient sum) in the output's layout.
+          Tensor go({2, 5, 3, 7}, inLayout), self({2, 5, 3, 7}, inLayout),
+              addend({2, 5, 3, 7}, outLayout), gi({2, 5, 3, 7}, outLayout);
+          go.fillRandom(1);
+          self.fillRandom(2);
+          addend.fillRandom(3);
+          self.flat(3) = 0.0f;
+          self.flat(4) = 0.25f;
+          self.flat(5) = std::numeric_limits<float>::quiet_NaN();
+          std::string what = self.describe() + " -> " + gi.describe() +
+                             (hasAddend ? " with addend" : "");
+          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_threshold_backward_f32(
+                                    ctx, 0, go.memref(), self.memref(),
+                                    addend.memref(), gi.memref(), threshold,
+                                    hasAddend));
+          for (int64_t i = 0; i < gi.numElements(); ++i) {
+            float s = self.flat(i);
+            // The add kernel's rounding: one f32 sum.
+            float grad = hasAddend ? go.flat(i) + addend.flat(i) : go.flat(i);
+            // ATen: self <= threshold ? 0 : grad (NaN compares false).
+            float want = s <= float(threshold) ? 0.0f : grad;
+            ASSERT_EQ(gi.flat(i), want) << what << " element " << i;
+          }
+          EXPECT_TRUE(gi.gapsIntact()) << what;
+          if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
+              inLayout != S && inLayout != CLS)
+            EXPECT_EQ(ctx.implOf(0), hasAddend ? "dense_sum" : "dense") << what;
         }
-        EXPECT_TRUE(gi.gapsIntact()) << what;
-        if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
-            inLayout != S && inLayout != CLS)
-          EXPECT_EQ(ctx.implOf(0), "dense") << what;
-      }
 }
 
 //===----------------------------------------------------------------------===//
@@ -522,16 +530,32 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
 TEST(TrainingErrorTest, OverlapsFailWithAMessage) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor go({2, 3}), self({2, 3});
+  expectError(
+      ctx,
+      _mlir_ciface_memfmt_threshold_backward_f32(
+          ctx, 1, go.memref(), self.memref(), go.memref(), go.memref(), 0.0, 0),
+      "memfmt_threshold_backward_f32 (node 1): grad_input [2, 3] "
+      "(strides [3, 1]) overlaps grad_output");
+  Tensor gi({2, 4}), out({2, 3}), wide({2, 4});
+  expectError(
+      ctx,
+      _mlir_ciface_memfmt_threshold_backward_f32(
+          ctx, 2, go.memref(), self.memref(), go.memref(), gi.memref(), 0.0, 0),
+      "grad_input has shape [2, 4], expected [2, 3] (self's shape)");
   expectError(ctx,
               _mlir_ciface_memfmt_threshold_backward_f32(
-                  ctx, 1, go.memref(), self.memref(), go.memref(), 0.0),
-              "memfmt_threshold_backward_f32 (node 1): grad_input [2, 3] "
-              "(strides [3, 1]) overlaps grad_output");
-  Tensor gi({2, 4});
+                  ctx, 4, go.memref(), self.memref(), out.memref(),
+                  out.memref(), 0.0, 1),
+              "grad_input [2, 3] (strides [3, 1]) overlaps addend");
   expectError(ctx,
               _mlir_ciface_memfmt_threshold_backward_f32(
-                  ctx, 2, go.memref(), self.memref(), gi.memref(), 0.0),
-              "grad_input has shape [2, 4], expected [2, 3] (self's shape)");
+                  ctx, 5, go.memref(), self.memref(), wide.memref(),
+                  out.memref(), 0.0, 1),
+              "addend has shape [2, 4], expected [2, 3] (self's shape)");
+  // Without has_addend the addend is not looked at.
+  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_threshold_backward_f32(
+                            ctx, 6, go.memref(), self.memref(), wide.memref(),
+                            out.memref(), 0.0, 0));
   Tensor pooled({1, 1, 3, 3}), input({1, 1, 4, 4});
   expectError(
       ctx,
@@ -540,8 +564,9 @@ TEST(TrainingErrorTest, OverlapsFailWithAMessage) {
       "output height is 3, expected 1 (floor mode) or 2 (ceil mode)");
 }
 
-/// Times threshold_backward on the ResNet stem's activation and sgd_update
-/// on ResNet-18's 11.7M parameters as one tensor, both kernel families.
+/// Times threshold_backward on the ResNet stem's activation (alone, and
+/// with a gradient sum as two kernels and fused) and sgd_update on
+/// ResNet-18's 11.7M parameters as one tensor, both kernel families.
 /// Run with --gtest_also_run_disabled_tests.
 TEST(TrainingKernelTiming, DISABLED_TimeLargeCalls) {
   for (memfmt_kernels_t kernels : kFamilies) {
@@ -552,8 +577,31 @@ TEST(TrainingKernelTiming, DISABLED_TimeLargeCalls) {
     self.fillRandom(2);
     double relu = millisecondsPerCall([&] {
       return _mlir_ciface_memfmt_threshold_backward_f32(
-          ctx, 0, go.memref(), self.memref(), gi.memref(), 0.0);
+          ctx, 0, go.memref(), self.memref(), go.memref(), gi.memref(), 0.0, 0);
     });
+    // A residual block input's gradient at ResNet-50's layer 1: the sum of
+    // its two gradients then relu's mask, as two kernels and fused.
+    Tensor a({8, 256, 56, 56}, CL), b({8, 256, 56, 56}, CL),
+        y({8, 256, 56, 56}, CL), sum({8, 256, 56, 56}, CL),
+        masked({8, 256, 56, 56}, CL);
+    a.fillRandom(3);
+    b.fillRandom(4);
+    y.fillRandom(5);
+    double separate = millisecondsPerCall([&] {
+      if (int32_t s = _mlir_ciface_memfmt_add_f32(ctx, 2, a.memref(),
+                                                  b.memref(), sum.memref()))
+        return s;
+      return _mlir_ciface_memfmt_threshold_backward_f32(
+          ctx, 3, sum.memref(), y.memref(), sum.memref(), masked.memref(), 0.0,
+          0);
+    });
+    double fused = millisecondsPerCall([&] {
+      return _mlir_ciface_memfmt_threshold_backward_f32(
+          ctx, 4, a.memref(), y.memref(), b.memref(), masked.memref(), 0.0, 1);
+    });
+    std::printf("%s: add + threshold_backward [8, 256, 56, 56] %.2f ms, fused "
+                "%.2f ms (%s)\n",
+                toString(kernels), separate, fused, ctx.implOf(4).c_str());
     Tensor param({11689512}), grad({11689512}), buf({11689512});
     IndexTensor step({});
     step.flat(0) = 1;

@@ -219,13 +219,17 @@ struct ThresholdBackwardLowering : RuntimePattern<ThresholdBackwardOp> {
 
   LogicalResult matchAndRewrite(ThresholdBackwardOp op,
                                 PatternRewriter &) const override {
-    return calls.call(op, elementTypeOf(op.getSelf()),
-                      kernels::threshold_backward{
-                          .grad_output = calls.view(op.getGradOutput()),
-                          .self = calls.view(op.getSelf()),
-                          .grad_input = calls.view(op.getGradInput()),
-                          .threshold = op.getThreshold().convertToDouble(),
-                      });
+    return calls.call(
+        op, elementTypeOf(op.getSelf()),
+        kernels::threshold_backward{
+            .grad_output = calls.view(op.getGradOutput()),
+            .self = calls.view(op.getSelf()),
+            .addend = calls.view(op.getAddend() ? op.getAddend()
+                                                : op.getGradOutput()),
+            .grad_input = calls.view(op.getGradInput()),
+            .threshold = op.getThreshold().convertToDouble(),
+            .has_addend = op.getAddend() ? 1 : 0,
+        });
   }
 };
 

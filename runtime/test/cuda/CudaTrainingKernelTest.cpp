@@ -210,28 +210,34 @@ TEST(CudaThresholdBackwardTest, EveryLayoutPairWithTiesAndNaN) {
   MEMFMT_REQUIRE_CUDA(env());
   for (const std::vector<int64_t> &shape : kElementwiseShapes)
     for (Layout in : kLayouts)
-      for (Layout out : kLayouts) {
-        Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
-            gi(Kind::F32, shape, out);
-        std::string what = name(Kind::F32, in, out) + " " + gi.describe();
-        grad.fill(1, -2, 2);
-        self.fill(2, -1, 1);
-        if (self.values.numElements() > 3)
-          self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
-        const memfmt_memref_t *dgi = gi.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                      env().gpu, 0, grad.device(env().gpu),
-                      self.device(env().gpu), dgi, 0.0),
-                  MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                      env().cpu, 0, grad.host(), self.host(), gi.host(), 0.0),
-                  MEMFMT_STATUS_OK);
-        expectMatch(gi, gi.download(), Match::Exact,
-                    "threshold_backward " + what);
-        if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
-          EXPECT_EQ(env().implOf(0), "flat") << what;
-      }
+      for (Layout out : kLayouts)
+        for (int64_t hasAddend : {0, 1}) {
+          // The addend (the fused gradient sum) in the output's layout.
+          Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
+              addend(Kind::F32, shape, out), gi(Kind::F32, shape, out);
+          std::string what = name(Kind::F32, in, out) + " " + gi.describe() +
+                             (hasAddend ? " with addend" : "");
+          grad.fill(1, -2, 2);
+          self.fill(2, -1, 1);
+          addend.fill(3, -2, 2);
+          if (self.values.numElements() > 3)
+            self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
+          const memfmt_memref_t *dgi = gi.device(env().gpu);
+          ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
+                        env().gpu, 0, grad.device(env().gpu),
+                        self.device(env().gpu), addend.device(env().gpu), dgi,
+                        0.0, hasAddend),
+                    MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
+                        env().cpu, 0, grad.host(), self.host(), addend.host(),
+                        gi.host(), 0.0, hasAddend),
+                    MEMFMT_STATUS_OK);
+          expectMatch(gi, gi.download(), Match::Exact,
+                      "threshold_backward " + what);
+          if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
+            EXPECT_EQ(env().implOf(0), "flat") << what;
+        }
 }
 
 struct CudaSgdCase {

@@ -289,6 +289,15 @@ func.func @threshold_backward_shape(%g: tensor<2x3x4x5xf32>, %y: tensor<2x3x4x4x
 
 // -----
 
+// threshold_backward: the addend has grad_output's type.
+func.func @threshold_backward_addend_type(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %a: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) {
+  // expected-error @+1 {{expects 'addend' of grad_output's type 'tensor<2x3x4x4xf32>', got 'tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>'}}
+  %0 = memfmt.threshold_backward %g, %y addend %a : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
 // threshold_backward: grad_input has self's shape.
 func.func @threshold_backward_result_shape(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>) {
   // expected-error @+1 {{expected grad_input shape [2, 3, 4, 4], got [2, 3, 4, 5]}}

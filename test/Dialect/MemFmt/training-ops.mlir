@@ -92,11 +92,13 @@ func.func @linear_backward(%x: tensor<1x7xf32>, %g: tensor<1x3xf32>, %w: tensor<
 // CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
 // CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} {threshold = 5.000000e-01 : f64}
 // GENERIC-LABEL: sym_name = "threshold_backward"
+// CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} addend %{{.+}} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
 // GENERIC: "memfmt.threshold_backward"({{.*}}) <{threshold = 0.000000e+00 : f64}>
 func.func @threshold_backward(%g: tensor<1x1x1x1xf32>, %y: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {
   %0 = memfmt.threshold_backward %g, %y : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
   %1 = memfmt.threshold_backward %0, %y {threshold = 0.5 : f64} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
-  return %1 : tensor<1x1x1x1xf32>
+  %2 = memfmt.threshold_backward %1, %y addend %g : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  return %2 : tensor<1x1x1x1xf32>
 }
 
 // Max pooling backward with ceil mode on an odd-sized input.

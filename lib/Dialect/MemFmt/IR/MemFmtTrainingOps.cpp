@@ -307,6 +307,12 @@ LogicalResult ThresholdBackwardOp::verify() {
       failed(verifyShape(*this, getGradOutput().getType(),
                          getSelf().getType().getShape(), "grad_output")))
     return failure();
+  // (grad_output's format is checked below, so the addend's is too.)
+  if (Value addend = getAddend();
+      addend && addend.getType() != getGradOutput().getType())
+    return emitOpError() << "expects 'addend' of grad_output's type "
+                         << getGradOutput().getType() << ", got "
+                         << addend.getType();
   return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }
@@ -315,8 +321,12 @@ std::optional<unsigned> ThresholdBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
 }
 
+/// L9: grad_output and the addend summed with it take self's format.
 std::optional<MemoryFormat>
 ThresholdBackwardOp::getGradientOperandFormat(unsigned index) {
+  MutableOperandRange addend = getAddendMutable();
+  if (!addend.empty() && index == addend.begin()->getOperandNumber())
+    return gradientFormatOf(getSelf());
   return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 

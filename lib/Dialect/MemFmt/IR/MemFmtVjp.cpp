@@ -135,7 +135,8 @@ FusedConv2dOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (getRelu())
     g = ThresholdBackwardOp::create(b, getLoc(), getOutput().getType(), g,
-                                    getOutput(), b.getF64FloatAttr(0.0));
+                                    getOutput(), /*addend=*/Value(),
+                                    b.getF64FloatAttr(0.0));
   unsigned biasIndex = 2;
   unsigned residualIndex = biasIndex + (getBias() ? 1 : 0);
   bool needsBias = getBias() && operandNeedsGrad[biasIndex];
@@ -216,7 +217,8 @@ NativeBatchNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
     return grads;
   if (getRelu())
     grad = ThresholdBackwardOp::create(b, getLoc(), getOutput().getType(), grad,
-                                       getOutput(), b.getF64FloatAttr(0.0));
+                                       getOutput(), /*addend=*/Value(),
+                                       b.getF64FloatAttr(0.0));
   if (residualNeedsGrad)
     grads[getResidualMutable()[0].getOperandNumber()] = grad;
   std::array<bool, 3> mask = {operandNeedsGrad[0], operandNeedsGrad[1],
@@ -244,9 +246,9 @@ ReluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                  ArrayRef<bool> operandNeedsGrad) {
   return firstOperandVjp(
       *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
-        return ThresholdBackwardOp::create(b, getLoc(), getInput().getType(),
-                                           grad, getOutput(),
-                                           b.getF64FloatAttr(0.0));
+        return ThresholdBackwardOp::create(
+            b, getLoc(), getInput().getType(), grad, getOutput(),
+            /*addend=*/Value(), b.getF64FloatAttr(0.0));
       });
 }
 

@@ -27,6 +27,13 @@
 //    `output y` and `relu` set. Where the masked gradient has other uses
 //    (it is also the residual's gradient) the threshold_backward stays:
 //    fusing would then add reads, not remove a pass.
+//  * FuseGradientSumIntoThresholdBackward: threshold_backward(add(a, b), y),
+//    a, b and the sum of one type and the sum used only here, becomes
+//    threshold_backward(a, y) with `addend b`: the gradient of a value with
+//    two uses (a residual block's input: its first convolution's and the
+//    residual's) is summed and masked by the previous block's relu in one
+//    pass. A threshold_backward with an addend is not fused into a batch
+//    norm backward (whose kernel has no addend).
 //
 // Values never change (L8): the fused kernels round each step as the
 // separate add, relu and threshold_backward kernels do.
@@ -153,7 +160,7 @@ struct FuseReluGradIntoBatchNormBackward
   LogicalResult matchAndRewrite(NativeBatchNormBackwardOp backward,
                                 PatternRewriter &rewriter) const override {
     auto threshold = backward.getGradOut().getDefiningOp<ThresholdBackwardOp>();
-    if (backward.getRelu() || !threshold ||
+    if (backward.getRelu() || !threshold || threshold.getAddend() ||
         !threshold.getThreshold().isZero() ||
         !threshold.getGradInput().hasOneUse())
       return rewriter.notifyMatchFailure(
@@ -176,6 +183,27 @@ struct FuseReluGradIntoBatchNormBackward
   }
 };
 
+struct FuseGradientSumIntoThresholdBackward
+    : OpRewritePattern<ThresholdBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ThresholdBackwardOp threshold,
+                                PatternRewriter &rewriter) const override {
+    auto add = threshold.getGradOutput().getDefiningOp<AddOp>();
+    Type type = threshold.getGradOutput().getType();
+    if (threshold.getAddend() || !add || !add.getOutput().hasOneUse() ||
+        add.getSelf().getType() != type || add.getOther().getType() != type)
+      return rewriter.notifyMatchFailure(
+          threshold, "grad_output is not a sum of two gradients of its type "
+                     "used only here");
+    rewriter.replaceOpWithNewOp<ThresholdBackwardOp>(
+        threshold, threshold.getGradInput().getType(), add.getSelf(),
+        threshold.getSelf(), add.getOther(), threshold.getThresholdAttr());
+    rewriter.eraseOp(add);
+    return success();
+  }
+};
+
 class FuseTrainingPass
     : public ::mlir::memfmt::impl::FuseTrainingBase<FuseTrainingPass> {
 public:
@@ -184,7 +212,8 @@ public:
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseResidualIntoBatchNorm, FuseReluIntoBatchNorm,
-                 FuseReluGradIntoBatchNormBackward>(&getContext());
+                 FuseReluGradIntoBatchNormBackward,
+                 FuseGradientSumIntoThresholdBackward>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

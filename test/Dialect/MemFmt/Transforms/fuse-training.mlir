@@ -97,3 +97,62 @@ func.func @no_backward_fusion(%x: !T, %x2: !T, %v: !V, %g: !T) -> (!T, !T, !T, !
   %c:3 = memfmt.native_batch_norm_backward %m3, %x, %v, %y#1, %y#2 {output_mask = array<i1: true, true, true>} : (!T, !T, !V, !V, !V) -> (!T, !V, !V)
   return %a#0, %b#0, %c#0, %m3, %y#0 : !T, !T, !T, !T, !T
 }
+
+// -----
+
+!T = tensor<2x3x4x4xf32>
+!V = tensor<3xf32>
+
+// The sum of a value's two gradients (a residual block's input) and the mask
+// of the relu that made the value are one pass: threshold_backward takes the
+// add's second operand as its addend.
+// CHECK-LABEL: func.func @gradient_sum(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x4x4xf32>, %[[B:[^:]+]]: tensor<2x3x4x4xf32>, %[[Y:[^:]+]]: tensor<2x3x4x4xf32>
+// CHECK-NEXT: %[[M:.+]] = memfmt.threshold_backward %[[A]], %[[Y]] addend %[[B]] {threshold = 2.500000e-01 : f64} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+// CHECK-NEXT: return %[[M]]
+func.func @gradient_sum(%a: !T, %b: !T, %y: !T) -> !T {
+  %s = memfmt.add %a, %b : !T, !T -> !T
+  %m = memfmt.threshold_backward %s, %y {threshold = 0.25 : f64} : (!T, !T) -> !T
+  return %m : !T
+}
+
+// -----
+
+!T = tensor<2x3x4x4xf32>
+!P = tensor<2x3x1x1xf32>
+!L = tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>
+
+// The sum stays an add where it has another use, where an operand is
+// broadcast, and where the operands' layouts differ from the gradient's.
+// CHECK-LABEL: func.func @no_gradient_sum(
+// CHECK-COUNT-3: memfmt.add
+// CHECK-NOT: addend
+// CHECK: return
+func.func @no_gradient_sum(%a: !T, %b: !T, %y: !T, %p: !P, %l: !L) -> (!T, !T, !T, !T) {
+  %s = memfmt.add %a, %b : !T, !T -> !T
+  %m = memfmt.threshold_backward %s, %y : (!T, !T) -> !T
+  %t = memfmt.add %a, %p : !T, !P -> !T
+  %n = memfmt.threshold_backward %t, %y : (!T, !T) -> !T
+  %u = memfmt.add %l, %a : !L, !T -> !T
+  %o = memfmt.threshold_backward %u, %y : (!T, !T) -> !T
+  return %m, %n, %o, %s : !T, !T, !T, !T
+}
+
+// -----
+
+!T = tensor<2x3x4x4xf32>
+!V = tensor<3xf32>
+
+// A threshold_backward with an addend stays out of the batch norm backward
+// (whose kernel has no addend).
+// CHECK-LABEL: func.func @sum_stays_out_of_backward(
+// CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} addend
+// CHECK: memfmt.native_batch_norm_backward
+// CHECK-NOT: relu = true}
+// CHECK: return
+func.func @sum_stays_out_of_backward(%x: !T, %v: !V, %g: !T, %h: !T) -> !T {
+  %y:5 = memfmt.native_batch_norm %x, %v, %v, %v, %v {relu = true} : (!T, !V, !V, !V, !V) -> (!T, !V, !V, !V, !V)
+  %m = memfmt.threshold_backward %g, %y#0 addend %h : (!T, !T, !T) -> !T
+  %a:3 = memfmt.native_batch_norm_backward %m, %x, %v, %y#1, %y#2 {output_mask = array<i1: true, true, true>} : (!T, !T, !V, !V, !V) -> (!T, !V, !V)
+  return %a#0 : !T
+}

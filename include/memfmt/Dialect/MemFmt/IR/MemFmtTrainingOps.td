@@ -230,17 +230,28 @@ def MemFmt_ThresholdBackwardOp : MemFmt_Op<"threshold_backward",
     `threshold = 0` with `self` the relu's result (or input). By L9
     `grad_output` and `grad_input` have `self`'s memory format.
 
+    With `addend`, `grad_output + addend` (rounded to the element type, as
+    `memfmt.add` rounds) takes `grad_output`'s place: the sum of the
+    gradients of a value with two uses, as `memfmt-fuse-training` fuses it
+    (a residual block's input, whose gradient comes from its first
+    convolution and from the residual). `addend` has `grad_output`'s type.
+
     ```mlir
     %gi = memfmt.threshold_backward %go, %y {threshold = 0.0 : f64}
         : (tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>)
         -> tensor<8x64x56x56xf32>
+    %gs = memfmt.threshold_backward %go, %y addend %gr
+        : (tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>,
+           tensor<8x64x56x56xf32>) -> tensor<8x64x56x56xf32>
     ```
   }];
   let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self,
+                       Optional<MemFmt_Tensor>:$addend,
                        DefaultValuedAttr<F64Attr, "0.0">:$threshold);
   let results = (outs MemFmt_Tensor:$grad_input);
   let assemblyFormat = [{
-    $grad_output `,` $self attr-dict `:` functional-type(operands, results)
+    $grad_output `,` $self (`addend` $addend^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
