@@ -289,11 +289,28 @@ func.func @threshold_backward_shape(%g: tensor<2x3x4x5xf32>, %y: tensor<2x3x4x4x
 
 // -----
 
-// threshold_backward: the addend has grad_output's type.
-func.func @threshold_backward_addend_type(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %a: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) {
-  // expected-error @+1 {{expects 'addend' of grad_output's type 'tensor<2x3x4x4xf32>', got 'tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>'}}
+// threshold_backward: the addend has self's shape and format (L9).
+func.func @threshold_backward_addend_shape(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %a: tensor<2x3x4x5xf32>) {
+  // expected-error @+1 {{expected addend shape [2, 3, 4, 4], got [2, 3, 4, 5]}}
+  %0 = memfmt.threshold_backward %g, %y addend %a : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @threshold_backward_addend_format(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %a: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) {
+  // expected-error @+1 {{expects 'addend' in the memory format of 'self' (contiguous; L9: a gradient has its primal's memory format), got strides [48, 1, 12, 3]}}
   %0 = memfmt.threshold_backward %g, %y addend %a : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) -> tensor<2x3x4x4xf32>
   return
+}
+
+// -----
+
+// Where self is in both formats (C = 1), the addend may carry either one's
+// strides.
+func.func @threshold_backward_addend_either_format(%g: tensor<2x1x4x4xf32>, %y: tensor<2x1x4x4xf32>, %a: tensor<2x1x4x4xf32, #memfmt.strides<[16, 1, 4, 1]>>) -> tensor<2x1x4x4xf32> {
+  %0 = memfmt.threshold_backward %g, %y addend %a : (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32, #memfmt.strides<[16, 1, 4, 1]>>) -> tensor<2x1x4x4xf32>
+  return %0 : tensor<2x1x4x4xf32>
 }
 
 // -----

@@ -307,12 +307,24 @@ LogicalResult ThresholdBackwardOp::verify() {
       failed(verifyShape(*this, getGradOutput().getType(),
                          getSelf().getType().getShape(), "grad_output")))
     return failure();
-  // (grad_output's format is checked below, so the addend's is too.)
-  if (Value addend = getAddend();
-      addend && addend.getType() != getGradOutput().getType())
-    return emitOpError() << "expects 'addend' of grad_output's type "
-                         << getGradOutput().getType() << ", got "
-                         << addend.getType();
+  // The addend is a gradient of self's shape and element type in self's
+  // format (L9), like grad_output; where self is in both formats (C = 1,
+  // H = W = 1) the two may carry either one's strides.
+  MutableOperandRange addend = getAddendMutable();
+  if (!addend.empty()) {
+    auto type = cast<RankedTensorType>(addend.begin()->get().getType());
+    if (failed(verifyShape(*this, type, getSelf().getType().getShape(),
+                           "addend")))
+      return failure();
+    if (type.getElementType() != getGradOutput().getType().getElementType())
+      return emitOpError() << "expects 'addend' of grad_output's element type "
+                           << getGradOutput().getType().getElementType()
+                           << ", got " << type.getElementType();
+    if (failed(verifyGradientOperand(cast<LayoutOpInterface>(getOperation()),
+                                     addend.begin()->getOperandNumber(),
+                                     "addend", "'self'")))
+      return failure();
+  }
   return verifyGradientsOf(*this, getSelf(), "self", getGradOutputMutable(),
                            "grad_output", getGradInput(), "grad_input");
 }

@@ -32,8 +32,10 @@
 //    threshold_backward(a, y) with `addend b`: the gradient of a value with
 //    two uses (a residual block's input: its first convolution's and the
 //    residual's) is summed and masked by the previous block's relu in one
-//    pass. A threshold_backward with an addend is not fused into a batch
-//    norm backward (whose kernel has no addend).
+//    pass. It runs after the patterns above have finished: where a mask
+//    moved into a batch norm backward (one pass for the mask either way) the
+//    add stays, and a threshold_backward with an addend is not fused into a
+//    batch norm backward (whose kernel has no addend).
 //
 // Values never change (L8): the fused kernels round each step as the
 // separate add, relu and threshold_backward kernels do.
@@ -153,6 +155,27 @@ struct FuseReluIntoBatchNorm : OpRewritePattern<ReluOp> {
   }
 };
 
+/// The relu-fused training batch norm whose relu `threshold` is the
+/// gradient of, if `backward` is that batch norm's backward, reads the
+/// masked gradient as its only use and can take the mask over (no addend,
+/// threshold 0, same statistics and types); null otherwise.
+NativeBatchNormOp reluGradFusesInto(ThresholdBackwardOp threshold,
+                                    NativeBatchNormBackwardOp backward) {
+  if (backward.getRelu() || threshold.getAddend() ||
+      backward.getGradOut() != threshold.getGradInput() ||
+      !threshold.getThreshold().isZero() ||
+      !threshold.getGradInput().hasOneUse())
+    return {};
+  auto bn = threshold.getSelf().getDefiningOp<NativeBatchNormOp>();
+  if (!bn || !bn.getRelu() || threshold.getSelf() != bn.getOutput() ||
+      bn.getInput() != backward.getInput() ||
+      bn.getSaveMean() != backward.getSaveMean() ||
+      bn.getSaveInvstd() != backward.getSaveInvstd() ||
+      threshold.getGradOutput().getType() != backward.getGradOut().getType())
+    return {};
+  return bn;
+}
+
 struct FuseReluGradIntoBatchNormBackward
     : OpRewritePattern<NativeBatchNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -160,19 +183,12 @@ struct FuseReluGradIntoBatchNormBackward
   LogicalResult matchAndRewrite(NativeBatchNormBackwardOp backward,
                                 PatternRewriter &rewriter) const override {
     auto threshold = backward.getGradOut().getDefiningOp<ThresholdBackwardOp>();
-    if (backward.getRelu() || !threshold || threshold.getAddend() ||
-        !threshold.getThreshold().isZero() ||
-        !threshold.getGradInput().hasOneUse())
+    NativeBatchNormOp bn =
+        threshold ? reluGradFusesInto(threshold, backward) : nullptr;
+    if (!bn)
       return rewriter.notifyMatchFailure(
-          backward, "grad_out is not relu's gradient used only here");
-    auto bn = threshold.getSelf().getDefiningOp<NativeBatchNormOp>();
-    if (!bn || !bn.getRelu() || threshold.getSelf() != bn.getOutput() ||
-        bn.getInput() != backward.getInput() ||
-        bn.getSaveMean() != backward.getSaveMean() ||
-        bn.getSaveInvstd() != backward.getSaveInvstd() ||
-        threshold.getGradOutput().getType() != backward.getGradOut().getType())
-      return rewriter.notifyMatchFailure(
-          backward, "relu's gradient is not of this batch norm's fused relu");
+          backward, "grad_out is not the gradient of this batch norm's fused "
+                    "relu, used only here");
     rewriter.replaceOpWithNewOp<NativeBatchNormBackwardOp>(
         backward, backward->getResultTypes(), threshold.getGradOutput(),
         backward.getInput(), backward.getWeight(), backward.getSaveMean(),
@@ -210,11 +226,14 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FuseResidualIntoBatchNorm, FuseReluIntoBatchNorm,
-                 FuseReluGradIntoBatchNormBackward,
-                 FuseGradientSumIntoThresholdBackward>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // The batch norm fusions first, then the gradient sums into the masks
+    // that are left (a mask a batch norm backward takes over needs no sum).
+    RewritePatternSet batchNorm(&getContext()), sums(&getContext());
+    batchNorm.add<FuseResidualIntoBatchNorm, FuseReluIntoBatchNorm,
+                  FuseReluGradIntoBatchNormBackward>(&getContext());
+    sums.add<FuseGradientSumIntoThresholdBackward>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(batchNorm))) ||
+        failed(applyPatternsGreedily(getOperation(), std::move(sums))))
       return signalPassFailure();
   }
 };

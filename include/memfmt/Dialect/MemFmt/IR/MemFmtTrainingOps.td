@@ -234,7 +234,8 @@ def MemFmt_ThresholdBackwardOp : MemFmt_Op<"threshold_backward",
     `memfmt.add` rounds) takes `grad_output`'s place: the sum of the
     gradients of a value with two uses, as `memfmt-fuse-training` fuses it
     (a residual block's input, whose gradient comes from its first
-    convolution and from the residual). `addend` has `grad_output`'s type.
+    convolution and from the residual). `addend` has `grad_output`'s shape
+    and element type and, by L9, `self`'s memory format.
 
     ```mlir
     %gi = memfmt.threshold_backward %go, %y {threshold = 0.0 : f64}
