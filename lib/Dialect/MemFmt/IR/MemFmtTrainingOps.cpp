@@ -313,8 +313,8 @@ LogicalResult ThresholdBackwardOp::verify() {
   MutableOperandRange addend = getAddendMutable();
   if (!addend.empty()) {
     auto type = cast<RankedTensorType>(addend.begin()->get().getType());
-    if (failed(verifyShape(*this, type, getSelf().getType().getShape(),
-                           "addend")))
+    if (failed(
+            verifyShape(*this, type, getSelf().getType().getShape(), "addend")))
       return failure();
     if (type.getElementType() != getGradOutput().getType().getElementType())
       return emitOpError() << "expects 'addend' of grad_output's element type "
