@@ -155,27 +155,6 @@ struct FuseReluIntoBatchNorm : OpRewritePattern<ReluOp> {
   }
 };
 
-/// The relu-fused training batch norm whose relu `threshold` is the
-/// gradient of, if `backward` is that batch norm's backward, reads the
-/// masked gradient as its only use and can take the mask over (no addend,
-/// threshold 0, same statistics and types); null otherwise.
-NativeBatchNormOp reluGradFusesInto(ThresholdBackwardOp threshold,
-                                    NativeBatchNormBackwardOp backward) {
-  if (backward.getRelu() || threshold.getAddend() ||
-      backward.getGradOut() != threshold.getGradInput() ||
-      !threshold.getThreshold().isZero() ||
-      !threshold.getGradInput().hasOneUse())
-    return {};
-  auto bn = threshold.getSelf().getDefiningOp<NativeBatchNormOp>();
-  if (!bn || !bn.getRelu() || threshold.getSelf() != bn.getOutput() ||
-      bn.getInput() != backward.getInput() ||
-      bn.getSaveMean() != backward.getSaveMean() ||
-      bn.getSaveInvstd() != backward.getSaveInvstd() ||
-      threshold.getGradOutput().getType() != backward.getGradOut().getType())
-    return {};
-  return bn;
-}
-
 struct FuseReluGradIntoBatchNormBackward
     : OpRewritePattern<NativeBatchNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -183,12 +162,19 @@ struct FuseReluGradIntoBatchNormBackward
   LogicalResult matchAndRewrite(NativeBatchNormBackwardOp backward,
                                 PatternRewriter &rewriter) const override {
     auto threshold = backward.getGradOut().getDefiningOp<ThresholdBackwardOp>();
-    NativeBatchNormOp bn =
-        threshold ? reluGradFusesInto(threshold, backward) : nullptr;
-    if (!bn)
+    if (backward.getRelu() || !threshold || threshold.getAddend() ||
+        !threshold.getThreshold().isZero() ||
+        !threshold.getGradInput().hasOneUse())
       return rewriter.notifyMatchFailure(
-          backward, "grad_out is not the gradient of this batch norm's fused "
-                    "relu, used only here");
+          backward, "grad_out is not relu's gradient used only here");
+    auto bn = threshold.getSelf().getDefiningOp<NativeBatchNormOp>();
+    if (!bn || !bn.getRelu() || threshold.getSelf() != bn.getOutput() ||
+        bn.getInput() != backward.getInput() ||
+        bn.getSaveMean() != backward.getSaveMean() ||
+        bn.getSaveInvstd() != backward.getSaveInvstd() ||
+        threshold.getGradOutput().getType() != backward.getGradOut().getType())
+      return rewriter.notifyMatchFailure(
+          backward, "relu's gradient is not of this batch norm's fused relu");
     rewriter.replaceOpWithNewOp<NativeBatchNormBackwardOp>(
         backward, backward->getResultTypes(), threshold.getGradOutput(),
         backward.getInput(), backward.getWeight(), backward.getSaveMean(),
