@@ -503,12 +503,22 @@ struct ChunkLowering : RuntimePattern<ChunkOp> {
 };
 
 /// The slice's elements are a strided view of the input (start along
-/// `dim`, the stride there times `step`), copied.
+/// `dim`, the stride there times `step`), copied; nothing where the plan
+/// placed the result inside the input (SliceOp::getViewElementOffset).
 struct SliceLowering : RuntimePattern<SliceOp> {
   using RuntimePattern::RuntimePattern;
 
   LogicalResult matchAndRewrite(SliceOp slice,
                                 PatternRewriter &) const override {
+    BufferAttr from = getPlannedBuffer(slice.getInput()),
+               to = getPlannedBuffer(slice.getOutput());
+    if (std::optional<int64_t> elements = slice.getViewElementOffset();
+        elements && from.getKind() == to.getKind() &&
+        from.getIndex() == to.getIndex() &&
+        to.getOffset() ==
+            from.getOffset() +
+                *elements * elementBytes(slice.getInput().getType()))
+      return success();
     auto inType = cast<RankedTensorType>(slice.getInput().getType());
     int64_t dim =
         slice.getDim() < 0 ? slice.getDim() + inType.getRank() : slice.getDim();

@@ -15,7 +15,9 @@
 //     results of load-time ops, i.e. side-effect-free ops on weights only,
 //     such as memfmt.fold_batch_norm), or the activation arena. Ops that move
 //     no bytes (ElementCopyOpInterface::isBufferAlias: L3 conversions,
-//     reshape/flatten of a contiguous tensor) alias their operand instead.
+//     reshape/flatten of a contiguous tensor) alias their operand instead,
+//     and a slice that is a view (SliceOp::getViewElementOffset: a batch
+//     slice of a sample-major activation or input) lies inside it.
 //     A load-time result overwrites the weights-blob slot of an operand that
 //     nothing else reads where its op computes in place
 //     (InPlaceOpInterface: the folded convolution weight), so folding costs
@@ -76,7 +78,7 @@ namespace mlir::memfmt {
 int64_t mlir::memfmt::spanBytes(RankedTensorType type) {
   SmallVector<int64_t> strides = getStrides(type);
   return ::memfmt::layout::spanElements(type.getShape(), strides) *
-         ((type.getElementTypeBitWidth() + 7) / 8);
+         elementBytes(type);
 }
 
 FailureOr<func::FuncOp> mlir::memfmt::getCompiledFunction(ModuleOp module) {
@@ -156,11 +158,13 @@ bool isSplatFloatConstant(Operation &op) {
 
 /// A value's home while planning: for the arena the value owning the
 /// allocation (`root`), for the weights blob a byte offset, for an input
-/// the argument number.
+/// the argument number; `viewOffset` bytes into that buffer for a view of
+/// part of it (a slice).
 struct Place {
   BufferKind kind = BufferKind::Arena;
   Value root;
   int64_t offset = 0;
+  int64_t viewOffset = 0;
 };
 
 class MemoryPlanner {
@@ -270,6 +274,18 @@ LogicalResult MemoryPlanner::place() {
         copy && copy.isBufferAlias()) {
       places[op.getResult(0)] = places.lookup(op.getOperand(0));
       continue;
+    }
+    // A slice that is a view of an activation or an input lies inside it.
+    // (Slices of weights stay load-time copies.)
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      std::optional<int64_t> elements = slice.getViewElementOffset();
+      Place input = places.lookup(slice.getInput());
+      if (elements && input.kind != BufferKind::Weights) {
+        input.viewOffset +=
+            *elements * elementBytes(slice.getInput().getType());
+        places[slice.getOutput()] = input;
+        continue;
+      }
     }
     // Side-effect-free ops on weights only run once, at load; their results
     // live in the weights blob after the parameters. A weight that a run
@@ -530,14 +546,14 @@ void MemoryPlanner::record() {
     int64_t bytes = spanOf(value);
     switch (p.kind) {
     case BufferKind::Input:
-      return BufferAttr::get(context, p.kind, p.offset, 0, bytes);
+      return BufferAttr::get(context, p.kind, p.offset, p.viewOffset, bytes);
     case BufferKind::Weights:
       return BufferAttr::get(context, p.kind, 0, p.offset, bytes);
     case BufferKind::Arena:
       break;
     }
-    return BufferAttr::get(context, p.kind, 0, arenaOffsets.lookup(p.root),
-                           bytes);
+    return BufferAttr::get(context, p.kind, 0,
+                           arenaOffsets.lookup(p.root) + p.viewOffset, bytes);
   };
   for (BlockArgument arg : func.getArguments())
     func.setArgAttr(arg.getArgNumber(), kBufferArgAttrName, bufferOf(arg));

@@ -15,6 +15,7 @@
 #ifndef MEMFMT_LIB_CONVERSION_MEMFMTTORUNTIME_RUNTIMEPATTERN_H
 #define MEMFMT_LIB_CONVERSION_MEMFMTTORUNTIME_RUNTIMEPATTERN_H
 
+#include "memfmt/Conversion/MemFmtToRuntime/MemoryPlan.h"
 #include "memfmt/Conversion/MemFmtToRuntime/RuntimeCallBuilder.h"
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 
@@ -25,11 +26,6 @@ namespace mlir::memfmt {
 /// The element type of tensor `value`.
 inline Type elementTypeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
-}
-
-/// Byte size of one element of `type`.
-inline int64_t elementBytes(RankedTensorType type) {
-  return (type.getElementTypeBitWidth() + 7) / 8;
 }
 
 /// A pattern that lowers ops of type OpTy through `calls`.

@@ -103,3 +103,29 @@ func.func @fold(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
   %y = memfmt.fused_conv2d %x, %fw bias %fb : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32> bias tensor<4xf32> -> tensor<1x4x2x2xf32>
   return %y : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// Views: a batch slice of a sample-major tensor lies inside it (the input's
+// second sample starts 48 bytes in; the activation's last two samples 96
+// bytes into its buffer), and the lowering copies nothing for it. A channel
+// slice of a channels-last tensor (other strides) stays a copy.
+// CHECK-LABEL: func.func @slice_views(
+// CHECK: memfmt.slice %arg0 {{{.+}}memfmt.buffers = [#memfmt.buffer<input 0, offset = 48, bytes = 48>]
+// CHECK: %[[R:.+]] = memfmt.relu %arg0 {memfmt.buffers = [#memfmt.buffer<arena, offset = 0, bytes = 192>]}
+// CHECK: memfmt.slice %[[R]] {{{.+}}memfmt.buffers = [#memfmt.buffer<arena, offset = 96, bytes = 96>]
+// CHECK: memfmt.slice %arg1 {{{.+}}memfmt.buffers = [#memfmt.buffer<arena, offset = 192, bytes = 32>]
+// Two relus, the channel slice's copy and the three outputs' copies.
+// LOWERED-LABEL: module attributes {memfmt.arena_bytes = 320 : i64, memfmt.kernel_calls = 6 : i64
+// LOWERED: func.func @memfmt_forward(
+// LOWERED: call @memfmt_relu_f32
+// LOWERED: call @memfmt_copy_f32
+// LOWERED: call @memfmt_relu_f32
+func.func @slice_views(%x: tensor<4x3x2x2xf32>, %c: tensor<1x4x2x2xf32, #memfmt.strides<[16, 1, 8, 4]>>) -> (tensor<1x3x2x2xf32>, tensor<2x3x2x2xf32>, tensor<1x2x2x2xf32, #memfmt.strides<[8, 1, 4, 2]>>) {
+  %s = memfmt.slice %x {dim = 0 : i64, start = 1 : i64, end = 2 : i64} : tensor<4x3x2x2xf32> -> tensor<1x3x2x2xf32>
+  %r = memfmt.relu %x : tensor<4x3x2x2xf32> -> tensor<4x3x2x2xf32>
+  %t = memfmt.slice %r {dim = 0 : i64, start = 2 : i64, end = 4 : i64} : tensor<4x3x2x2xf32> -> tensor<2x3x2x2xf32>
+  %u = memfmt.slice %c {dim = 1 : i64, start = 1 : i64, end = 3 : i64} : tensor<1x4x2x2xf32, #memfmt.strides<[16, 1, 8, 4]>> -> tensor<1x2x2x2xf32, #memfmt.strides<[8, 1, 4, 2]>>
+  %v = memfmt.relu %s : tensor<1x3x2x2xf32> -> tensor<1x3x2x2xf32>
+  return %v, %t, %u : tensor<1x3x2x2xf32>, tensor<2x3x2x2xf32>, tensor<1x2x2x2xf32, #memfmt.strides<[8, 1, 4, 2]>>
+}

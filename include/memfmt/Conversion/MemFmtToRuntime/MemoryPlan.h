@@ -82,6 +82,11 @@ bool isAbsentResult(Value value);
 /// The weights-blob slot `assign` stores into, or null before planning.
 BufferAttr getAssignedBuffer(AssignWeightOp assign);
 
+/// Byte size of one element of `type`.
+inline int64_t elementBytes(RankedTensorType type) {
+  return (type.getElementTypeBitWidth() + 7) / 8;
+}
+
 /// Bytes the strided tensor `type` spans (the layout library's span rule
 /// times the element size).
 int64_t spanBytes(RankedTensorType type);

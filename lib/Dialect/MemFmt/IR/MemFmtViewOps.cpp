@@ -13,6 +13,11 @@
 //    (L4): its result then preserves its operand's bytes (L6 for a view,
 //    `getPreservedStrides`) and it lowers to nothing; elsewhere it is a
 //    copy into a contiguous result.
+//  * slice is a view where the result's strides are its input's (a batch
+//    slice of a sample-major tensor, as memfmt-tile-batch makes; a channel
+//    slice at batch 1 of an NCHW tensor): `getViewElementOffset` says where its
+//    elements start, the memory plan places it there and the lowering emits
+//    nothing; elsewhere it is a strided copy.
 //  * Canonicalization composes permutes and recognises the channel shuffle
 //    exporters write as reshape [N, g, C/g, *] - permute [0, 2, 1, ...] -
 //    reshape back, so that ShuffleNet keeps channels-last (L5) instead of
@@ -241,6 +246,23 @@ LogicalResult SliceOp::verify() {
 }
 
 bool SliceOp::propagatesChannelsLast() { return true; }
+
+std::optional<int64_t> SliceOp::getViewElementOffset() {
+  RankedTensorType in = getInput().getType(), out = getOutput().getType();
+  int64_t dim = getDim() < 0 ? getDim() + in.getRank() : getDim();
+  ArrayRef<int64_t> shape = out.getShape();
+  if (getStep() != 1 && shape[dim] != 1)
+    return std::nullopt;
+  // Element i of the result is element i + start * e_dim of the input; the
+  // two coincide in memory iff the strides agree on every dim the result
+  // steps along (a dim of size 1 is never stepped).
+  SmallVector<int64_t> inStrides = getStrides(in), outStrides = getStrides(out);
+  for (auto [size, inStride, outStride] :
+       llvm::zip_equal(shape, inStrides, outStrides))
+    if (size != 1 && inStride != outStride)
+      return std::nullopt;
+  return getStart() * inStrides[dim];
+}
 
 //===----------------------------------------------------------------------===//
 // ChannelShuffleOp

@@ -2,7 +2,8 @@
 // RUN: memfmt-opt %s -split-input-file --memfmt-tile-batch="cache-bytes=0" | FileCheck %s --check-prefix=OFF
 // RUN: memfmt-opt %s -split-input-file --memfmt-tile-batch="sub-batch=2" | FileCheck %s --check-prefix=FORCED
 // The tiled IR plans: each sample's convolution output takes the buffer of
-// the one before, and the arena is 2496 bytes instead of 9216 untiled.
+// the one before, and the arena is 1664 bytes instead of 9216 untiled (the
+// sub-batches of the input are views of it).
 // RUN: memfmt-opt %s -split-input-file --memfmt-tile-batch="sub-batch=1" --memfmt-plan-memory | FileCheck %s --check-prefix=PLAN
 
 // A channels-last stem at batch 4: the convolution, relu and pooling (each
@@ -36,8 +37,11 @@
 // FORCED-COUNT-2: memfmt.linear {{.*}} -> tensor<2x10xf32>
 // FORCED: %[[Y:.+]] = memfmt.cat {{.*}} -> tensor<4x10xf32>
 // FORCED: return %[[Y]]
-// PLAN: memfmt.arena_bytes = 2496
+// The sub-batches of the input are views of it (no arena bytes, no copy).
+// PLAN: memfmt.arena_bytes = 1664
 // PLAN-LABEL: func.func @stem(
+// PLAN: memfmt.slice %arg0 {dim = 0 : i64, end = 1 : i64, memfmt.buffers = [#memfmt.buffer<input 0, offset = 0, bytes = 1152>]
+// PLAN: memfmt.slice %arg0 {dim = 0 : i64, end = 4 : i64, memfmt.buffers = [#memfmt.buffer<input 0, offset = 3456, bytes = 1152>]
 // PLAN-COUNT-4: memfmt.conv2d {{.*}}memfmt.buffers = [#memfmt.buffer<arena, offset = [[AT:[0-9]+]], bytes = 1152>]
 func.func @stem(%x: tensor<4x8x6x6xf32, #memfmt.strides<[288, 1, 48, 8]>>) -> tensor<4x10xf32> {
   %w = memfmt.weight "conv.weight" : tensor<8x8x3x3xf32, #memfmt.strides<[72, 1, 24, 8]>>

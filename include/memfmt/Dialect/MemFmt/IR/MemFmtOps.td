@@ -728,7 +728,10 @@ def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf]> {
     Copies `input[..., start:end:step, ...]` along `dim` (0 <= start < end
     <= size, step >= 1, as the importer normalises ONNX's Slice). The result
     has the input's format (L5): slicing the channels of a channels-last
-    tensor, as ShuffleNet's `chunk` does, keeps it channels-last.
+    tensor, as ShuffleNet's `chunk` does, keeps it channels-last. Where the
+    result's strides are the input's (a batch slice of a sample-major
+    tensor, as memfmt-tile-batch makes) it is a view: the memory plan
+    places it inside the input's bytes and nothing is copied.
 
     ```mlir
     %y = memfmt.slice %x {dim = 1 : i64, start = 0 : i64, end = 58 : i64}
@@ -740,6 +743,14 @@ def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf]> {
   let results = (outs MemFmt_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Where the result's elements lie in the input's bytes when the result
+    /// is a view of them (unit step, or one element along `dim`, and the
+    /// input's strides on every dim the result has more than one element
+    /// of): `start` along `dim`, in elements. std::nullopt when the slice
+    /// must copy.
+    std::optional<int64_t> getViewElementOffset();
+  }];
 }
 
 def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
