@@ -7,12 +7,18 @@ second, interleaved round by round so that a noisy machine hurts every
 configuration alike:
   * memfmt channels-last and NCHW, f32 (memfmt-compile --train, timed by
     memfmt-train --json, which reports every step's time), from the same
-    seeded torchvision weights as the peers (written to safetensors);
+    seeded torchvision weights as the peers (written to safetensors); where
+    the CPU has bf16 instructions also channels-last with memfmt-train
+    --allow-bf16 (convolutions and their gradients multiply in bf16, the
+    rest stays f32), a bf16 row;
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW and eager
     channels-last, in this process;
   * with --peers: PyTorch 2.x from bench/.venv (PyPI), eager channels-last
     and torch.compile (inductor) of the whole step's forward, in a process
-    of their own timed between the other rounds;
+    of their own timed between the other rounds; where the CPU has bf16
+    instructions (AVX512_BF16 or AMX), also eager channels-last under bf16
+    autocast (mixed precision: bf16 convolutions and linear layers, f32
+    parameters and SGD), ratioed to bf16 rows only (like with like);
   * with --unfused: memfmt channels-last compiled with --fusion=false (no
     training fusion), so what the fusion buys is measured in the same run.
 Each round times --iters steps per configuration; a configuration's figure
@@ -43,7 +49,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 from torchref import write_safetensors  # noqa: E402
-from run import median, run_peer_script  # noqa: E402
+from run import cpu_flags, has_bf16, median, run_peer_script  # noqa: E402
 import machine  # noqa: E402
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
@@ -71,17 +77,21 @@ def torch_model(torch, torchvision, name, weights, channels_last):
 class TorchStep:
     """One PyTorch training configuration, timed in-process."""
 
-    def __init__(self, torch, model, optimizer, x, y, compiled=False):
+    def __init__(self, torch, model, optimizer, x, y, compiled=False,
+                 autocast=False):
         self.torch, self.model, self.optimizer = torch, model, optimizer
         self.forward = torch.compile(model) if compiled else model
+        self.autocast = autocast
         self.x, self.y = x, y
         for _ in range(2):
             self.step()
 
     def step(self):
         self.optimizer.zero_grad(set_to_none=True)
-        loss = self.torch.nn.functional.cross_entropy(self.forward(self.x),
-                                                      self.y)
+        with self.torch.autocast("cpu", dtype=self.torch.bfloat16,
+                                 enabled=self.autocast):
+            loss = self.torch.nn.functional.cross_entropy(
+                self.forward(self.x), self.y)
         loss.backward()
         self.optimizer.step()
         return float(loss)
@@ -100,8 +110,9 @@ class MemfmtStep:
 
     device = ""
 
-    def __init__(self, directory, data, threads):
+    def __init__(self, directory, data, threads, flags=()):
         self.directory, self.data, self.threads = directory, data, threads
+        self.flags = list(flags)
         with open(os.path.join(directory, "manifest.json")) as f:
             manifest = json.load(f)
         self.bytes = manifest["arena_bytes"] + manifest["weights_bytes"]
@@ -110,7 +121,7 @@ class MemfmtStep:
         out = subprocess.run(
             [os.path.join(ROOT, "build/bin/memfmt-train"), self.directory,
              "--data", self.data, "--steps", str(iters + 1), "--no-shuffle",
-             "--json", "--threads", str(self.threads)],
+             "--json", "--threads", str(self.threads)] + self.flags,
             check=True, capture_output=True, text=True).stdout
         result = json.loads(out)
         MemfmtStep.device = result.get("device", MemfmtStep.device)
@@ -154,12 +165,17 @@ def peer_worker(job):
         memory_format=torch.channels_last)
     y = torch.randint(0, 1000, (job["batch"],))
     runners, failed = {}, {}
-    for label, compiled in (("torch 2.x eager channels-last", False),
-                            ("torch 2.x compile channels-last", True)):
+    configurations = [("torch 2.x eager channels-last", False, False),
+                      ("torch 2.x compile channels-last", True, False)]
+    if job["bf16"]:
+        configurations.append(("torch 2.x eager channels-last bf16", False,
+                               True))
+    for label, compiled, autocast in configurations:
         try:
             model, opt = torch_model(torch, torchvision, job["model"],
                                      job["weights"], True)
-            runners[label] = TorchStep(torch, model, opt, x, y, compiled)
+            runners[label] = TorchStep(torch, model, opt, x, y, compiled,
+                                       autocast)
         except Exception as e:  # a peer that cannot run is reported
             failed[label] = f"failed: {e}"
     print(json.dumps({"failed": failed, "version": torch.__version__}),
@@ -198,6 +214,7 @@ def main():
                     "memfmt-train"], check=True, stdout=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="memfmt-train-bench-")
     rows, peer_version = [], None
+    bf16 = has_bf16(cpu_flags())
     for name in args.models.split(","):
         torch.manual_seed(0)
         reference = getattr(torchvision.models, name)()
@@ -231,6 +248,11 @@ def main():
                 label = " ".join([f"memfmt {fmt}"] + flags)
                 runners[label] = MemfmtStep(d, data, args.threads)
                 memory[label] = runners[label].bytes
+                if fmt == "channels-last" and not flags and bf16:
+                    label = "memfmt channels-last bf16"
+                    runners[label] = MemfmtStep(d, data, args.threads,
+                                                ["--allow-bf16"])
+                    memory[label] = runners[label].bytes
             tx = torch.from_numpy(x[:batch])
             ty = torch.from_numpy(y[:batch])
             for fmt, cl in (("NCHW", False), ("channels-last", True)):
@@ -246,7 +268,8 @@ def main():
                 python = run_peer_script(args)
                 job = json.dumps({"model": name, "weights": torch_weights,
                                   "batch": batch, "size": args.size,
-                                  "threads": args.threads, "iters": args.iters})
+                                  "threads": args.threads, "iters": args.iters,
+                                  "bf16": bf16})
                 worker = subprocess.Popen([python, __file__, "--peer-worker",
                                            job], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, text=True)
@@ -267,13 +290,17 @@ def main():
                 worker.stdin.close()
                 worker.wait()
             ms = {label: median(v) for label, v in medians.items()}
-            peers = {l: v for l, v in ms.items() if not l.startswith("memfmt")}
-            best = min(peers, key=peers.get)
+            # Like with like: a bf16 row is ratioed to the best bf16 peer.
             for label, value in ms.items():
+                precision = "bf16" if label.endswith("bf16") else "f32"
+                peers = {l: v for l, v in ms.items()
+                         if not l.startswith("memfmt")
+                         and l.endswith("bf16") == (precision == "bf16")}
+                best = min(peers, key=peers.get)
                 rows.append((name, batch, label, value, 1e3 / value,
                              peers[best] / value, memory.get(label), best))
     header = ("| model | batch | configuration | ms / step | steps/s | "
-              "vs best PyTorch | memory (MiB) |\n|---|---|---|---|---|---|---|")
+              "vs best PyTorch of its precision | memory (MiB) |\n|---|---|---|---|---|---|---|")
     lines = [f"| {m} | {b} | {l} | {v:.0f} | {s:.2f} | {r:.2f}x | "
              f"{'' if mem is None else f'{mem / 2**20:.0f}'} |"
              for m, b, l, v, s, r, mem, _ in rows]

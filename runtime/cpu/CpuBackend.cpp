@@ -42,12 +42,15 @@ public:
 #ifdef MEMFMT_HAVE_ONEDNN
     if (fast()) {
       dnn = std::make_unique<OneDnnEngine>();
-      conv = std::make_unique<OneDnnConv>(*dnn, options.winograd);
+      // bf16 math only where the CPU has bf16 instructions (oneDNN would
+      // emulate them elsewhere, slower than f32).
+      bf16Math = options.allowBf16 && hasNativeBf16();
+      conv = std::make_unique<OneDnnConv>(*dnn, options.winograd, bf16Math);
       linear = std::make_unique<OneDnnLinear>(*dnn);
       unary = std::make_unique<OneDnnUnary>(*dnn);
       layerNorm = std::make_unique<OneDnnLayerNorm>(*dnn);
-      convBackward =
-          std::make_unique<OneDnnConvBackward>(*dnn, options.winograd);
+      convBackward = std::make_unique<OneDnnConvBackward>(
+          *dnn, options.winograd, bf16Math);
       linearBackward = std::make_unique<OneDnnLinearBackward>(*dnn);
     }
 #endif
@@ -66,6 +69,10 @@ public:
 #ifdef MEMFMT_HAVE_ONEDNN
     if (dnn)
       text += ", " + describeOneDnn();
+    if (bf16Math)
+      text += ", f32 convolutions in bf16";
+    else if (options.allowBf16 && fast())
+      text += ", no bf16 instructions: f32 convolutions in f32";
 #endif
     return text + ")";
   }
@@ -101,6 +108,8 @@ private:
   BackendOptions options;
 #ifdef MEMFMT_HAVE_ONEDNN
   std::unique_ptr<OneDnnEngine> dnn;
+  /// f32 convolutions multiply in bf16 (allow_bf16 on a CPU with bf16).
+  bool bf16Math = false;
   std::unique_ptr<OneDnnConv> conv;
   std::unique_ptr<OneDnnLinear> linear;
   std::unique_ptr<OneDnnUnary> unary;

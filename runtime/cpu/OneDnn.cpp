@@ -63,6 +63,12 @@ std::string cpu::describeOneDnn() {
          "." + std::to_string(v->patch) + " on " + name;
 }
 
+bool cpu::hasNativeBf16() {
+  // The ISA values are cumulative bit masks (AMX includes AVX-512 BF16).
+  const unsigned bf16 = dnnl_cpu_isa_avx512_core_bf16;
+  return (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & bf16) == bf16;
+}
+
 memory::data_type cpu::dataTypeOf(DType dtype) {
   switch (dtype) {
   case DType::f16:

@@ -68,6 +68,10 @@ struct OneDnnEngine {
 /// instruction set it dispatches to on this CPU (after DNNL_MAX_CPU_ISA).
 std::string describeOneDnn();
 
+/// True if oneDNN runs bf16 on this CPU's own bf16 instructions (AVX-512
+/// BF16 or AMX) rather than emulating them.
+bool hasNativeBf16();
+
 /// oneDNN's type for a floating-point element type.
 dnnl::memory::data_type dataTypeOf(DType dtype);
 
@@ -253,8 +257,9 @@ private:
 /// conv2d: oneDNN's convolution primitives (OneDnnConv.cpp).
 class OneDnnConv {
 public:
-  /// `winograd`: f32 3x3 convolutions may use Winograd's algorithm.
-  OneDnnConv(OneDnnEngine &dnn, bool winograd);
+  /// `winograd`: f32 3x3 convolutions may use Winograd's algorithm;
+  /// `bf16Math`: f32 convolutions multiply in bf16 (see OneDnnConv.cpp).
+  OneDnnConv(OneDnnEngine &dnn, bool winograd, bool bf16Math);
   ~OneDnnConv();
   bool run(KernelCall &call, const args::conv2d &a, memfmt_status_t &status);
   /// Drops every cached primitive and packed weight.
@@ -276,10 +281,11 @@ private:
                                const dnnl::memory::desc &to) const;
 
   OneDnnEngine &dnn;
-  bool winograd;
+  bool winograd, bf16Math;
   NodeCache<Entry> cache;
   std::vector<SharedPack> packs;
-  /// Blocked input and output of the Winograd convolutions (one at a time).
+  /// Blocked input and output of the Winograd convolutions, and the bf16
+  /// input of the bf16-math ones (one call at a time).
   AlignedScratch blocked;
 };
 
@@ -320,8 +326,9 @@ private:
 /// convolution primitives (OneDnnConvBackward.cpp).
 class OneDnnConvBackward {
 public:
-  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm.
-  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd);
+  /// `winograd`: 3x3 convolutions' gradients may use Winograd's algorithm;
+  /// `bf16Math`: the gradients multiply in bf16 (OneDnnConvBackward.cpp).
+  OneDnnConvBackward(OneDnnEngine &dnn, bool winograd, bool bf16Math);
   ~OneDnnConvBackward();
   bool run(KernelCall &call, const args::convolution_backward &a,
            memfmt_status_t &status);
@@ -331,7 +338,7 @@ public:
 private:
   struct Entry;
   OneDnnEngine &dnn;
-  bool winograd;
+  bool winograd, bf16Math;
   NodeCache<Entry> cache;
   /// The matmuls of pointwise convolutions.
   OneDnnLinearBackward pointwise;

@@ -33,6 +33,14 @@
 // (ResNet-18/34's basic blocks) is reordered into the blocked output and added
 // by the sum post-op. Their weights are packed from plain OIHW.
 //
+// With the context's allow_bf16 option, on a CPU with bf16 instructions, f32
+// convolutions multiply in bf16 (oneDNN's AMX or AVX-512 BF16 kernels, f32
+// accumulation): the primitive reads a bf16 copy of the input, made by its
+// input reorder in the shared scratch, and bf16 weights (the weight pack
+// rounds them), and writes the f32 output, bias, residual and epilogue
+// being f32 as before. On AMX this is several times faster than f32 (see
+// bench/cpu/conv_precision.cpp); Winograd is not used then.
+//
 // Everything that depends on the call's shapes, strides, attributes and weight
 // buffer (the primitive, the packed weights, the reorders of the input and of a
 // residual that is not already the output) is built once per node and kept
@@ -197,6 +205,9 @@ struct OneDnnConv::Entry {
   /// there).
   bool blockedIo = false;
   bool winograd = false;
+  /// An f32 convolution that multiplies in bf16: its input is converted
+  /// into the shared scratch (OneDnnConv::blocked) by inputReorder.
+  bool bf16Math = false;
   size_t blockedInputBytes = 0;
   BoundPrimitive conv, inputReorder, residualCopy, weightPack;
   /// Winograd weights are packed from plain OIHW (oneDNN 2.6 reorders into
@@ -230,8 +241,11 @@ struct OneDnnConv::Entry {
   /// back to the direct algorithm.
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const args::conv2d &a, DType dtype, Tag format, bool reorderInput,
-             bool constantWeights, bool winogradAllowed, OneDnnConv &owner) {
-    if (winogradAllowed && winogradCandidate(a, dtype, constantWeights)) {
+             bool constantWeights, bool winogradAllowed, bool bf16Allowed,
+             OneDnnConv &owner) {
+    bf16Math = bf16Allowed && dtype == DType::f32;
+    if (winogradAllowed && !bf16Math &&
+        winogradCandidate(a, dtype, constantWeights)) {
       try {
         buildWith(dnn, counters, a, dtype, format, reorderInput,
                   constantWeights, /*tryWinograd=*/true, owner);
@@ -241,8 +255,8 @@ struct OneDnnConv::Entry {
       }
       *this = Entry(PrimitiveKey(key)); // Drop the half-built attempt.
     }
-    buildWith(dnn, counters, a, dtype, format, reorderInput, constantWeights,
-              /*tryWinograd=*/false, owner);
+    buildWith(dnn, counters, a, dtype, format, reorderInput || bf16Math,
+              constantWeights, /*tryWinograd=*/false, owner);
   }
 
   void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
@@ -254,7 +268,9 @@ struct OneDnnConv::Entry {
     const TensorView &w = a.weight;
     const int64_t groups = a.groups;
     const memory::data_type type = dataTypeOf(dtype);
-    memory::desc inputDesc(dimsOf(a.input), type, format);
+    // What the primitive multiplies: the input and the packed weights.
+    const memory::data_type mulType = bf16Math ? memory::data_type::bf16 : type;
+    memory::desc inputDesc(dimsOf(a.input), mulType, format);
     memory::desc outputDesc(dimsOf(a.output), type, format);
     // Weights as they are: [O, I, KH, KW] or [G, O/G, I, KH, KW].
     memory::dims weightDims = dimsOf(w), weightStrides = stridesOf(w);
@@ -265,7 +281,7 @@ struct OneDnnConv::Entry {
                            weightStrides[0] * (w.sizes[0] / groups));
     }
     memory::desc userWeightDesc(weightDims, type, weightStrides);
-    memory::desc anyWeightDesc(weightDims, type, Tag::any);
+    memory::desc anyWeightDesc(weightDims, mulType, Tag::any);
     memory::desc biasDesc;
     if (a.has_bias)
       biasDesc = memory::desc({w.sizes[0]}, type, Tag::x);
@@ -304,7 +320,7 @@ struct OneDnnConv::Entry {
       return dnnl::convolution_forward::primitive_desc(desc, attr, dnn.engine,
                                                        /*allow_empty=*/true);
     };
-    const memory::desc anyInput(dimsOf(a.input), type, Tag::any);
+    const memory::desc anyInput(dimsOf(a.input), mulType, Tag::any);
     const memory::desc anyOutput(dimsOf(a.output), type, Tag::any);
     dnnl::convolution_forward::primitive_desc pd = primitiveFor(
         dnnl::algorithm::convolution_direct, inputDesc, outputDesc);
@@ -376,7 +392,12 @@ struct OneDnnConv::Entry {
       output = blockedOutput;
     } else if (reorderInput) {
       userInput = memory(descOf(a.input, dtype), dnn.engine, DNNL_MEMORY_NONE);
-      input = memory(inputDesc, dnn.engine); // Scratch, owned here.
+      if (bf16Math) { // In the shared scratch, bound by run().
+        input = memory(inputDesc, dnn.engine, DNNL_MEMORY_NONE);
+        owner.blocked.grow(inputDesc.get_size());
+      } else {
+        input = memory(inputDesc, dnn.engine); // Scratch, owned here.
+      }
       inputReorder.resetReorder(userInput, input);
       ++counters.primitives_built;
     } else {
@@ -403,8 +424,8 @@ struct OneDnnConv::Entry {
   }
 };
 
-OneDnnConv::OneDnnConv(OneDnnEngine &dnn, bool winograd)
-    : dnn(dnn), winograd(winograd) {}
+OneDnnConv::OneDnnConv(OneDnnEngine &dnn, bool winograd, bool bf16Math)
+    : dnn(dnn), winograd(winograd), bf16Math(bf16Math) {}
 OneDnnConv::~OneDnnConv() = default;
 void OneDnnConv::clear() {
   cache.clear();
@@ -448,7 +469,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       call.node(), makeKey(a, dtype, format, reorderInput, constantWeights),
       [&](Entry &e) {
         e.build(dnn, counters, a, dtype, format, reorderInput, constantWeights,
-                winograd, *this);
+                winograd, bf16Math, *this);
       });
   if (!entry.usable)
     return false;
@@ -502,6 +523,8 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
       entry.output.set_data_handle(out.data);
       if (entry.reorderInput) {
         entry.userInput.set_data_handle(in.data);
+        if (entry.bf16Math)
+          entry.input.set_data_handle(blocked.data());
         entry.inputReorder.execute(dnn, counters);
       } else {
         entry.input.set_data_handle(in.data);
@@ -521,6 +544,7 @@ bool OneDnnConv::run(KernelCall &call, const args::conv2d &a,
     return true;
   }
   call.setImpl(entry.winograd       ? "onednn_winograd"
+               : entry.bf16Math     ? "onednn_bf16_math"
                : entry.blockedIo    ? "onednn_preferred_layout"
                : entry.reorderInput ? "onednn_reorder_input"
                                     : "onednn");

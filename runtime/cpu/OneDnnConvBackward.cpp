@@ -40,6 +40,14 @@
 // step), so any positive strides work; zero or negative strides go to the
 // reference.
 //
+// With the context's allow_bf16 option, on a CPU with bf16 instructions, the
+// gradients multiply in bf16 (f32 accumulation): both primitives are
+// described with bf16 grad_output, input and weights, which the ports
+// above round into the scratch, and f32 grad_input, grad_weight and
+// grad_bias, written straight to the caller's tensors where the layouts
+// agree. Pointwise convolutions then run on these primitives too (not the
+// f32 matmuls), and Winograd is not used.
+//
 // Everything that depends on the call's shapes, strides, attributes and
 // flags (primitives, memory objects, reorders, scratch offsets) is built
 // once per node and kept until a call with another key arrives or the
@@ -234,22 +242,26 @@ struct OneDnnConvBackward::Entry {
   /// A Winograd build that fails anywhere falls back to the direct
   /// algorithm.
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
-             const args::convolution_backward &a, bool winogradAllowed) {
-    if (winogradAllowed && winogradCandidate(a)) {
+             const args::convolution_backward &a, bool winogradAllowed,
+             bool bf16Math) {
+    if (winogradAllowed && !bf16Math && winogradCandidate(a)) {
       try {
-        buildWith(dnn, counters, a, /*tryWinograd=*/true);
+        buildWith(dnn, counters, a, /*tryWinograd=*/true, bf16Math);
         if (usable)
           return;
       } catch (const dnnl::error &) {
       }
       *this = Entry(PrimitiveKey(key)); // Drop the half-built attempt.
     }
-    buildWith(dnn, counters, a, /*tryWinograd=*/false);
+    buildWith(dnn, counters, a, /*tryWinograd=*/false, bf16Math);
   }
 
   void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
-                 const args::convolution_backward &a, bool tryWinograd) {
+                 const args::convolution_backward &a, bool tryWinograd,
+                 bool bf16Math) {
     const memory::data_type f32 = memory::data_type::f32;
+    // What the primitives multiply: grad_output, input and weights.
+    const memory::data_type mul = bf16Math ? memory::data_type::bf16 : f32;
     const TensorView &dy = a.grad_output;
     Tag format = Tag::nhwc;
     if (!dy.isChannelsLastContiguous() &&
@@ -261,7 +273,8 @@ struct OneDnnConvBackward::Entry {
                        padBegin = {a.pad_top, a.pad_left},
                        padEnd = {a.pad_bottom, a.pad_right};
     const memory::desc weightUser = weightDesc(a.weight, a.groups);
-    const memory::desc anyWeight(weightUser.dims(), f32, Tag::any);
+    const memory::desc anyWeight(weightUser.dims(), mul, Tag::any);
+    const memory::desc anyGradWeight(weightUser.dims(), f32, Tag::any);
     memory::desc biasDesc;
     if (a.has_grad_bias)
       biasDesc = memory::desc({a.weight.sizes[0]}, f32, Tag::x);
@@ -273,26 +286,29 @@ struct OneDnnConvBackward::Entry {
     };
     auto primitivesFor = [&](Tag tag, dnnl::algorithm algorithm =
                                           dnnl::algorithm::convolution_direct) {
-      memory::desc src(dimsOf(a.input), f32, tag), dst(dimsOf(dy), f32, tag);
+      memory::desc src(dimsOf(a.input), mul, tag), dst(dimsOf(dy), mul, tag);
+      // grad_input in f32, whatever the primitives multiply.
+      memory::desc gradSrc(dimsOf(a.input), f32, tag);
       dnnl::convolution_forward::desc forward(
           dnnl::prop_kind::forward_training, algorithm, src, anyWeight,
           biasDesc, dst, strides, dilates, padBegin, padEnd);
       dnnl::convolution_forward::primitive_desc hint(forward, dnn.engine);
       Pds pds;
       if (a.has_grad_input) {
-        dnnl::convolution_backward_data::desc desc(
-            algorithm, src, anyWeight, dst, strides, dilates, padBegin, padEnd);
+        dnnl::convolution_backward_data::desc desc(algorithm, gradSrc,
+                                                   anyWeight, dst, strides,
+                                                   dilates, padBegin, padEnd);
         pds.data = dnnl::convolution_backward_data::primitive_desc(
             desc, dnn.engine, hint, /*allow_empty=*/true);
       }
       if (a.has_grad_weight || a.has_grad_bias) {
         auto desc = a.has_grad_bias
                         ? dnnl::convolution_backward_weights::desc(
-                              algorithm, src, anyWeight, biasDesc, dst, strides,
-                              dilates, padBegin, padEnd)
+                              algorithm, src, anyGradWeight, biasDesc, dst,
+                              strides, dilates, padBegin, padEnd)
                         : dnnl::convolution_backward_weights::desc(
-                              algorithm, src, anyWeight, dst, strides, dilates,
-                              padBegin, padEnd);
+                              algorithm, src, anyGradWeight, dst, strides,
+                              dilates, padBegin, padEnd);
         pds.weights = dnnl::convolution_backward_weights::primitive_desc(
             desc, dnn.engine, hint, /*allow_empty=*/true);
       }
@@ -376,8 +392,9 @@ struct OneDnnConvBackward::Entry {
   }
 };
 
-OneDnnConvBackward::OneDnnConvBackward(OneDnnEngine &dnn, bool winograd)
-    : dnn(dnn), winograd(winograd), pointwise(dnn) {}
+OneDnnConvBackward::OneDnnConvBackward(OneDnnEngine &dnn, bool winograd,
+                                       bool bf16Math)
+    : dnn(dnn), winograd(winograd), bf16Math(bf16Math), pointwise(dnn) {}
 OneDnnConvBackward::~OneDnnConvBackward() = default;
 void OneDnnConvBackward::clear() {
   cache.clear();
@@ -387,7 +404,8 @@ void OneDnnConvBackward::clear() {
 bool OneDnnConvBackward::run(KernelCall &call,
                              const args::convolution_backward &a,
                              memfmt_status_t &status) {
-  if (std::optional<args::linear_backward> matmuls = asLinearBackward(a);
+  if (std::optional<args::linear_backward> matmuls =
+          bf16Math ? std::nullopt : asLinearBackward(a);
       matmuls && pointwise.run(call, *matmuls, status)) {
     if (status == MEMFMT_STATUS_OK)
       call.setImpl("onednn_matmul");
@@ -402,7 +420,7 @@ bool OneDnnConvBackward::run(KernelCall &call,
     key.add(value);
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
-    e.build(dnn, counters, a, winograd);
+    e.build(dnn, counters, a, winograd, bf16Math);
     scratch.grow(e.scratchBytes);
   });
   if (!entry.usable)
@@ -439,6 +457,7 @@ bool OneDnnConvBackward::run(KernelCall &call,
     return true;
   }
   call.setImpl(entry.winograd    ? "onednn_winograd"
+               : bf16Math        ? "onednn_bf16_math"
                : entry.preferred ? "onednn_preferred_layout"
                : entry.reordered ? "onednn_reorder"
                                  : "onednn");

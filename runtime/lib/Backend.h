@@ -43,9 +43,12 @@ struct BackendOptions {
   int device = 0;
   bool allowTf32 = false;
   int64_t workspaceLimit = int64_t(1) << 30;
-  /// CPU: f32 3x3 convolutions may use Winograd's algorithm; the number
-  /// of threads the kernels run on (resolved, >= 1).
+  /// CPU: f32 3x3 convolutions may use Winograd's algorithm; f32
+  /// convolutions and their gradients may multiply in bf16 (where the CPU
+  /// has bf16 instructions); the number of threads the kernels run on
+  /// (resolved, >= 1).
   bool winograd = true;
+  bool allowBf16 = false;
   int numThreads = 1;
 };
 

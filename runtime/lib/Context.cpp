@@ -240,6 +240,7 @@ void memfmt_context_options_init(memfmt_context_options_t *opts) {
   opts->cuda_graph = MEMFMT_SWITCH_DEFAULT;
   opts->workspace_limit = 0;
   opts->winograd = MEMFMT_SWITCH_DEFAULT;
+  opts->allow_bf16 = MEMFMT_SWITCH_DEFAULT;
 }
 
 memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
@@ -269,7 +270,8 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
   if (!resolveKernels(options, error) || !resolveThreads(options, error) ||
       !resolveCudaOptions(options, error) ||
       !resolveSwitch(options.winograd, "MEMFMT_WINOGRAD", error,
-                     MEMFMT_SWITCH_ON))
+                     MEMFMT_SWITCH_ON) ||
+      !resolveSwitch(options.allow_bf16, "MEMFMT_ALLOW_BF16", error))
     return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, error, out_ctx);
 
   BackendOptions backendOptions;
@@ -278,6 +280,7 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
   backendOptions.allowTf32 = options.allow_tf32 == MEMFMT_SWITCH_ON;
   backendOptions.workspaceLimit = options.workspace_limit;
   backendOptions.winograd = options.winograd == MEMFMT_SWITCH_ON;
+  backendOptions.allowBf16 = options.allow_bf16 == MEMFMT_SWITCH_ON;
   backendOptions.numThreads = options.num_threads;
   try {
     auto ctx = std::make_unique<memfmt_context>();

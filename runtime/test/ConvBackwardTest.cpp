@@ -64,51 +64,6 @@ const ConvBackwardCase kCases[] = {
     {"ResNetReduce1x1", 2, 256, 5, 5, 64, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}},
 };
 
-/// Gradients by the definition of the forward convolution: out[n, oc, y,
-/// x] = sum of in[n, g * cg + icg, iy, ix] * w[oc, icg, r, s], so each term
-/// sends grad_output * w to grad_input and grad_output * in to grad_weight.
-Gradients naiveGradients(const Tensor &dy, const Tensor &in, const Tensor &w,
-                         const ConvAttrs &c) {
-  const int64_t n = in.sizes[0], ch = in.sizes[1], h = in.sizes[2],
-                wd = in.sizes[3];
-  const int64_t o = w.sizes[0], cg = w.sizes[1], kh = w.sizes[2],
-                kw = w.sizes[3];
-  const int64_t oh = dy.sizes[2], ow = dy.sizes[3], og = o / c.groups;
-  Gradients g;
-  g.input.value.assign(in.numElements(), 0.0);
-  g.input.magnitude.assign(in.numElements(), 0.0);
-  g.weight.value.assign(w.numElements(), 0.0);
-  g.weight.magnitude.assign(w.numElements(), 0.0);
-  g.bias.value.assign(o, 0.0);
-  g.bias.magnitude.assign(o, 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t oc = 0; oc < o; ++oc)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t x = 0; x < ow; ++x) {
-          double d = dy.at({i, oc, y, x});
-          g.bias.value[oc] += d;
-          g.bias.magnitude[oc] += std::fabs(d);
-          for (int64_t icg = 0; icg < cg; ++icg)
-            for (int64_t r = 0; r < kh; ++r)
-              for (int64_t s = 0; s < kw; ++s) {
-                int64_t iy = y * c.strideH - c.padTop + r * c.dilationH;
-                int64_t ix = x * c.strideW - c.padLeft + s * c.dilationW;
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-                  continue;
-                int64_t ic = (oc / og) * cg + icg;
-                int64_t at = ((i * ch + ic) * h + iy) * wd + ix;
-                double toInput = d * w.at({oc, icg, r, s});
-                g.input.value[at] += toInput;
-                g.input.magnitude[at] += std::fabs(toInput);
-                int64_t wat = ((oc * cg + icg) * kh + r) * kw + s;
-                double toWeight = d * in.at({i, ic, iy, ix});
-                g.weight.value[wat] += toWeight;
-                g.weight.magnitude[wat] += std::fabs(toWeight);
-              }
-        }
-  return g;
-}
-
 struct Layouts {
   Layout gradOutput, input, weight, gradInput, gradWeight, gradBias;
 };

@@ -47,20 +47,23 @@ CheckResult compare(const std::string &Name, const std::vector<float> &A,
   return R;
 }
 
-double toleranceFor(const std::string &Precision, bool OnDevice, bool Tf32) {
+double toleranceFor(const std::string &Precision, bool OnDevice,
+                    bool ReducedMath) {
   if (Precision == "f16")
     return 1e-2;
   if (Precision == "bf16")
     return 4e-2;
   if (!OnDevice)
-    return 1e-4;
-  return Tf32 ? 1e-2 : 1e-3;
+    return ReducedMath ? 4e-2 : 1e-4;
+  return ReducedMath ? 1e-2 : 1e-3;
 }
 
-CheckReport checkAgainstReference(
-    const Options &Opts, const memfmt_model_info_t &Info, const Tensors &T,
-    const std::vector<std::vector<float>> &Inputs,
-    const std::vector<std::vector<float>> &Outputs, bool OnDevice, bool Tf32) {
+CheckReport
+checkAgainstReference(const Options &Opts, const memfmt_model_info_t &Info,
+                      const Tensors &T,
+                      const std::vector<std::vector<float>> &Inputs,
+                      const std::vector<std::vector<float>> &Outputs,
+                      bool OnDevice, bool ReducedMath) {
   // The CPU reference kernels, whatever the model's target.
   ContextPtr RefCtx = createContext(MEMFMT_KERNELS_REFERENCE, Opts);
   ModelPtr RefModel = loadModel(RefCtx.get(), Opts.Dir, Info.weights_source,
@@ -68,7 +71,7 @@ CheckReport checkAgainstReference(
   std::vector<std::vector<float>> RefOutputs;
   runLogical(RefModel.get(), T, Inputs, RefOutputs);
   CheckReport R;
-  R.Tolerance = toleranceFor(Info.precision, OnDevice, Tf32);
+  R.Tolerance = toleranceFor(Info.precision, OnDevice, ReducedMath);
   for (size_t I = 0; I < Outputs.size(); ++I) {
     R.Outputs.push_back(compare(T.Outputs[I].name, Outputs[I], RefOutputs[I]));
     if (!(R.Outputs.back().MaxRel <= R.Tolerance))

@@ -45,15 +45,19 @@ CheckResult compare(const std::string &Name, const std::vector<float> &A,
                     const std::vector<float> &B);
 
 /// The largest relative error that passes for \p Precision ("f32", "f16",
-/// "bf16"), on a device or not, with TF32 or not.
-double toleranceFor(const std::string &Precision, bool OnDevice, bool Tf32);
+/// "bf16"), on a device or not, with \p ReducedMath (f32 convolutions in
+/// TF32 on a GPU, in bf16 on the CPU) or not.
+double toleranceFor(const std::string &Precision, bool OnDevice,
+                    bool ReducedMath);
 
 /// Runs the model of \p Opts with \p Info's weights source in a CPU context
 /// with the reference kernels on \p Inputs and compares with \p Outputs.
-CheckReport checkAgainstReference(
-    const Options &Opts, const memfmt_model_info_t &Info, const Tensors &T,
-    const std::vector<std::vector<float>> &Inputs,
-    const std::vector<std::vector<float>> &Outputs, bool OnDevice, bool Tf32);
+CheckReport
+checkAgainstReference(const Options &Opts, const memfmt_model_info_t &Info,
+                      const Tensors &T,
+                      const std::vector<std::vector<float>> &Inputs,
+                      const std::vector<std::vector<float>> &Outputs,
+                      bool OnDevice, bool ReducedMath);
 
 } // namespace memfmt::run
 

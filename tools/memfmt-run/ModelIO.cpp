@@ -30,6 +30,8 @@ ContextPtr createContext(memfmt_kernels_t Kernels, const Options &Opts,
   Options.num_threads = Opts.Threads;
   if (Opts.NoWinograd)
     Options.winograd = MEMFMT_SWITCH_OFF;
+  if (Opts.AllowBf16 && Kernels != MEMFMT_KERNELS_REFERENCE)
+    Options.allow_bf16 = MEMFMT_SWITCH_ON;
   if (Target == "cuda") {
     Options.backend = MEMFMT_BACKEND_CUDA;
     if (Opts.CudaGraph)

@@ -49,6 +49,10 @@ options:
                         allows 1e-2
   --no-winograd         CPU: compute f32 3x3 convolutions directly, never by
                         Winograd's algorithm (or MEMFMT_WINOGRAD=0)
+  --allow-bf16          CPU: let f32 convolutions multiply in bf16 with f32
+                        accumulation where the CPU has bf16 instructions
+                        (AMX, AVX-512 BF16; or MEMFMT_ALLOW_BF16=1); --check
+                        then allows 4e-2
   --cpu                 run a model of any target (a CUDA model) on the CPU
   -h, --help            print this help
 
@@ -106,6 +110,9 @@ Options parseArgs(int Argc, char **Argv) {
     } else if (Name == "--no-winograd") {
       Args.flag();
       Opts.NoWinograd = true;
+    } else if (Name == "--allow-bf16") {
+      Args.flag();
+      Opts.AllowBf16 = true;
     } else if (Name == "--cpu") {
       Args.flag();
       Opts.Cpu = true;

@@ -46,6 +46,7 @@ struct Options {
   bool CudaGraph = false;
   bool Tf32 = false;
   bool NoWinograd = false;
+  bool AllowBf16 = false;
   bool Cpu = false;
 };
 

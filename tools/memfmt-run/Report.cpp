@@ -227,6 +227,8 @@ void printJson(const Report &R) {
   if (R.OnDevice) {
     J["cuda_graph"] = R.CudaGraph;
     J["tf32"] = R.Tf32;
+  } else {
+    J["allow_bf16"] = R.AllowBf16;
   }
   Json &Inputs = J["inputs"] = Json::array();
   for (size_t K = 0; K < R.T.Inputs.size(); ++K) {

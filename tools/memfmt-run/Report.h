@@ -59,9 +59,10 @@ struct Report {
   std::optional<BenchResult> Bench;
   std::optional<ProfileResult> Profile;
   /// The device (memfmt_context_device_description); on a GPU, whether
-  /// graphs and TF32 are on.
+  /// graphs and TF32 are on; on the CPU, whether f32 convolutions may
+  /// multiply in bf16 (the device says whether they do).
   std::string Device;
-  bool OnDevice = false, CudaGraph = false, Tf32 = false;
+  bool OnDevice = false, CudaGraph = false, Tf32 = false, AllowBf16 = false;
 
   /// Whether the run passed: no check, or a check that passed.
   bool passed() const { return !Check || Check->Passed; }

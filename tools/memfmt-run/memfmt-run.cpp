@@ -9,7 +9,7 @@
 //   memfmt-run DIR [--input FILE.npy | --input random[:SEED]]
 //              [--output FILE.npy] [--check] [--bench N] [--profile] [--json]
 //              [--weights SOURCE] [--threads N] [--cuda-graph] [--tf32]
-//              [--no-winograd]
+//              [--no-winograd] [--allow-bf16]
 //
 // It loads the compiled model directory DIR into a context of the model's
 // target (the CPU, or a CUDA GPU for memfmt-compile --target cuda), runs it
@@ -85,6 +85,8 @@ int run(const Options &Opts) {
   if (OnDevice) {
     R.CudaGraph = R.Context.cuda_graph == MEMFMT_SWITCH_ON;
     R.Tf32 = R.Context.allow_tf32 == MEMFMT_SWITCH_ON;
+  } else {
+    R.AllowBf16 = R.Context.allow_bf16 == MEMFMT_SWITCH_ON;
   }
   // A training step takes class indices, which memfmt-run cannot invent;
   // say so before loading it.
@@ -168,9 +170,8 @@ int run(const Options &Opts) {
 
   // The check against the reference kernels, with the same weights.
   if (Opts.Check)
-    R.Check =
-        checkAgainstReference(Opts, R.Info, R.T, Inputs, Outputs, OnDevice,
-                              R.Context.allow_tf32 == MEMFMT_SWITCH_ON);
+    R.Check = checkAgainstReference(Opts, R.Info, R.T, Inputs, Outputs,
+                                    OnDevice, OnDevice ? R.Tf32 : R.AllowBf16);
 
   // Timing and profile, on inputs already in the model's layout.
   if (Opts.Bench || Opts.Profile) {

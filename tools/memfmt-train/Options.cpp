@@ -64,6 +64,11 @@ options:
                           totals per kernel and per node (in the JSON too)
   --threads N             threads for the runtime (default: MEMFMT_NUM_THREADS,
                           OMP_NUM_THREADS or all hardware threads)
+  --allow-bf16            mixed precision: convolutions and their gradients
+                          multiply in bf16 (f32 accumulation, f32 parameters,
+                          batch norms, loss and SGD) where the CPU has bf16
+                          instructions (AMX, AVX-512 BF16; or
+                          MEMFMT_ALLOW_BF16=1)
   --collective-timeout S  data-parallel training: end the job with an error
                           when the other replicas do not answer a collective
                           within S seconds (default 300)
@@ -111,7 +116,7 @@ Options parseArgs(int Argc, char **Argv) {
   while (Args.next()) {
     const std::string &Name = Args.name();
     if (Name == "--no-shuffle" || Name == "--json" || Name == "--profile" ||
-        Name == "--sync-batch-norm")
+        Name == "--sync-batch-norm" || Name == "--allow-bf16")
       Args.flag();
     else
       Args.once();
@@ -151,6 +156,8 @@ Options parseArgs(int Argc, char **Argv) {
       Opts.Profile = true;
     } else if (Name == "--threads") {
       Opts.Threads = static_cast<int32_t>(Args.integer(1, 4096));
+    } else if (Name == "--allow-bf16") {
+      Opts.AllowBf16 = true;
     } else if (Name == "--sync-batch-norm") {
       Opts.SyncBatchNorm = true;
     } else if (Name == "--collective-timeout") {

@@ -41,6 +41,8 @@ struct Options {
   /// Per-kernel times of every step after the first (--profile).
   bool Profile = false;
   int32_t Threads = 0;
+  /// f32 convolutions multiply in bf16 where the CPU has it (allow_bf16).
+  bool AllowBf16 = false;
   /// Seconds a collective of data-parallel training may wait for the other
   /// replicas before the job ends with an error.
   double CollectiveTimeout = 300;

@@ -10,7 +10,7 @@
 //                [--steps N | --epochs N] [--shuffle SEED | --no-shuffle]
 //                [--log-every K] [--eval FILE.npz] [--save FILE.safetensors]
 //                [--resume FILE.safetensors] [--json] [--profile]
-//                [--threads N] [--collective-timeout SECONDS]
+//                [--threads N] [--allow-bf16] [--collective-timeout SECONDS]
 //                [--sync-batch-norm]
 //
 // Under Open MPI's launcher (`mpirun -np R memfmt-train DIR ...`) each
@@ -173,6 +173,8 @@ ContextPtr createContext(const Options &Opts) {
   memfmt_context_options_t CtxOptions;
   memfmt_context_options_init(&CtxOptions);
   CtxOptions.num_threads = Opts.Threads;
+  if (Opts.AllowBf16)
+    CtxOptions.allow_bf16 = MEMFMT_SWITCH_ON;
   if (Cuda) {
     CtxOptions.backend = MEMFMT_BACKEND_CUDA;
     CtxOptions.cuda_graph = MEMFMT_SWITCH_ON;
@@ -319,6 +321,7 @@ int train(const Options &Opts, Replicas &Group) {
               Losses.empty() ? 0.0 : Losses.back());
   std::printf("conversions: %lld (%s)\n",
               static_cast<long long>(Feeder.conversions()), Conversion.c_str());
+  std::printf("device: %s\n", memfmt_context_device_description(Ctx.get()));
   if (Opts.Profile)
     printProfile(Profile);
   if (Opts.Save)

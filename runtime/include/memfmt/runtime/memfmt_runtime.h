@@ -157,6 +157,17 @@ typedef struct memfmt_context_options {
   /// gradients (convolution_backward) too. Default: MEMFMT_WINOGRAD, else
   /// ON.
   memfmt_switch_t winograd;
+  /// CPU: let f32 convolutions and their gradients (convolution_backward)
+  /// multiply in bf16 with f32 accumulation, on oneDNN's bf16 kernels (AMX
+  /// tiles or AVX-512 BF16 dot products): each call rounds its input,
+  /// weights and output gradient to bf16 and keeps its outputs (and every
+  /// other op, parameter and optimizer state) in f32 -- mixed precision
+  /// with f32 master weights, as PyTorch's CPU fp32_precision "bf16" for
+  /// oneDNN convolutions. Several times faster where the CPU has AMX, with
+  /// rounding errors of bf16 (relative 1e-2). A CPU without bf16
+  /// instructions keeps f32 (the device description says which). Default:
+  /// MEMFMT_ALLOW_BF16, else OFF.
+  memfmt_switch_t allow_bf16;
 } memfmt_context_options_t;
 
 /// Fills `opts` with the defaults (CPU, kernels from the environment, default
