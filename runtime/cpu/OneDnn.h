@@ -308,7 +308,9 @@ private:
 /// (OneDnnLinearBackward.cpp).
 class OneDnnLinearBackward {
 public:
-  explicit OneDnnLinearBackward(OneDnnEngine &dnn);
+  /// `bf16Math`: the matmuls multiply bf16 copies of their operands
+  /// (OneDnnLinearBackward.cpp).
+  explicit OneDnnLinearBackward(OneDnnEngine &dnn, bool bf16Math = false);
   ~OneDnnLinearBackward();
   bool run(KernelCall &call, const args::linear_backward &a,
            memfmt_status_t &status);
@@ -318,7 +320,10 @@ public:
 private:
   struct Entry;
   OneDnnEngine &dnn;
+  bool bf16Math;
   NodeCache<Entry> cache;
+  /// The bf16 copies of the operands (bf16 math; one call at a time).
+  AlignedScratch scratch;
 };
 
 /// convolution_backward: pointwise convolutions whose activations are

@@ -45,8 +45,8 @@
 // described with bf16 grad_output, input and weights, which the ports
 // above round into the scratch, and f32 grad_input, grad_weight and
 // grad_bias, written straight to the caller's tensors where the layouts
-// agree. Pointwise convolutions then run on these primitives too (not the
-// f32 matmuls), and Winograd is not used.
+// agree; pointwise convolutions' matmuls multiply bf16 copies
+// (OneDnnLinearBackward.cpp); Winograd is not used.
 //
 // Everything that depends on the call's shapes, strides, attributes and
 // flags (primitives, memory objects, reorders, scratch offsets) is built
@@ -394,7 +394,8 @@ struct OneDnnConvBackward::Entry {
 
 OneDnnConvBackward::OneDnnConvBackward(OneDnnEngine &dnn, bool winograd,
                                        bool bf16Math)
-    : dnn(dnn), winograd(winograd), bf16Math(bf16Math), pointwise(dnn) {}
+    : dnn(dnn), winograd(winograd), bf16Math(bf16Math),
+      pointwise(dnn, bf16Math) {}
 OneDnnConvBackward::~OneDnnConvBackward() = default;
 void OneDnnConvBackward::clear() {
   cache.clear();
@@ -404,11 +405,10 @@ void OneDnnConvBackward::clear() {
 bool OneDnnConvBackward::run(KernelCall &call,
                              const args::convolution_backward &a,
                              memfmt_status_t &status) {
-  if (std::optional<args::linear_backward> matmuls =
-          bf16Math ? std::nullopt : asLinearBackward(a);
+  if (std::optional<args::linear_backward> matmuls = asLinearBackward(a);
       matmuls && pointwise.run(call, *matmuls, status)) {
     if (status == MEMFMT_STATUS_OK)
-      call.setImpl("onednn_matmul");
+      call.setImpl(bf16Math ? "onednn_bf16_math_matmul" : "onednn_matmul");
     return true;
   }
   PrimitiveKey key;

@@ -23,6 +23,14 @@
 // and key; calls with zero-sized dims or strides oneDNN cannot describe go
 // to the reference.
 //
+// With bf16 math (the pointwise convolution gradients of a context with
+// allow_bf16, on a CPU with bf16 instructions) grad_output, input and
+// weight are first rounded into dense bf16 copies in a scratch buffer (one
+// reorder each, grad_output's shared by both products) and the matmuls
+// multiply those with f32 accumulation into the f32 gradients, on the
+// kernels oneDNN lists first (AMX or AVX-512 BF16 brgemm); grad_bias stays
+// an f32 product.
+//
 //===----------------------------------------------------------------------===//
 
 #include "OneDnn.h"
@@ -37,11 +45,12 @@ using dnnl::memory;
 
 namespace {
 
-/// The [rows, cols] f32 matrix whose element (r, c) is at r * rowStride +
-/// c * colStride.
+/// The [rows, cols] matrix of `type` (f32 by default) whose element (r, c)
+/// is at r * rowStride + c * colStride.
 memory::desc matrix(int64_t rows, int64_t cols, int64_t rowStride,
-                    int64_t colStride) {
-  return memory::desc({rows, cols}, memory::data_type::f32,
+                    int64_t colStride,
+                    memory::data_type type = memory::data_type::f32) {
+  return memory::desc({rows, cols}, type,
                       matrixStrides(rows, cols, rowStride, colStride));
 }
 
@@ -56,12 +65,17 @@ struct Product {
   BoundPrimitive matmul;
   memory lhs, rhs, dst;
 
-  /// False when oneDNN has no implementation.
+  /// False when oneDNN has no implementation. f32 products prefer the
+  /// GEMM-based kernels (see above), bf16 ones take oneDNN's first.
   bool build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const memory::desc &lhsDesc, const memory::desc &rhsDesc,
              const memory::desc &dstDesc) {
+    dnnl::matmul::desc desc(lhsDesc, rhsDesc, dstDesc);
     dnnl::matmul::primitive_desc pd =
-        gemmMatmul(dnn, dnnl::matmul::desc(lhsDesc, rhsDesc, dstDesc));
+        lhsDesc.data_type() == memory::data_type::f32
+            ? gemmMatmul(dnn, desc)
+            : dnnl::matmul::primitive_desc(desc, dnnl::primitive_attr(),
+                                           dnn.engine, /*allow_empty=*/true);
     if (!pd)
       return false;
     lhs = memory(lhsDesc, dnn.engine, DNNL_MEMORY_NONE);
@@ -84,6 +98,36 @@ struct Product {
   }
 };
 
+/// A dense bf16 copy of an f32 matrix, at `offset` in the scratch.
+struct Bf16Copy {
+  memory user, copy;
+  BoundPrimitive reorder;
+  size_t offset = 0;
+
+  /// The copy of the [rows, cols] matrix `from` (row-major).
+  void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
+             const memory::desc &from, size_t &scratchBytes) {
+    memory::desc dense(from.dims(), memory::data_type::bf16,
+                       memory::format_tag::ab);
+    user = memory(from, dnn.engine, DNNL_MEMORY_NONE);
+    copy = memory(dense, dnn.engine, DNNL_MEMORY_NONE);
+    reorder.resetReorder(user, copy);
+    ++counters.primitives_built;
+    offset = scratchBytes;
+    scratchBytes += AlignedScratch::roundUp(dense.get_size());
+  }
+  /// Rounds `data` into the copy; returns the copy's address.
+  void *run(OneDnnEngine &dnn, memfmt_context_counters_t &counters, char *base,
+            void *data) {
+    user.set_data_handle(data);
+    copy.set_data_handle(base + offset);
+    reorder.execute(dnn, counters);
+    return base + offset;
+  }
+  int64_t rows() const { return copy.get_desc().dims()[0]; }
+  int64_t cols() const { return copy.get_desc().dims()[1]; }
+};
+
 } // namespace
 
 struct OneDnnLinearBackward::Entry {
@@ -91,19 +135,43 @@ struct OneDnnLinearBackward::Entry {
   bool usable = false;
   Product gradInput, gradWeight, gradBias;
   std::vector<float> ones;
+  /// bf16 math: the copies the products read (empty otherwise).
+  bool bf16 = false;
+  Bf16Copy gradOutput16, input16, weight16;
+  size_t scratchBytes = 0;
 
   explicit Entry(const PrimitiveKey &key) : key(key) {}
 
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
-             const args::linear_backward &a) {
+             const args::linear_backward &a, bool bf16Math) {
     const TensorView &dy = a.grad_output;
-    if (a.has_grad_input &&
-        !gradInput.build(dnn, counters, matrix(dy), matrix(a.weight),
-                         matrix(a.grad_input)))
+    // The operands the products read: the tensors, or their bf16 copies
+    // ([N, M] grad_output, [N, K] input, [M, K] weight, row-major).
+    memory::desc dyDesc = matrix(dy), dyT = matrix(dy, /*transpose=*/true),
+                 weightDesc = matrix(a.weight), inputDesc = matrix(a.input);
+    bf16 = bf16Math && (a.has_grad_input || a.has_grad_weight);
+    if (bf16) {
+      const memory::data_type b16 = memory::data_type::bf16;
+      gradOutput16.build(dnn, counters, dyDesc, scratchBytes);
+      const int64_t n = gradOutput16.rows(), m = gradOutput16.cols();
+      dyDesc = matrix(n, m, m, 1, b16);
+      dyT = matrix(m, n, 1, m, b16);
+      if (a.has_grad_input) {
+        weight16.build(dnn, counters, weightDesc, scratchBytes);
+        weightDesc =
+            matrix(weight16.rows(), weight16.cols(), weight16.cols(), 1, b16);
+      }
+      if (a.has_grad_weight) {
+        input16.build(dnn, counters, inputDesc, scratchBytes);
+        inputDesc =
+            matrix(input16.rows(), input16.cols(), input16.cols(), 1, b16);
+      }
+    }
+    if (a.has_grad_input && !gradInput.build(dnn, counters, dyDesc, weightDesc,
+                                             matrix(a.grad_input)))
       return;
     if (a.has_grad_weight &&
-        !gradWeight.build(dnn, counters, matrix(dy, /*transpose=*/true),
-                          matrix(a.input), matrix(a.grad_weight)))
+        !gradWeight.build(dnn, counters, dyT, inputDesc, matrix(a.grad_weight)))
       return;
     if (a.has_grad_bias) {
       const int64_t rows = dy.sizes[0], features = dy.sizes[1];
@@ -117,7 +185,8 @@ struct OneDnnLinearBackward::Entry {
   }
 };
 
-OneDnnLinearBackward::OneDnnLinearBackward(OneDnnEngine &dnn) : dnn(dnn) {}
+OneDnnLinearBackward::OneDnnLinearBackward(OneDnnEngine &dnn, bool bf16Math)
+    : dnn(dnn), bf16Math(bf16Math) {}
 OneDnnLinearBackward::~OneDnnLinearBackward() = default;
 void OneDnnLinearBackward::clear() { cache.clear(); }
 
@@ -127,18 +196,28 @@ bool OneDnnLinearBackward::run(KernelCall &call, const args::linear_backward &a,
   if (!addGradientOperands(a, key))
     return false;
   memfmt_context_counters_t &counters = call.counters();
-  Entry &entry = cache.lookup(call.node(), key,
-                              [&](Entry &e) { e.build(dnn, counters, a); });
+  Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
+    e.build(dnn, counters, a, bf16Math);
+    scratch.grow(e.scratchBytes);
+  });
   if (!entry.usable)
     return false;
 
   try {
+    void *dy = a.grad_output.data, *weight = a.weight.data,
+         *input = a.input.data;
+    if (entry.bf16) {
+      char *base = scratch.data();
+      dy = entry.gradOutput16.run(dnn, counters, base, dy);
+      if (a.has_grad_input)
+        weight = entry.weight16.run(dnn, counters, base, weight);
+      if (a.has_grad_weight)
+        input = entry.input16.run(dnn, counters, base, input);
+    }
     if (a.has_grad_input)
-      entry.gradInput.run(dnn, counters, a.grad_output.data, a.weight.data,
-                          a.grad_input.data);
+      entry.gradInput.run(dnn, counters, dy, weight, a.grad_input.data);
     if (a.has_grad_weight)
-      entry.gradWeight.run(dnn, counters, a.grad_output.data, a.input.data,
-                           a.grad_weight.data);
+      entry.gradWeight.run(dnn, counters, dy, input, a.grad_weight.data);
     if (a.has_grad_bias)
       entry.gradBias.run(dnn, counters, a.grad_output.data, entry.ones.data(),
                          a.grad_bias.data);
@@ -147,7 +226,7 @@ bool OneDnnLinearBackward::run(KernelCall &call, const args::linear_backward &a,
         call.fail(MEMFMT_STATUS_BACKEND_ERROR, describeError("matmul", error));
     return true;
   }
-  call.setImpl("onednn");
+  call.setImpl(entry.bf16 ? "onednn_bf16_math" : "onednn");
   status = MEMFMT_STATUS_OK;
   return true;
 }
