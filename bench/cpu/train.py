@@ -94,7 +94,7 @@ class TorchStep:
                 self.forward(self.x), self.y)
         loss.backward()
         self.optimizer.step()
-        return float(loss)
+        return float(loss.detach())
 
     def measure(self, iters):
         times = []
