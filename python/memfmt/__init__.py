@@ -26,10 +26,10 @@ __all__ = ["CompileError", "Model", "RunStats", "TensorInfo", "Trainer",
            "compile", "load"]
 
 
-def load(directory, *, weights=None, threads=0):
+def load(directory, *, weights=None, threads=0, allow_bf16=None):
     """Loads a directory memfmt-compile (or memfmt.compile(out_dir=...))
     wrote. `weights` overrides its weight source ("synthetic:SEED" or a
-    .safetensors path); `threads` as in memfmt.compile."""
+    .safetensors path); `threads` and `allow_bf16` as in memfmt.compile."""
     import json
     import os
     with open(os.path.join(os.fspath(directory), "manifest.json")) as f:
@@ -42,4 +42,5 @@ def load(directory, *, weights=None, threads=0):
         len(outputs) == 1 and \
         any(p.get("updated") for p in manifest.get("parameters", []))
     cls = Trainer if training else Model
-    return cls(directory, weights=weights, threads=threads)
+    return cls(directory, weights=weights, threads=threads,
+               allow_bf16=allow_bf16)

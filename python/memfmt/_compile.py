@@ -114,7 +114,8 @@ def compile(source, *, memory_format="channels_last", input_format=None,
             target="cpu", weights=None, fusion=True, tile_batch_bytes=None,
             sub_batch=None, out_dir=None, example_input=None, opset=17,
             threads=0, train=False, lr=None, momentum=None,
-            dampening=None, weight_decay=None, nesterov=False):
+            dampening=None, weight_decay=None, nesterov=False,
+            allow_bf16=None):
     """Compiles `source` and loads the result.
 
     source: a path to an ONNX file or a .mlir file, a zoo name ("resnet50"),
@@ -135,6 +136,11 @@ def compile(source, *, memory_format="channels_last", input_format=None,
         every hardware thread).
     train, lr, momentum, dampening, weight_decay, nesterov: compile a
         training step (memfmt-compile --train); returns a memfmt.Trainer.
+    allow_bf16: on the CPU, let f32 convolutions and their gradients
+        multiply in bf16 with f32 accumulation where the CPU has bf16
+        instructions (mixed precision, as memfmt-train --allow-bf16; the
+        model's `device` says whether it applies). None (the default):
+        the MEMFMT_ALLOW_BF16 environment variable decides, else off.
 
     Raises CompileError with the compiler's message when it fails.
     """
@@ -144,7 +150,8 @@ def compile(source, *, memory_format="channels_last", input_format=None,
                             batch, height, width, precision, target, weights,
                             fusion, tile_batch_bytes, sub_batch, out_dir,
                             example_input, opset, threads, train, lr,
-                            momentum, dampening, weight_decay, nesterov)
+                            momentum, dampening, weight_decay, nesterov,
+                            allow_bf16)
     except BaseException:
         owner.cleanup()
         raise
@@ -155,7 +162,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
 def _compile_in(scratch, source, memory_format, input_format, batch, height,
                 width, precision, target, weights, fusion, tile_batch_bytes,
                 sub_batch, out_dir, example_input, opset, threads, train, lr,
-                momentum, dampening, weight_decay, nesterov):
+                momentum, dampening, weight_decay, nesterov, allow_bf16):
     from ._model import Model
     zoo_name, path = None, None
     if hasattr(source, "state_dict") and hasattr(source, "forward"):
@@ -189,5 +196,5 @@ def _compile_in(scratch, source, memory_format, input_format, batch, height,
                            f"{done.returncode}")
     if train:
         from ._trainer import Trainer
-        return Trainer(directory, threads=threads)
-    return Model(directory, threads=threads)
+        return Trainer(directory, threads=threads, allow_bf16=allow_bf16)
+    return Model(directory, threads=threads, allow_bf16=allow_bf16)

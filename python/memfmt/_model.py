@@ -67,12 +67,13 @@ class Model:
     """A compiled model, loaded. Create with memfmt.load(dir) or
     memfmt.compile(...)."""
 
-    def __init__(self, directory, *, weights=None, threads=0):
+    def __init__(self, directory, *, weights=None, threads=0, allow_bf16=None):
         directory = os.fspath(directory)
         with open(os.path.join(directory, "manifest.json")) as f:
             target = json.load(f).get("target", "cpu")
         try:
-            self._model = _RuntimeModel(directory, weights, threads, target)
+            self._model = _RuntimeModel(directory, weights, threads, target,
+                                        allow_bf16)
         except RuntimeError as e:
             raise RuntimeError(f"cannot load {directory}: {e}") from None
         self._info = self._model.info()

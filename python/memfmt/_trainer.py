@@ -33,8 +33,9 @@ class Trainer(Model):
     """A loaded training step. Create with memfmt.compile(..., train=True)
     or memfmt.load(dir) on a directory compiled with --train."""
 
-    def __init__(self, directory, *, weights=None, threads=0):
-        super().__init__(directory, weights=weights, threads=threads)
+    def __init__(self, directory, *, weights=None, threads=0, allow_bf16=None):
+        super().__init__(directory, weights=weights, threads=threads,
+                         allow_bf16=allow_bf16)
         if not self.inputs or self.inputs[-1].dtype != "i64" or \
                 len(self.outputs) != 1:
             raise ValueError(f"{directory} is not a training step (a step "

@@ -67,10 +67,13 @@ py::dict tensorInfo(const memfmt_model_tensor_info_t &info) {
 class Model {
 public:
   Model(const std::string &dir, std::optional<std::string> weights,
-        int32_t threads, const std::string &backend) {
+        int32_t threads, const std::string &backend,
+        std::optional<bool> allowBf16) {
     memfmt_context_options_t opts;
     memfmt_context_options_init(&opts);
     opts.num_threads = threads;
+    if (allowBf16) // Else MEMFMT_ALLOW_BF16 decides.
+      opts.allow_bf16 = *allowBf16 ? MEMFMT_SWITCH_ON : MEMFMT_SWITCH_OFF;
     if (backend == "cuda")
       opts.backend = MEMFMT_BACKEND_CUDA;
     else if (backend != "cpu")
@@ -359,9 +362,10 @@ PYBIND11_MODULE(_memfmt, m) {
   m.def("read_safetensors", &readSafeTensors, py::arg("path"));
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string &, std::optional<std::string>, int32_t,
-                    const std::string &>(),
+                    const std::string &, std::optional<bool>>(),
            py::arg("dir"), py::arg("weights") = py::none(),
-           py::arg("threads") = 0, py::arg("backend") = "cpu")
+           py::arg("threads") = 0, py::arg("backend") = "cpu",
+           py::arg("allow_bf16") = py::none())
       .def("close", &Model::close)
       .def("info", &Model::info)
       .def("inputs", &Model::inputs)

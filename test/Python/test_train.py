@@ -181,3 +181,28 @@ def test_safetensors_round_trip_and_errors(tmp_path):
         write_safetensors(path, {"w": np.zeros(2)})
     with pytest.raises(RuntimeError, match="missing.safetensors"):
         read_safetensors(str(tmp_path / "missing.safetensors"))
+
+
+def test_allow_bf16(tmp_path):
+    """allow_bf16=True: mixed precision where the CPU has bf16 instructions
+    (the device says whether it applies); the first step's loss (the
+    forward pass, before any update) stays within 1e-2 of the f32 step's,
+    and the keyword reaches load() too."""
+    directory = tmp_path / "r18"
+    x, y = data(3)
+    x = x.contiguous(memory_format=torch.channels_last)
+    losses, devices = [], []
+    for allow in (False, True):
+        t = memfmt.compile("resnet18", train=True, batch=N, height=H,
+                           width=W, weights="synthetic:1",
+                           out_dir=directory, allow_bf16=allow)
+        losses.append(t.step(x, y))
+        devices.append(t.device)
+        t.close()
+    assert "bf16" not in devices[0]
+    assert ("f32 convolutions in bf16" in devices[1] or
+            "no bf16 instructions" in devices[1]), devices[1]
+    assert abs(losses[1] - losses[0]) <= 1e-2 * abs(losses[0]), losses
+    t = memfmt.load(directory, allow_bf16=True)
+    assert t.device == devices[1]
+    t.close()
