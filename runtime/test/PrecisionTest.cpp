@@ -17,6 +17,7 @@
 
 #include "RuntimeTest.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
 #include "memfmt/runtime/io/HalfFloat.h"
 
 #include <cmath>
@@ -194,6 +195,49 @@ TEST_P(WidenedTest, SoftmaxMatchesNaive) {
     Half t = x;
     EXPECT_KERNEL_OK(ctx, softmax(ctx, 6, t.memref(), t.memref(), dim));
     expectRounded(kind, t, naiveSoftmax(xr, dim), "softmax in place " + what);
+  }
+}
+
+/// Sigmoid, SiLU and both GELUs: bf16 runs oneDNN's eltwise primitive in the
+/// fast mode (f32 inside, rounded once), f16 the widened reference; either
+/// is the exact value rounded once, within expectRounded's bound.
+TEST_P(WidenedTest, EltwiseMatchesNaive) {
+  auto [kernels, kind, layout] = GetParam();
+  TestContext ctx(kernels);
+  auto eltwise = kind == Kind::F16 ? _mlir_ciface_memfmt_eltwise_f16
+                                   : _mlir_ciface_memfmt_eltwise_bf16;
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  const std::pair<int64_t, std::function<double(double)>> ops[] = {
+      {MEMFMT_ELTWISE_SIGMOID, sigmoid},
+      {MEMFMT_ELTWISE_SILU, [&](double v) { return v * sigmoid(v); }},
+      {MEMFMT_ELTWISE_GELU_ERF,
+       [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
+      {MEMFMT_ELTWISE_GELU_TANH, [](double v) {
+         const double c = std::sqrt(2.0 / M_PI);
+         return 0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v)));
+       }}};
+  Tensor xf({2, 5, 3, 7}, layout);
+  xf.fillRandom(17, -6, 6);
+  Half x = make16(kind, xf);
+  Tensor xr = widened(kind, x);
+  int64_t node = 0;
+  for (const auto &[op, f] : ops) {
+    Expected want;
+    for (int64_t i = 0; i < xr.numElements(); ++i) {
+      want.value.push_back(f(xr.flat(i)));
+      want.magnitude.push_back(std::fabs(want.value.back()));
+    }
+    Half out({2, 5, 3, 7}, layout);
+    EXPECT_KERNEL_OK(ctx,
+                     eltwise(ctx, node, x.memref(), out.memref(), op, 0, 0));
+    std::string what = "eltwise " + std::to_string(op) + " " + x.describe() +
+                       " (" + ctx.implOf(node) + ")";
+    expectRounded(kind, out, want, what);
+    EXPECT_TRUE(out.gapsIntact()) << what;
+    if (kernels == MEMFMT_KERNELS_FAST && kind == Kind::BF16 &&
+        (layout == C || layout == CL) && memfmt_runtime_has_onednn())
+      EXPECT_EQ(ctx.implOf(node), "onednn") << what;
+    ++node;
   }
 }
 
