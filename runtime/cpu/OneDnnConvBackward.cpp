@@ -407,8 +407,11 @@ bool OneDnnConvBackward::run(KernelCall &call,
                              memfmt_status_t &status) {
   if (std::optional<args::linear_backward> matmuls = asLinearBackward(a);
       matmuls && pointwise.run(call, *matmuls, status)) {
+    // A call that wants only grad_bias multiplies nothing (a row sum in f32).
+    bool multiplies = matmuls->has_grad_input || matmuls->has_grad_weight;
     if (status == MEMFMT_STATUS_OK)
-      call.setImpl(bf16Math ? "onednn_bf16_math_matmul" : "onednn_matmul");
+      call.setImpl(bf16Math && multiplies ? "onednn_bf16_math_matmul"
+                                          : "onednn_matmul");
     return true;
   }
   PrimitiveKey key;

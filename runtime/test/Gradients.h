@@ -34,7 +34,7 @@ inline Gradients naiveGradients(const Tensor &dy, const Tensor &in,
                 wd = in.sizes[3];
   const int64_t o = w.sizes[0], cg = w.sizes[1], kh = w.sizes[2],
                 kw = w.sizes[3];
-  const int64_t oh = dy.sizes[2], ow = dy.sizes[3], og = o / c.groups;
+  const int64_t oh = dy.sizes[2], ow = dy.sizes[3];
   Gradients g;
   g.input.value.assign(in.numElements(), 0.0);
   g.input.magnitude.assign(in.numElements(), 0.0);
@@ -49,14 +49,10 @@ inline Gradients naiveGradients(const Tensor &dy, const Tensor &in,
           double d = dy.at({i, oc, y, x});
           g.bias.value[oc] += d;
           g.bias.magnitude[oc] += std::fabs(d);
-          for (int64_t icg = 0; icg < cg; ++icg)
-            for (int64_t r = 0; r < kh; ++r)
-              for (int64_t s = 0; s < kw; ++s) {
-                int64_t iy = y * c.strideH - c.padTop + r * c.dilationH;
-                int64_t ix = x * c.strideW - c.padLeft + s * c.dilationW;
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-                  continue;
-                int64_t ic = (oc / og) * cg + icg;
+          forEachConvTap(
+              in, w, c, oc, y, x,
+              [&](int64_t ic, int64_t iy, int64_t ix, int64_t icg, int64_t r,
+                  int64_t s) {
                 int64_t at = ((i * ch + ic) * h + iy) * wd + ix;
                 double toInput = d * w.at({oc, icg, r, s});
                 g.input.value[at] += toInput;
@@ -65,7 +61,7 @@ inline Gradients naiveGradients(const Tensor &dy, const Tensor &in,
                 double toWeight = d * in.at({i, ic, iy, ix});
                 g.weight.value[wat] += toWeight;
                 g.weight.magnitude[wat] += std::fabs(toWeight);
-              }
+              });
         }
   return g;
 }

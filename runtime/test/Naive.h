@@ -44,34 +44,51 @@ inline int64_t convOutSize(int64_t in, int64_t kernel, int64_t stride,
   return (in + padA + padB - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
+/// Calls fn(ic, iy, ix, icg, r, s) for every tap of output position (y, x)
+/// of output channel `oc` that lands inside the input: input channel ic
+/// (icg within its group), input row iy and column ix, kernel row r and
+/// column s. out[n, oc, y, x] is the sum over these taps of in[n, ic, iy,
+/// ix] * w[oc, icg, r, s].
+template <typename Fn>
+inline void forEachConvTap(const Tensor &in, const Tensor &w,
+                           const ConvAttrs &c, int64_t oc, int64_t y,
+                           int64_t x, Fn fn) {
+  const int64_t h = in.sizes[2], wd = in.sizes[3];
+  const int64_t cg = w.sizes[1], kh = w.sizes[2], kw = w.sizes[3];
+  const int64_t og = w.sizes[0] / c.groups;
+  for (int64_t icg = 0; icg < cg; ++icg)
+    for (int64_t r = 0; r < kh; ++r)
+      for (int64_t s = 0; s < kw; ++s) {
+        int64_t iy = y * c.strideH - c.padTop + r * c.dilationH;
+        int64_t ix = x * c.strideW - c.padLeft + s * c.dilationW;
+        if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
+          continue;
+        fn((oc / og) * cg + icg, iy, ix, icg, r, s);
+      }
+}
+
 inline Expected naiveConv(const Tensor &in, const Tensor &w, const Tensor *b,
                           const Tensor *res, const ConvAttrs &c) {
-  int64_t n = in.sizes[0], ch = in.sizes[1], h = in.sizes[2], wd = in.sizes[3];
+  int64_t n = in.sizes[0], h = in.sizes[2], wd = in.sizes[3];
   int64_t o = w.sizes[0], kh = w.sizes[2], kw = w.sizes[3];
   int64_t oh =
       convOutSize(h, kh, c.strideH, c.padTop, c.padBottom, c.dilationH);
   int64_t ow =
       convOutSize(wd, kw, c.strideW, c.padLeft, c.padRight, c.dilationW);
-  int64_t cg = ch / c.groups, og = o / c.groups;
   Expected e;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t oc = 0; oc < o; ++oc)
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t x = 0; x < ow; ++x) {
           double sum = 0, mag = 0;
-          int64_t g = oc / og;
-          for (int64_t icg = 0; icg < cg; ++icg)
-            for (int64_t r = 0; r < kh; ++r)
-              for (int64_t s = 0; s < kw; ++s) {
-                int64_t iy = y * c.strideH - c.padTop + r * c.dilationH;
-                int64_t ix = x * c.strideW - c.padLeft + s * c.dilationW;
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-                  continue;
-                double t = double(in.at({i, g * cg + icg, iy, ix})) *
-                           double(w.at({oc, icg, r, s}));
-                sum += t;
-                mag += std::fabs(t);
-              }
+          forEachConvTap(in, w, c, oc, y, x,
+                         [&](int64_t ic, int64_t iy, int64_t ix, int64_t icg,
+                             int64_t r, int64_t s) {
+                           double t = double(in.at({i, ic, iy, ix})) *
+                                      double(w.at({oc, icg, r, s}));
+                           sum += t;
+                           mag += std::fabs(t);
+                         });
           if (b) {
             sum += b->at({oc});
             mag += std::fabs(b->at({oc}));

@@ -232,8 +232,9 @@ def main():
         true_state = torch_sgd(model, batches, torch.float64)
         torch_states = [torch_sgd(model, batches, channels_last=cl)
                         for cl in (False, True)]
-        state_yardstick = {n: max(e[n] for e in (state_errors(s, true_state)
-                                                 for s in torch_states))
+        torch_state_errors = [state_errors(s, true_state)
+                              for s in torch_states]
+        state_yardstick = {n: max(e[n] for e in torch_state_errors)
                            for n in true_state}
 
         grads_by_format = {}
