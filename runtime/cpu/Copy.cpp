@@ -17,10 +17,13 @@
 //   permute, a piece of a cat or chunk): the strided loop ordered by the
 //   side with the longer unit-stride run, with block copies for runs that
 //   are unit-stride on both sides.
+// The fast path moves elements of any size (f32, bf16, ...: Element.h's
+// visitStorage); the reference is f32 (other types are widened).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "StridedLoop.h"
 
 #include <algorithm>
@@ -32,8 +35,8 @@ namespace {
 
 constexpr int64_t kMinPerThread = 1 << 16;
 
-/// Edge of the square tiles of the blocked transpose (floats); 64 measured
-/// best of 16, 32 and 64.
+/// Edge of the square tiles of the blocked transpose (elements); 64 measured
+/// best of 16, 32 and 64 (f32).
 constexpr int64_t kTile = 64;
 
 /// Rows [i0, i1) of the transpose of one dense rows x cols matrix:
@@ -41,7 +44,8 @@ constexpr int64_t kTile = 64;
 /// loop runs over i, so the destination is written contiguously while the
 /// kTile source lines being read stay in L1; this order measured about twice
 /// as fast as the other one (8x256x56x56, both directions, 2 threads).
-void transposeRows(const float *src, float *dst, int64_t rows, int64_t cols,
+template <typename U>
+void transposeRows(const U *src, U *dst, int64_t rows, int64_t cols,
                    int64_t i0, int64_t i1) {
   for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
     int64_t j1 = std::min(cols, j0 + kTile);
@@ -53,8 +57,9 @@ void transposeRows(const float *src, float *dst, int64_t rows, int64_t cols,
 
 /// For each of `count` matrices, dst[j * rows + i] = src[i * cols + j]
 /// (rows x cols, both dense), split across (matrix, kTile rows) tasks.
-void transposeMatrices(const float *src, float *dst, int64_t count,
-                       int64_t rows, int64_t cols) {
+template <typename U>
+void transposeMatrices(const U *src, U *dst, int64_t count, int64_t rows,
+                       int64_t cols) {
   const int64_t tileRows = (rows + kTile - 1) / kTile;
   const int64_t matrix = rows * cols;
   parallelFor(count * tileRows,
@@ -83,18 +88,19 @@ void cpu::copyReference(const TensorView &input, const TensorView &output) {
                     });
 }
 
-const char *cpu::copyFast(const TensorView &input, const TensorView &output) {
-  if (output.numElements() == 0)
-    return "empty";
-  if (input.sameViewAs(output))
-    return "in_place";
-  const float *x = input.as<float>();
-  float *y = output.as<float>();
+namespace memfmt::runtime::cpu {
+namespace {
+
+/// copyFast for elements of type U.
+template <typename U>
+const char *copyFastOf(const TensorView &input, const TensorView &output) {
+  const U *x = input.as<U>();
+  U *y = output.as<U>();
   if (input.isDense() && input.sameLayoutAs(output)) {
     parallelFor(output.numElements(), kMinPerThread,
                 [&](int64_t begin, int64_t end, int) {
                   std::memmove(y + begin, x + begin,
-                               (end - begin) * sizeof(float));
+                               (end - begin) * sizeof(U));
                 });
     return "dense";
   }
@@ -134,11 +140,11 @@ const char *cpu::copyFast(const TensorView &input, const TensorView &output) {
       kMinPerThread,
       [&](const OperandOffsets<2> &at, int64_t count,
           const OperandOffsets<2> &step) {
-        const float *src = x + at[in];
-        float *dst = y + at[out];
+        const U *src = x + at[in];
+        U *dst = y + at[out];
         const int64_t ss = step[in], ds = step[out];
         if (ss == 1 && ds == 1)
-          std::memcpy(dst, src, count * sizeof(float));
+          std::memcpy(dst, src, count * sizeof(U));
         else if (ds == 1)
           for (int64_t i = 0; i < count; ++i)
             dst[i] = src[i * ss];
@@ -147,4 +153,18 @@ const char *cpu::copyFast(const TensorView &input, const TensorView &output) {
             dst[i * ds] = src[i * ss];
       });
   return byInput ? "strided_by_input" : "strided";
+}
+
+} // namespace
+} // namespace memfmt::runtime::cpu
+
+const char *cpu::copyFast(const TensorView &input, const TensorView &output,
+                          DType dtype) {
+  if (output.numElements() == 0)
+    return "empty";
+  if (input.sameViewAs(output))
+    return "in_place";
+  return visitStorage(dtype, [&](auto element) {
+    return copyFastOf<decltype(element)>(input, output);
+  });
 }

@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The f32 kernels of the CPU backend, one family per file:
+// The kernels of the CPU backend, one family per file:
 //  * `...Reference` kernels accept any strides on every tensor (NCHW,
 //    channels-last, strided views, broadcast zero strides on inputs) and
 //    accumulate in double; they are the oracle and the fallback;
 //  * `...Fast` kernels specialise layouts (all tensors dense in the same
 //    layout, channels-last rows, NCHW<->NHWC transposes) and return the name
 //    of what ran, or null when the layouts are not theirs, in which case the
-//    caller runs the reference.
+//    caller runs the reference. Those that take a DType run in f32 and
+//    bf16 (Element.h) and decline other types; the others are f32 only.
 // All of them get arguments that passed Validate.cpp, and none fails.
 //
 //===----------------------------------------------------------------------===//
@@ -62,16 +63,16 @@ void foldBatchNormReference(const args::fold_batch_norm &a);
 
 // Elementwise.cpp
 void reluReference(const args::relu &a);
-const char *reluFast(const args::relu &a);
+const char *reluFast(const args::relu &a, DType dtype);
 /// `withRelu` applies max(x, 0) after the sum: the epilogue of a convolution
 /// whose residual oneDNN does not sum itself (OneDnnConv.cpp); the add kernel
 /// has none.
 void addReference(const args::add &a, bool withRelu = false);
-const char *addFast(const args::add &a);
+const char *addFast(const args::add &a, DType dtype);
 void binaryReference(const args::binary &a);
-const char *binaryFast(const args::binary &a);
+const char *binaryFast(const args::binary &a, DType dtype);
 void eltwiseReference(const args::eltwise &a);
-const char *eltwiseFast(const args::eltwise &a);
+const char *eltwiseFast(const args::eltwise &a, DType dtype);
 
 /// A half-open range [begin, end) of input rows or columns (or of kernel
 /// taps) and, for average pooling, the window's count_include_pad extent.
@@ -88,11 +89,13 @@ Window avgWindow(int64_t o, int64_t kernel, int64_t stride, int64_t pad,
 void maxPool2dReference(const TensorView &input, const TensorView &output,
                         const TensorView *indices, const MaxPoolWindow &w);
 const char *maxPool2dFast(const TensorView &input, const TensorView &output,
-                          const TensorView *indices, const MaxPoolWindow &w);
+                          const TensorView *indices, const MaxPoolWindow &w,
+                          DType dtype);
 void avgPool2dReference(const args::avg_pool2d &a);
-const char *avgPool2dFast(const args::avg_pool2d &a);
+const char *avgPool2dFast(const args::avg_pool2d &a, DType dtype);
 void adaptiveAvgPool2dReference(const args::adaptive_avg_pool2d &a);
-const char *adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a);
+const char *adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a,
+                                  DType dtype);
 
 // LayerNorm.cpp
 void layerNormReference(const args::layer_norm &a);
@@ -113,7 +116,9 @@ void linearReference(const args::linear &a);
 
 // Copy.cpp
 void copyReference(const TensorView &input, const TensorView &output);
-const char *copyFast(const TensorView &input, const TensorView &output);
+/// Any element type (a copy moves elements of dtype's size).
+const char *copyFast(const TensorView &input, const TensorView &output,
+                     DType dtype);
 
 // PoolBackward.cpp
 void adaptiveAvgPool2dBackwardReference(

@@ -13,13 +13,17 @@
 // any operand works. The fast path covers the case that matters for CNNs:
 // every tensor has the same shape and the same dense layout (NCHW,
 // channels-last or any other dense permutation, L3), which is one linear,
-// vectorisable loop. relu keeps NaN (like PyTorch): only `x < 0` becomes 0.
+// vectorisable loop, and a per-channel operand ([N or 1, C, 1, 1]: a
+// squeeze-excite or layer scale) against a dense NCHW or channels-last one.
+// The fast loops run in f32 and bf16 (Element.h: computed in f32, rounded
+// once, the widened reference's bits). relu keeps NaN (like PyTorch): only `x < 0` becomes 0.
 // An output may be an input itself (same address and layout): each element
 // is read before it is written.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "StridedLoop.h"
 #include "Vectorize.h"
 
@@ -74,18 +78,41 @@ void cpu::reluReference(const args::relu &a) {
                     });
 }
 
-const char *cpu::reluFast(const args::relu &a) {
+namespace memfmt::runtime::cpu {
+namespace {
+
+/// y[i] = fn(x[i]) over two tensors of one dense layout, in T (inlined, so
+/// that the loop vectorises when `Vector`: fn is plain arithmetic, no libm
+/// call).
+template <typename T, bool Vector = true, typename Fn>
+void denseMap(const TensorView &input, const TensorView &output,
+              int64_t minPerThread, Fn fn) {
+  const T *x = input.as<T>();
+  T *y = output.as<T>();
+  parallelFor(output.numElements(), minPerThread,
+              [&](int64_t begin, int64_t end, int) {
+                if constexpr (Vector) {
+                  MEMFMT_INDEPENDENT_ITERATIONS
+                  for (int64_t i = begin; i < end; ++i)
+                    y[i] = store<T>(fn(load(x[i])));
+                } else {
+                  for (int64_t i = begin; i < end; ++i)
+                    y[i] = store<T>(fn(load(x[i])));
+                }
+              });
+}
+
+} // namespace
+} // namespace memfmt::runtime::cpu
+
+const char *cpu::reluFast(const args::relu &a, DType dtype) {
   if (!sameDenseLayout({&a.output, &a.input}))
     return nullptr;
-  const float *x = a.input.as<float>();
-  float *y = a.output.as<float>();
-  parallelFor(a.output.numElements(), kMinPerThread,
-              [&](int64_t begin, int64_t end, int) {
-                MEMFMT_INDEPENDENT_ITERATIONS
-                for (int64_t i = begin; i < end; ++i)
-                  y[i] = relu(x[i]);
-              });
-  return "dense";
+  return visitFloatElement(dtype, [&](auto element) {
+    denseMap<decltype(element)>(a.input, a.output, kMinPerThread,
+                                [](float x) { return relu(x); });
+    return "dense";
+  });
 }
 
 namespace memfmt::runtime::cpu {
@@ -110,20 +137,20 @@ void broadcastReference(const TensorView &lhs, const TensorView &rhs,
                     });
 }
 
-/// The same when every tensor has one shape and one dense layout; else
-/// returns null.
-template <typename Fn>
+/// The same in T when every tensor has one shape and one dense layout;
+/// else returns null.
+template <typename T, typename Fn>
 const char *broadcastFast(const TensorView &lhs, const TensorView &rhs,
                           const TensorView &out, Fn fn) {
   if (!sameDenseLayout({&out, &lhs, &rhs}))
     return nullptr;
-  const float *l = lhs.as<float>(), *r = rhs.as<float>();
-  float *y = out.as<float>();
+  const T *l = lhs.as<T>(), *r = rhs.as<T>();
+  T *y = out.as<T>();
   parallelFor(out.numElements(), kMinPerThread,
               [&](int64_t begin, int64_t end, int) {
                 MEMFMT_INDEPENDENT_ITERATIONS
                 for (int64_t i = begin; i < end; ++i)
-                  y[i] = fn(l[i], r[i]);
+                  y[i] = store<T>(fn(load(l[i]), load(r[i])));
               });
   return "dense";
 }
@@ -140,9 +167,11 @@ void cpu::addReference(const args::add &a, bool withRelu) {
                        [](float l, float r) { return l + r; });
 }
 
-const char *cpu::addFast(const args::add &a) {
-  return broadcastFast(a.lhs, a.rhs, a.output,
-                       [](float l, float r) { return l + r; });
+const char *cpu::addFast(const args::add &a, DType dtype) {
+  return visitFloatElement(dtype, [&](auto element) {
+    return broadcastFast<decltype(element)>(
+        a.lhs, a.rhs, a.output, [](float l, float r) { return l + r; });
+  });
 }
 
 void cpu::binaryReference(const args::binary &a) {
@@ -187,33 +216,50 @@ template <typename Visit>
       });
 }
 
-/// The channels-last rows [begin, end) of a per-channel binary: row `row`
-/// of `c` contiguous channels at x + row * c and y + row * c, its scales
-/// at r + (row / hw) * rn with stride rc (the compiler versions the loop
-/// for rc = 1). Compiled per vector width (Vectorize.h): as a baseline
-/// SSE2 loop a squeeze-excite scale of EfficientNet-B0 ran at a quarter of
-/// the speed it runs at from the cache with AVX-512.
-MEMFMT_VECTOR_CLONES
-void perChannelRows(int64_t op, bool scaleOnLeft, const float *x,
-                    const float *r, int64_t rn, int64_t rc, float *y,
-                    int64_t hw, int64_t c, int64_t begin, int64_t end) {
+/// The channels-last rows [begin, end) of a per-channel binary in T: row
+/// `row` of `c` contiguous channels at x + row * c and y + row * c, its
+/// scales at r + (row / hw) * rn with stride rc (the compiler versions the
+/// loop for rc = 1).
+template <typename T>
+[[gnu::always_inline]] inline void
+perChannelRowsOf(int64_t op, bool scaleOnLeft, const T *x, const T *r,
+                 int64_t rn, int64_t rc, T *y, int64_t hw, int64_t c,
+                 int64_t begin, int64_t end) {
   visitPerChannel(
       op, scaleOnLeft, [&](auto fn) __attribute__((always_inline)) {
         for (int64_t row = begin; row < end; ++row) {
-          const float *scale = r + (row / hw) * rn;
-          const float *xr = x + row * c;
-          float *yr = y + row * c;
+          const T *scale = r + (row / hw) * rn;
+          const T *xr = x + row * c;
+          T *yr = y + row * c;
           MEMFMT_INDEPENDENT_ITERATIONS
           for (int64_t k = 0; k < c; ++k)
-            yr[k] = fn(xr[k], scale[k * rc]);
+            yr[k] = store<T>(fn(load(xr[k]), load(scale[k * rc])));
         }
       });
 }
 
-/// out = lhs op rhs[n, c] (rhs[n, c] op lhs when `scaleOnLeft`) where out
-/// and lhs are 4-D with one dense NCHW or channels-last layout and rhs is a
-/// per-channel [N or 1, C, 1, 1] (a squeeze-excite scale) or [C, 1, 1] (a
-/// layer scale); else returns null.
+/// perChannelRowsOf per storage type, compiled per vector width
+/// (Vectorize.h): as a baseline SSE2 loop a squeeze-excite scale of
+/// EfficientNet-B0 ran at a quarter of the speed it runs at from the cache
+/// with AVX-512.
+MEMFMT_VECTOR_CLONES
+void perChannelRows(int64_t op, bool scaleOnLeft, const float *x,
+                    const float *r, int64_t rn, int64_t rc, float *y,
+                    int64_t hw, int64_t c, int64_t begin, int64_t end) {
+  perChannelRowsOf(op, scaleOnLeft, x, r, rn, rc, y, hw, c, begin, end);
+}
+MEMFMT_VECTOR_CLONES
+void perChannelRows(int64_t op, bool scaleOnLeft, const Bf16 *x,
+                    const Bf16 *r, int64_t rn, int64_t rc, Bf16 *y,
+                    int64_t hw, int64_t c, int64_t begin, int64_t end) {
+  perChannelRowsOf(op, scaleOnLeft, x, r, rn, rc, y, hw, c, begin, end);
+}
+
+/// out = lhs op rhs[n, c] (rhs[n, c] op lhs when `scaleOnLeft`) in T where
+/// out and lhs are 4-D with one dense NCHW or channels-last layout and rhs
+/// is a per-channel [N or 1, C, 1, 1] (a squeeze-excite scale) or [C, 1, 1]
+/// (a layer scale); else returns null.
+template <typename T>
 const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
                            const TensorView &out, int64_t op,
                            bool scaleOnLeft) {
@@ -239,8 +285,8 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
   int64_t n = out.sizes[0], c = out.sizes[1],
           hw = out.sizes[2] * out.sizes[3];
   int64_t rn = rhs.sizes[0] == 1 ? 0 : rhs.strides[0], rc = rhs.strides[1];
-  const float *l = lhs.as<float>(), *r = rhs.as<float>();
-  float *y = out.as<float>();
+  const T *l = lhs.as<T>(), *r = rhs.as<T>();
+  T *y = out.as<T>();
   bool channelsLast = out.strides[1] == 1 && c > 1;
   bool contiguous = out.strides[3] == 1 && out.strides[2] == out.sizes[3] &&
                     out.strides[1] == hw;
@@ -259,12 +305,13 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
       parallelFor(n * c, kMinPerThread / std::max<int64_t>(hw, 1),
                   [&](int64_t begin, int64_t end, int) {
                     for (int64_t plane = begin; plane < end; ++plane) {
-                      float scale = r[(plane / c) * rn + (plane % c) * rc];
-                      const float *x = l + plane * hw;
-                      float *o = y + plane * hw;
+                      float scale =
+                          load(r[(plane / c) * rn + (plane % c) * rc]);
+                      const T *x = l + plane * hw;
+                      T *o = y + plane * hw;
                       MEMFMT_INDEPENDENT_ITERATIONS
                       for (int64_t k = 0; k < hw; ++k)
-                        o[k] = fn(x[k], scale);
+                        o[k] = store<T>(fn(load(x[k]), scale));
                     }
                   });
     });
@@ -273,40 +320,25 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
   return nullptr;
 }
 
-/// eltwise's dense loop for one function (inlined, so that it vectorises
-/// when `Vector`: fn is plain arithmetic, no libm call).
-template <bool Vector = true, typename Fn>
-void eltwiseDense(const args::eltwise &a, Fn fn) {
-  const float *x = a.input.as<float>();
-  float *y = a.output.as<float>();
-  parallelFor(a.output.numElements(), kMinPerThread / 4,
-              [&](int64_t begin, int64_t end, int) {
-                if constexpr (Vector) {
-                  MEMFMT_INDEPENDENT_ITERATIONS
-                  for (int64_t i = begin; i < end; ++i)
-                    y[i] = fn(x[i]);
-                } else {
-                  for (int64_t i = begin; i < end; ++i)
-                    y[i] = fn(x[i]);
-                }
-              });
-}
-
 } // namespace
 } // namespace memfmt::runtime::cpu
 
-const char *cpu::binaryFast(const args::binary &a) {
+const char *cpu::binaryFast(const args::binary &a, DType dtype) {
   // Same dense layouts (one loop per function, so that each vectorises),
   // then a per-channel operand on either side (on the left: ConvNeXt's
   // layer_scale * x).
-  if (const char *impl = visitBinary(a.op, [&](auto fn) {
-        return broadcastFast(a.lhs, a.rhs, a.output, fn);
-      }))
-    return impl;
-  if (const char *impl = perChannelFast(a.lhs, a.rhs, a.output, a.op,
-                                        /*scaleOnLeft=*/false))
-    return impl;
-  return perChannelFast(a.rhs, a.lhs, a.output, a.op, /*scaleOnLeft=*/true);
+  return visitFloatElement(dtype, [&](auto element) -> const char * {
+    using T = decltype(element);
+    if (const char *impl = visitBinary(a.op, [&](auto fn) {
+          return broadcastFast<T>(a.lhs, a.rhs, a.output, fn);
+        }))
+      return impl;
+    if (const char *impl = perChannelFast<T>(a.lhs, a.rhs, a.output, a.op,
+                                             /*scaleOnLeft=*/false))
+      return impl;
+    return perChannelFast<T>(a.rhs, a.lhs, a.output, a.op,
+                             /*scaleOnLeft=*/true);
+  });
 }
 
 void cpu::eltwiseReference(const args::eltwise &a) {
@@ -324,28 +356,37 @@ void cpu::eltwiseReference(const args::eltwise &a) {
                     });
 }
 
-const char *cpu::eltwiseFast(const args::eltwise &a) {
+const char *cpu::eltwiseFast(const args::eltwise &a, DType dtype) {
   if (!sameDenseLayout({&a.output, &a.input}))
     return nullptr;
   float alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
+  const int64_t grain = kMinPerThread / 4;
   // The piecewise-linear functions get a loop each (they vectorise); the
   // others call libm per element (the CPU backend runs them on oneDNN's
   // eltwise where it can, OneDnnUnary.cpp).
-  switch (a.op) {
-  case MEMFMT_ELTWISE_CLAMP:
-    eltwiseDense(a, [=](float x) { return math::clampKeepNaN(x, alpha, beta); });
-    break;
-  case MEMFMT_ELTWISE_HARDSWISH:
-    eltwiseDense(a, [](float x) { return math::hardswish(x); });
-    break;
-  case MEMFMT_ELTWISE_HARDSIGMOID:
-    eltwiseDense(a, [=](float x) { return math::hardsigmoid(x, alpha, beta); });
-    break;
-  default: {
-    int64_t op = a.op;
-    eltwiseDense</*Vector=*/false>(
-        a, [=](float x) { return math::eltwise(op, x, alpha, beta); });
-  }
-  }
-  return "dense";
+  return visitFloatElement(dtype, [&](auto element) {
+    using T = decltype(element);
+    const TensorView &x = a.input, &y = a.output;
+    switch (a.op) {
+    case MEMFMT_ELTWISE_CLAMP:
+      denseMap<T>(x, y, grain, [=](float v) {
+        return math::clampKeepNaN(v, alpha, beta);
+      });
+      break;
+    case MEMFMT_ELTWISE_HARDSWISH:
+      denseMap<T>(x, y, grain, [](float v) { return math::hardswish(v); });
+      break;
+    case MEMFMT_ELTWISE_HARDSIGMOID:
+      denseMap<T>(x, y, grain,
+                  [=](float v) { return math::hardsigmoid(v, alpha, beta); });
+      break;
+    default: {
+      int64_t op = a.op;
+      denseMap<T, /*Vector=*/false>(x, y, grain, [=](float v) {
+        return math::eltwise(op, v, alpha, beta);
+      });
+    }
+    }
+    return "dense";
+  });
 }

@@ -20,11 +20,15 @@
 // tensors in one dense layout: channels-last (one output pixel's C channels
 // at a time, every inner loop over contiguous channels) or NCHW (one plane
 // at a time, rows read with unit stride; with indices, 16 output columns at
-// a time keep their maxima and 32-bit positions in registers).
+// a time keep their maxima and 32-bit positions in registers). The
+// channels-last kernels without indices (max, average, adaptive average)
+// also run in bf16 (Element.h): compared and summed in f32 (sums in double),
+// a maximum stored as the winning element's bits, an average rounded once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "Scratch.h"
 #include "Vectorize.h"
 
@@ -170,6 +174,45 @@ int64_t maxRowWithIndices(const float *xp, int64_t width,
   return ow0;
 }
 
+/// Channels-last max pooling without indices in T, rows of the output
+/// [begin, end) (image row / outH, output row row % outH): per output pixel
+/// the window's channel vectors compared in f32 (a NaN wins), the winner's
+/// element stored as it is.
+template <typename T>
+void maxRowsChannelsLast(const T *x, T *y, int64_t begin, int64_t end,
+                         int64_t outH, int64_t outW, int64_t height,
+                         int64_t width, int64_t channels,
+                         const std::vector<Window> &rows,
+                         const std::vector<Window> &cols,
+                         const memfmt::runtime::cpu::MaxPoolWindow &w) {
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t n = row / outH, oh = row % outH;
+    int64_t ih0 = oh * w.strideH - w.padTop;
+    for (int64_t ow = 0; ow < outW; ++ow) {
+      int64_t iw0 = ow * w.strideW - w.padLeft;
+      T *yr = y + (row * outW + ow) * channels;
+      bool first = true;
+      for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+        int64_t ih = ih0 + kh * w.dilationH;
+        for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+          int64_t iw = iw0 + kw * w.dilationW;
+          const T *xr = x + ((n * height + ih) * width + iw) * channels;
+          if (first) {
+            std::copy(xr, xr + channels, yr);
+            first = false;
+            continue;
+          }
+          for (int64_t c = 0; c < channels; ++c) {
+            float v = memfmt::runtime::cpu::load(xr[c]);
+            yr[c] = v > memfmt::runtime::cpu::load(yr[c]) || v != v ? xr[c]
+                                                                    : yr[c];
+          }
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -226,9 +269,13 @@ void cpu::maxPool2dReference(const TensorView &input, const TensorView &output,
 const char *cpu::maxPool2dFast(const TensorView &input,
                                const TensorView &output,
                                const TensorView *indices,
-                               const MaxPoolWindow &w) {
+                               const MaxPoolWindow &w, DType dtype) {
   DenseLayout layout = denseLayout({&input, &output, indices});
   if (layout == DenseLayout::Other)
+    return nullptr;
+  // bf16: channels-last without indices (an inference max pool) only.
+  if (dtype != DType::f32 &&
+      (indices || layout != DenseLayout::ChannelsLast))
     return nullptr;
   const int64_t channels = input.sizes[1], height = input.sizes[2],
                 width = input.sizes[3];
@@ -237,6 +284,18 @@ const char *cpu::maxPool2dFast(const TensorView &input,
       tapRanges<0>(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
   const std::vector<Window> &cols =
       tapRanges<1>(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
+  if (layout == DenseLayout::ChannelsLast && !indices)
+    return visitFloatElement(dtype, [&](auto element) {
+      using T = decltype(element);
+      const T *x = input.as<T>();
+      T *y = output.as<T>();
+      parallelFor(output.sizes[0] * outH, 1,
+                  [&](int64_t begin, int64_t end, int) {
+                    maxRowsChannelsLast(x, y, begin, end, outH, outW, height,
+                                        width, channels, rows, cols, w);
+                  });
+      return "channels_last";
+    });
   const float *x = input.as<float>();
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
@@ -346,6 +405,7 @@ const char *cpu::maxPool2dFast(const TensorView &input,
     return "contiguous";
   }
 
+  // Channels-last with indices (without: maxRowsChannelsLast above).
   parallelFor(output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t row = begin; row < end; ++row) {
       int64_t n = row / outH, oh = row % outH;
@@ -354,40 +414,38 @@ const char *cpu::maxPool2dFast(const TensorView &input,
         int64_t iw0 = ow * w.strideW - w.padLeft;
         int64_t at = (row * outW + ow) * channels;
         float *yr = y + at;
-        int64_t *ir = idx ? idx + at : nullptr;
-        // With indices, blocks of 16 channels stay in registers over the
-        // whole window (values and positions) and are stored once; the
-        // channels past the last full block go through the loop below.
+        int64_t *ir = idx + at;
+        // Blocks of 16 channels stay in registers over the whole window
+        // (values and positions) and are stored once; the channels past
+        // the last full block go through the loop below.
         int64_t done = 0;
-        if (ir) {
-          for (; done + 16 <= channels; done += 16) {
-            // -inf and the first tap's position: the first tap is taken
-            // unless it is -inf, whose position is then already there.
-            float best[16];
-            int64_t where[16];
-            const int64_t firstPosition =
-                (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
-                cols[ow].begin * w.dilationW;
-            std::fill(best, best + 16, -std::numeric_limits<float>::infinity());
-            std::fill(where, where + 16, firstPosition);
-            for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
-              int64_t ih = ih0 + kh * w.dilationH;
-              for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
-                int64_t iw = iw0 + kw * w.dilationW;
-                const float *xr =
-                    x + ((n * height + ih) * width + iw) * channels + done;
-                const int64_t position = ih * width + iw;
-                for (int j = 0; j < 16; ++j) {
-                  float v = xr[j];
-                  bool take = v > best[j] || v != v;
-                  best[j] = take ? v : best[j];
-                  where[j] = take ? position : where[j];
-                }
+        for (; done + 16 <= channels; done += 16) {
+          // -inf and the first tap's position: the first tap is taken
+          // unless it is -inf, whose position is then already there.
+          float best[16];
+          int64_t where[16];
+          const int64_t firstPosition =
+              (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
+              cols[ow].begin * w.dilationW;
+          std::fill(best, best + 16, -std::numeric_limits<float>::infinity());
+          std::fill(where, where + 16, firstPosition);
+          for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+            int64_t ih = ih0 + kh * w.dilationH;
+            for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+              int64_t iw = iw0 + kw * w.dilationW;
+              const float *xr =
+                  x + ((n * height + ih) * width + iw) * channels + done;
+              const int64_t position = ih * width + iw;
+              for (int j = 0; j < 16; ++j) {
+                float v = xr[j];
+                bool take = v > best[j] || v != v;
+                best[j] = take ? v : best[j];
+                where[j] = take ? position : where[j];
               }
             }
-            std::copy(best, best + 16, yr + done);
-            std::copy(where, where + 16, ir + done);
           }
+          std::copy(best, best + 16, yr + done);
+          std::copy(where, where + 16, ir + done);
         }
         bool first = true;
         for (int64_t kh = rows[oh].begin; kh < rows[oh].end && done < channels;
@@ -399,10 +457,9 @@ const char *cpu::maxPool2dFast(const TensorView &input,
             int64_t position = ih * width + iw;
             if (first) {
               std::copy(xr + done, xr + channels, yr + done);
-              if (ir)
-                std::fill(ir + done, ir + channels, position);
+              std::fill(ir + done, ir + channels, position);
               first = false;
-            } else if (ir) {
+            } else {
               // Selects, not branches, so that the loop vectorises (masked
               // blends of the values and the indices).
               const float *__restrict src = xr;
@@ -413,11 +470,6 @@ const char *cpu::maxPool2dFast(const TensorView &input,
                 bool take = v > dst[c] || v != v;
                 dst[c] = take ? v : dst[c];
                 dstIndex[c] = take ? position : dstIndex[c];
-              }
-            } else {
-              for (int64_t c = 0; c < channels; ++c) {
-                float v = xr[c];
-                yr[c] = v > yr[c] || v != v ? v : yr[c];
               }
             }
           }
@@ -469,48 +521,75 @@ void cpu::avgPool2dReference(const args::avg_pool2d &a) {
 namespace {
 
 /// Output row `row` (image row / outH, output row row % outH) of a
-/// channels-last average pooling: for each output column the window's
+/// channels-last average pooling in T: for each output column the window's
 /// channel vectors summed into `acc` (double, as the planes' loop sums)
-/// and divided. Compiled per vector width (Vectorize.h): as a baseline
-/// SSE2 loop the global pooling of EfficientNet-B0's squeeze-excite blocks
-/// ran at a third of the speed it runs at from the cache with AVX-512.
-MEMFMT_VECTOR_CLONES
-void averageRowChannelsLast(const float *x, float *y, double *acc, int64_t row,
-                            int64_t outH, int64_t outW, int64_t height,
-                            int64_t width, int64_t channels, const Window *rows,
-                            const Window *cols, bool padded) {
+/// and divided.
+template <typename T>
+[[gnu::always_inline]] inline void
+averageRowChannelsLastOf(const T *x, T *y, double *acc, int64_t row,
+                         int64_t outH, int64_t outW, int64_t height,
+                         int64_t width, int64_t channels, const Window *rows,
+                         const Window *cols, bool padded) {
+  using memfmt::runtime::cpu::load;
+  using memfmt::runtime::cpu::store;
   int64_t n = row / outH, oh = row % outH;
   for (int64_t ow = 0; ow < outW; ++ow) {
     std::fill(acc, acc + channels, 0.0);
     for (int64_t ih = rows[oh].begin; ih < rows[oh].end; ++ih) {
       for (int64_t iw = cols[ow].begin; iw < cols[ow].end; ++iw) {
-        const float *xr = x + ((n * height + ih) * width + iw) * channels;
+        const T *xr = x + ((n * height + ih) * width + iw) * channels;
         for (int64_t c = 0; c < channels; ++c)
-          acc[c] += xr[c];
+          acc[c] += load(xr[c]);
       }
     }
-    float *yr = y + (row * outW + ow) * channels;
+    T *yr = y + (row * outW + ow) * channels;
     double d = static_cast<double>(windowDivisor(rows[oh], cols[ow], padded));
     for (int64_t c = 0; c < channels; ++c)
-      yr[c] = static_cast<float>(acc[c] / d);
+      yr[c] = store<T>(static_cast<float>(acc[c] / d));
   }
+}
+
+/// averageRowChannelsLastOf per storage type, compiled per vector width
+/// (Vectorize.h): as a baseline SSE2 loop the global pooling of
+/// EfficientNet-B0's squeeze-excite blocks ran at a third of the speed it
+/// runs at from the cache with AVX-512.
+MEMFMT_VECTOR_CLONES
+void averageRowChannelsLast(const float *x, float *y, double *acc, int64_t row,
+                            int64_t outH, int64_t outW, int64_t height,
+                            int64_t width, int64_t channels, const Window *rows,
+                            const Window *cols, bool padded) {
+  averageRowChannelsLastOf(x, y, acc, row, outH, outW, height, width, channels,
+                           rows, cols, padded);
+}
+MEMFMT_VECTOR_CLONES
+void averageRowChannelsLast(const memfmt::runtime::cpu::Bf16 *x,
+                            memfmt::runtime::cpu::Bf16 *y, double *acc,
+                            int64_t row, int64_t outH, int64_t outW,
+                            int64_t height, int64_t width, int64_t channels,
+                            const Window *rows, const Window *cols,
+                            bool padded) {
+  averageRowChannelsLastOf(x, y, acc, row, outH, outW, height, width, channels,
+                           rows, cols, padded);
 }
 
 /// Average pooling over precomputed row and column windows in a dense
 /// layout: the sum over [rows[oh].begin, rows[oh].end) x [cols[ow].begin,
 /// cols[ow].end) divided by the padded extents' product when `padded`, else
-/// by the number of summed elements. Returns null for other layouts.
+/// by the number of summed elements, in T. Returns null for other layouts.
+template <typename T>
 const char *avgPoolFast(const TensorView &input, const TensorView &output,
                         const std::vector<Window> &rows,
                         const std::vector<Window> &cols, bool padded) {
+  using memfmt::runtime::cpu::load;
+  using memfmt::runtime::cpu::store;
   DenseLayout layout = denseLayout({&input, &output});
   if (layout == DenseLayout::Other)
     return nullptr;
   const int64_t channels = input.sizes[1], height = input.sizes[2],
                 width = input.sizes[3];
   const int64_t outH = output.sizes[2], outW = output.sizes[3];
-  const float *x = input.as<float>();
-  float *y = output.as<float>();
+  const T *x = input.as<T>();
+  T *y = output.as<T>();
   auto divisor = [&](int64_t oh, int64_t ow) {
     return windowDivisor(rows[oh], cols[ow], padded);
   };
@@ -519,15 +598,16 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
     parallelFor(
         output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
           for (int64_t p = begin; p < end; ++p) {
-            const float *xp = x + p * height * width;
-            float *yp = y + p * outH * outW;
+            const T *xp = x + p * height * width;
+            T *yp = y + p * outH * outW;
             for (int64_t oh = 0; oh < outH; ++oh) {
               for (int64_t ow = 0; ow < outW; ++ow) {
                 double sum = 0;
                 for (int64_t ih = rows[oh].begin; ih < rows[oh].end; ++ih)
                   for (int64_t iw = cols[ow].begin; iw < cols[ow].end; ++iw)
-                    sum += xp[ih * width + iw];
-                yp[oh * outW + ow] = static_cast<float>(sum / divisor(oh, ow));
+                    sum += load(xp[ih * width + iw]);
+                yp[oh * outW + ow] =
+                    store<T>(static_cast<float>(sum / divisor(oh, ow)));
               }
             }
           }
@@ -547,9 +627,19 @@ const char *avgPoolFast(const TensorView &input, const TensorView &output,
   return "channels_last";
 }
 
+/// avgPoolFast in the storage type of `dtype` (f32, bf16; else null).
+const char *avgPoolFastIn(DType dtype, const TensorView &input,
+                          const TensorView &output,
+                          const std::vector<Window> &rows,
+                          const std::vector<Window> &cols, bool padded) {
+  return memfmt::runtime::cpu::visitFloatElement(dtype, [&](auto element) {
+    return avgPoolFast<decltype(element)>(input, output, rows, cols, padded);
+  });
+}
+
 } // namespace
 
-const char *cpu::avgPool2dFast(const args::avg_pool2d &a) {
+const char *cpu::avgPool2dFast(const args::avg_pool2d &a, DType dtype) {
   const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
   std::vector<Window> &rows = scratchBuffer<Window, 0>(a.output.sizes[2]);
   std::vector<Window> &cols = scratchBuffer<Window, 1>(a.output.sizes[3]);
@@ -559,7 +649,8 @@ const char *cpu::avgPool2dFast(const args::avg_pool2d &a) {
   for (size_t ow = 0; ow < cols.size(); ++ow)
     cols[ow] =
         avgWindow(ow, a.kernel_w, a.stride_w, a.pad_left, width, a.pad_right);
-  return avgPoolFast(a.input, a.output, rows, cols, a.count_include_pad != 0);
+  return avgPoolFastIn(dtype, a.input, a.output, rows, cols,
+                       a.count_include_pad != 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -596,7 +687,8 @@ void cpu::adaptiveAvgPool2dReference(const args::adaptive_avg_pool2d &a) {
               });
 }
 
-const char *cpu::adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a) {
+const char *cpu::adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a,
+                                       DType dtype) {
   const int64_t height = a.input.sizes[2], width = a.input.sizes[3];
   std::vector<Window> &rows = scratchBuffer<Window, 0>(a.output.sizes[2]);
   std::vector<Window> &cols = scratchBuffer<Window, 1>(a.output.sizes[3]);
@@ -604,5 +696,5 @@ const char *cpu::adaptiveAvgPool2dFast(const args::adaptive_avg_pool2d &a) {
     rows[oh] = adaptiveWindow(oh, rows.size(), height);
   for (size_t ow = 0; ow < cols.size(); ++ow)
     cols[ow] = adaptiveWindow(ow, cols.size(), width);
-  return avgPoolFast(a.input, a.output, rows, cols, /*padded=*/true);
+  return avgPoolFastIn(dtype, a.input, a.output, rows, cols, /*padded=*/true);
 }

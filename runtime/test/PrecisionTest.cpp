@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace memfmt::test;
 namespace io = memfmt::io;
@@ -103,7 +104,12 @@ TEST_P(WidenedTest, ReluAddBatchNormMatchNaive) {
   }
   expectRounded(kind, out, relu, "relu " + what);
   EXPECT_TRUE(out.gapsIntact()) << what;
-  EXPECT_EQ(ctx.implOf(0), "reference_widened");
+  // bf16 has the dense loops (Element.h); f16 is widened.
+  EXPECT_EQ(ctx.implOf(0), kernels == MEMFMT_KERNELS_FAST &&
+                                   kind == Kind::BF16 &&
+                                   (layout == C || layout == CL)
+                               ? "dense"
+                               : "reference_widened");
 
   // add, in place on lhs.
   Half lhs = x;
@@ -162,7 +168,18 @@ TEST_P(WidenedTest, LayerNormMatchesNaive) {
                     std::string("layer_norm ") + (affine ? "affine " : "") +
                         what);
       EXPECT_TRUE(out.gapsIntact()) << what;
-      EXPECT_EQ(ctx.implOf(3), "reference_widened");
+      // bf16 runs oneDNN where the CPU has bf16 instructions and the rows
+      // are dense (a contiguous tensor, or a rank-2 "channels-last" one,
+      // which is the same; a 4-D channels-last tensor's last dim is W, not
+      // unit-stride); f16 is widened.
+      const char *desc = memfmt_context_device_description(ctx);
+      bool onednn = kernels == MEMFMT_KERNELS_FAST && kind == Kind::BF16 &&
+                    memfmt_runtime_has_onednn() &&
+                    (std::strstr(desc, "avx512_core_bf16") ||
+                     std::strstr(desc, "avx512_core_amx")) &&
+                    (layout == C || (layout == CL && shape.size() == 2));
+      EXPECT_EQ(ctx.implOf(3), onednn ? "onednn" : "reference_widened")
+          << what;
     }
     // In place.
     Half t = x;
@@ -382,6 +399,188 @@ TEST(ReducedPrecisionPoolTest, HugeWindowsVisitOnlyTheInput) {
       }
   }
 }
+
+/// True if `a` and `b` hold the same bf16 values bit for bit (any two NaNs
+/// count as equal: which operand's payload an f32 operation keeps is the
+/// compiler's choice).
+::testing::AssertionResult sameBf16(const Half &a, const Half &b) {
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    uint16_t x = a.flat(i), y = b.flat(i);
+    bool bothNaN = std::isnan(widen(Kind::BF16, x)) &&
+                   std::isnan(widen(Kind::BF16, y));
+    if (x != y && !bothNaN)
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << widen(Kind::BF16, x) << " (0x"
+             << std::hex << x << ") against " << widen(Kind::BF16, y)
+             << " (0x" << y << std::dec << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Within one bf16 ulp of each other (sums in another order; NaNs and
+/// infinities equal). With `anyNaN`, a NaN on either side matches anything:
+/// oneDNN's max lets a number win over a NaN (OneDnnUnary.cpp).
+::testing::AssertionResult nearBf16(const Half &a, const Half &b,
+                                    bool anyNaN = false) {
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    double x = widen(Kind::BF16, a.flat(i)), y = widen(Kind::BF16, b.flat(i));
+    if (x == y || (std::isnan(x) && std::isnan(y)) ||
+        (anyNaN && (std::isnan(x) || std::isnan(y))))
+      continue;
+    if (!(std::fabs(x - y) <= std::fabs(y) / 128))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << x << " against " << y;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// The CPU backend's own loops in bf16 (cpu/Element.h): relu, add, binary
+/// (same shapes, and a per-channel operand on either side), the
+/// piecewise-linear eltwise functions, copies and channels-last max pooling
+/// give the widened reference's bits; average pooling sums in another order
+/// (one ulp). Inputs include NaN, infinities, -0 and values that round to
+/// infinity. In the dense layouts the fast context must not fall back to the
+/// widened reference for these calls. (Layouts the own loops decline may
+/// run oneDNN's pooling, which is compared within an ulp and may lose a
+/// NaN.)
+class Bf16FastTest : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(Bf16FastTest, OwnLoopsMatchTheWidenedReference) {
+  const Layout layout = GetParam();
+  const bool dense = layout == C || layout == CL;
+  TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
+  const std::vector<int64_t> shape = {2, 6, 5, 7};
+  Tensor xf(shape, layout), yf(shape, layout), sf({2, 6, 1, 1}, layout),
+      s1f({1, 6, 1, 1}, layout);
+  xf.fillRandom(21, -8, 8);
+  yf.fillRandom(22, -8, 8);
+  sf.fillRandom(23, -2, 2);
+  s1f.fillRandom(24, 0.5, 2);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {std::nanf(""), -0.0f, inf, -inf, 3.39e38f, 0.0f};
+  for (int64_t i = 0; i < 6; ++i) {
+    xf.flat(7 * i + 3) = specials[i];
+    yf.flat(11 * i + 5) = specials[5 - i];
+  }
+  const Half x = make16(Kind::BF16, xf), y = make16(Kind::BF16, yf),
+             scale = make16(Kind::BF16, sf), scale1 = make16(Kind::BF16, s1f);
+  const std::string what = x.describe();
+  int64_t node = 0;
+  // Runs `call(ctx, node, out)` in both contexts and compares the outputs.
+  auto check = [&](const std::string &name, const std::vector<int64_t> &sizes,
+                   Layout outLayout, bool exact, auto call) {
+    Half got(sizes, outLayout), want(sizes, outLayout);
+    EXPECT_KERNEL_OK(fast, call(fast, node, got));
+    EXPECT_KERNEL_OK(ref, call(ref, node, want));
+    std::string impl = fast.implOf(node);
+    bool onednn = impl == "onednn";
+    EXPECT_TRUE(exact && !onednn ? sameBf16(got, want)
+                                 : nearBf16(got, want, onednn))
+        << name << " " << what << " (" << impl << ")";
+    EXPECT_TRUE(got.gapsIntact()) << name << " " << what;
+    EXPECT_EQ(ref.implOf(node), "reference_widened") << name;
+    ++node;
+    return impl;
+  };
+  auto notWidened = [&](const std::string &name, const std::string &impl) {
+    if (dense)
+      EXPECT_NE(impl, "reference_widened") << name << " " << what;
+  };
+
+  notWidened("relu",
+             check("relu", shape, layout, true, [&](auto &ctx, int64_t n,
+                                                     Half &out) {
+               return _mlir_ciface_memfmt_relu_bf16(ctx, n, x.memref(),
+                                                    out.memref());
+             }));
+  notWidened("add", check("add", shape, layout, true, [&](auto &ctx, int64_t n,
+                                                          Half &out) {
+               return _mlir_ciface_memfmt_add_bf16(ctx, n, x.memref(),
+                                                   y.memref(), out.memref());
+             }));
+  for (int64_t op : {MEMFMT_BINARY_MUL, MEMFMT_BINARY_SUB, MEMFMT_BINARY_DIV}) {
+    std::string name = "binary " + std::to_string(op);
+    notWidened(name, check(name, shape, layout, true,
+                           [&](auto &ctx, int64_t n, Half &out) {
+                             return _mlir_ciface_memfmt_binary_bf16(
+                                 ctx, n, x.memref(), y.memref(), out.memref(),
+                                 op);
+                           }));
+    // A squeeze-excite scale on the right, a layer scale on the left.
+    notWidened(name + " per-channel",
+               check(name + " per-channel", shape, layout, true,
+                     [&](auto &ctx, int64_t n, Half &out) {
+                       return _mlir_ciface_memfmt_binary_bf16(
+                           ctx, n, x.memref(), scale.memref(), out.memref(),
+                           op);
+                     }));
+    notWidened(name + " scale on the left",
+               check(name + " scale on the left", shape, layout, true,
+                     [&](auto &ctx, int64_t n, Half &out) {
+                       return _mlir_ciface_memfmt_binary_bf16(
+                           ctx, n, scale1.memref(), x.memref(), out.memref(),
+                           op);
+                     }));
+  }
+  const std::tuple<int64_t, double, double> eltwises[] = {
+      {MEMFMT_ELTWISE_CLAMP, 0.0, 6.0},
+      {MEMFMT_ELTWISE_HARDSWISH, 0.0, 0.0},
+      {MEMFMT_ELTWISE_HARDSIGMOID, 1.0 / 6, 0.5}};
+  for (const auto &eltwise : eltwises) {
+    const int64_t op = std::get<0>(eltwise);
+    const double alpha = std::get<1>(eltwise), beta = std::get<2>(eltwise);
+    std::string name = "eltwise " + std::to_string(op);
+    notWidened(name, check(name, shape, layout, true,
+                           [&](auto &ctx, int64_t n, Half &out) {
+                             return _mlir_ciface_memfmt_eltwise_bf16(
+                                 ctx, n, x.memref(), out.memref(), op, alpha,
+                                 beta);
+                           }));
+  }
+  // Copies into every layout never need the reference.
+  for (Layout to : {C, CL, CLS, S}) {
+    std::string name = std::string("copy to ") + toString(to);
+    std::string impl = check(name, shape, to, true,
+                             [&](auto &ctx, int64_t n, Half &out) {
+                               return _mlir_ciface_memfmt_copy_bf16(
+                                   ctx, n, x.memref(), out.memref());
+                             });
+    EXPECT_NE(impl, "reference_widened") << name << " " << what;
+  }
+  // 3x3 / 2 max pooling, padding 1: exact; channels-last runs its own loop.
+  std::string maxImpl =
+      check("max_pool2d", {2, 6, 3, 4}, layout, true,
+            [&](auto &ctx, int64_t n, Half &out) {
+              return _mlir_ciface_memfmt_max_pool2d_bf16(
+                  ctx, n, x.memref(), out.memref(), 3, 3, 2, 2, 1, 1, 1, 1);
+            });
+  if (layout == CL)
+    EXPECT_EQ(maxImpl, "channels_last");
+  // Average pooling (both divisors) and adaptive pooling (tiling and
+  // overlapping windows, and the global pool of a squeeze-excite block).
+  for (int64_t includePad : {0, 1}) {
+    std::string name = "avg_pool2d " + std::to_string(includePad);
+    notWidened(name, check(name, {2, 6, 3, 4}, layout, false,
+                           [&](auto &ctx, int64_t n, Half &out) {
+                             return _mlir_ciface_memfmt_avg_pool2d_bf16(
+                                 ctx, n, x.memref(), out.memref(), 3, 3, 2, 2,
+                                 1, 1, 1, 1, includePad);
+                           }));
+  }
+  for (const std::vector<int64_t> &sizes :
+       {std::vector<int64_t>{2, 6, 1, 1}, std::vector<int64_t>{2, 6, 2, 3}}) {
+    std::string name = "adaptive_avg_pool2d to " + std::to_string(sizes[2]) +
+                       "x" + std::to_string(sizes[3]);
+    notWidened(name, check(name, sizes, layout, false,
+                           [&](auto &ctx, int64_t n, Half &out) {
+                             return _mlir_ciface_memfmt_adaptive_avg_pool2d_bf16(
+                                 ctx, n, x.memref(), out.memref());
+                           }));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Bf16FastTest,
+                         ::testing::Values(C, CL, CLS, S));
 
 TEST(CastErrorTest, ShapesMustMatchAndOutputsMustNotAlias) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
