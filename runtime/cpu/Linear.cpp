@@ -4,15 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// out = input @ weight^T + bias for input [N, K], weight [M, K] and out
-// [N, M] with any strides, as a double-accumulated dot product per output
-// element, split across output elements. The fast path is oneDNN's matmul
+// out = act(input @ weight^T + bias) for input [N, K], weight [M, K] and
+// out [N, M] with any strides, as a double-accumulated dot product per
+// output element rounded to f32, then the activation (as the convolution
+// reference applies its own), split across output elements. The fast path is oneDNN's matmul
 // (OneDnnLinear.cpp); this is its oracle and fallback.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 
+#include "lib/ElementwiseMath.h"
 #include "lib/Parallel.h"
 
 #include <algorithm>
@@ -26,6 +28,9 @@ void cpu::linearReference(const args::linear &a) {
   const float *x = in.as<float>(), *w = wt.as<float>();
   const float *bias = a.has_bias ? a.bias.as<float>() : nullptr;
   float *y = out.as<float>();
+  const int64_t activation = a.activation;
+  const float alpha = static_cast<float>(a.activation_alpha),
+              beta = static_cast<float>(a.activation_beta);
   parallelFor(rows * outFeatures,
               std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(features, 1)),
               [&](int64_t begin, int64_t end, int) {
@@ -37,8 +42,10 @@ void cpu::linearReference(const args::linear &a) {
                   for (int64_t k = 0; k < features; ++k)
                     sum += static_cast<double>(xr[k * in.strides[1]]) *
                            wr[k * wt.strides[1]];
-                  y[n * out.strides[0] + m * out.strides[1]] =
-                      static_cast<float>(sum);
+                  float value = static_cast<float>(sum);
+                  if (activation)
+                    value = math::eltwise(activation, value, alpha, beta);
+                  y[n * out.strides[0] + m * out.strides[1]] = value;
                 }
               });
 }

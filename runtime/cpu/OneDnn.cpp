@@ -13,9 +13,12 @@
 
 #include "OneDnn.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 using namespace memfmt::runtime;
 using dnnl::memory;
@@ -197,6 +200,44 @@ bool cpu::hasPositiveStrides(const TensorView &t) {
     if (t.sizes[d] > 1 && t.strides[d] <= 0)
       return false;
   return true;
+}
+
+bool cpu::appendActivation(dnnl::post_ops &ops, int64_t activation,
+                           double activationAlpha, double activationBeta) {
+  using dnnl::algorithm;
+  const float alpha = static_cast<float>(activationAlpha);
+  const float beta = static_cast<float>(activationBeta);
+  const float big = std::numeric_limits<float>::max();
+  switch (activation) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_SILU:
+    ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_HARDSWISH:
+    ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    ops.append_eltwise(1.0f, algorithm::eltwise_linear, alpha, beta);
+    ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
+    return true;
+  case MEMFMT_ELTWISE_CLAMP:
+    // torch.clamp with min > max is max everywhere; oneDNN's clip is not.
+    if (alpha > beta)
+      return false;
+    ops.append_eltwise(1.0f, algorithm::eltwise_clip, std::max(alpha, -big),
+                       std::min(beta, big));
+    return true;
+  case MEMFMT_ELTWISE_GELU_ERF:
+    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    return true;
+  case MEMFMT_ELTWISE_GELU_TANH:
+    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+    return true;
+  default:
+    return false;
+  }
 }
 
 void *cpu::denseVector(const TensorView &v, size_t size,

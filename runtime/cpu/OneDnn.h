@@ -420,6 +420,12 @@ private:
   std::vector<char> weightScratch, biasScratch;
 };
 
+/// Appends a fusion epilogue's activation (a memfmt_eltwise_op_t with its
+/// parameters, as conv2d's and linear's) as eltwise post-ops; false where
+/// oneDNN has none that computes it.
+bool appendActivation(dnnl::post_ops &ops, int64_t activation, double alpha,
+                      double beta);
+
 /// "oneDNN convolution_forward: could not execute a primitive (status 3)".
 std::string describeError(const char *what, const dnnl::error &error);
 

@@ -147,45 +147,6 @@ PrimitiveKey makeKey(const args::conv2d &a, DType dtype, Tag format,
   return key;
 }
 
-/// Appends `a`'s activation (a memfmt_eltwise_op_t) as eltwise post-ops;
-/// false where oneDNN has none for it.
-bool appendActivation(dnnl::post_ops &ops, const args::conv2d &a) {
-  using dnnl::algorithm;
-  const float alpha = static_cast<float>(a.activation_alpha);
-  const float beta = static_cast<float>(a.activation_beta);
-  const float big = std::numeric_limits<float>::max();
-  switch (a.activation) {
-  case MEMFMT_ELTWISE_SIGMOID:
-    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
-    return true;
-  case MEMFMT_ELTWISE_SILU:
-    ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
-    return true;
-  case MEMFMT_ELTWISE_HARDSWISH:
-    ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
-    return true;
-  case MEMFMT_ELTWISE_HARDSIGMOID:
-    ops.append_eltwise(1.0f, algorithm::eltwise_linear, alpha, beta);
-    ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
-    return true;
-  case MEMFMT_ELTWISE_CLAMP:
-    // torch.clamp with min > max is max everywhere; oneDNN's clip is not.
-    if (alpha > beta)
-      return false;
-    ops.append_eltwise(1.0f, algorithm::eltwise_clip, std::max(alpha, -big),
-                       std::min(beta, big));
-    return true;
-  case MEMFMT_ELTWISE_GELU_ERF:
-    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    return true;
-  case MEMFMT_ELTWISE_GELU_TANH:
-    ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
-    return true;
-  default:
-    return false;
-  }
-}
-
 } // namespace
 
 struct OneDnnConv::Entry {
@@ -302,7 +263,8 @@ struct OneDnnConv::Entry {
     // left to the reference).
     if (a.activation && residualOutside)
       return;
-    if (a.activation && !appendActivation(ops, a))
+    if (a.activation && !appendActivation(ops, a.activation, a.activation_alpha,
+                                              a.activation_beta))
       return;
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);

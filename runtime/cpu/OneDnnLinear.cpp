@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // linear on oneDNN 2.x's matmul (f32, and bf16 where the CPU has it): out[N, M]
-// = input[N, K] @ weight^T + bias. Every operand is described with its own strides (the weight as the [K, M] matrix with the
+// = act(input[N, K] @ weight^T + bias), the activation as eltwise post-ops
+// (appendActivation; a call with one oneDNN lacks runs the reference). Every operand is described with its own strides (the weight as the [K, M] matrix with the
 // weight's strides swapped), so row-major, transposed and padded views need no
 // copy and no packed weights are cached: a primitive per node and key is all
 // that is kept. A bias with a non-unit stride is gathered into a buffer of the
@@ -18,6 +19,7 @@
 
 #include "lib/KernelCall.h"
 
+#include <cstring>
 #include <vector>
 
 using namespace memfmt::runtime;
@@ -52,6 +54,13 @@ struct OneDnnLinear::Entry {
     if (a.has_bias)
       biasDesc = memory::desc({1, m}, type, memory::format_tag::ab);
     dnnl::primitive_attr attr;
+    if (a.activation) {
+      dnnl::post_ops ops;
+      if (!appendActivation(ops, a.activation, a.activation_alpha,
+                            a.activation_beta))
+        return;
+      attr.set_post_ops(ops);
+    }
     dnnl::matmul::desc desc(inputDesc, weightDesc, biasDesc, outputDesc);
     dnnl::matmul::primitive_desc pd(desc, attr, dnn.engine,
                                     /*allow_empty=*/true);
@@ -89,6 +98,12 @@ bool OneDnnLinear::run(KernelCall &call, const args::linear &a,
   key.add(a.output);
   key.add(a.has_bias);
   key.add(static_cast<int64_t>(dtype));
+  key.add(a.activation);
+  for (double value : {a.activation_alpha, a.activation_beta}) {
+    int64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    key.add(bits);
+  }
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(
       call.node(), key, [&](Entry &e) { e.build(dnn, counters, a, dtype); });

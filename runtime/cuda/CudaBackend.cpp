@@ -515,16 +515,17 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::binary &a) {
 }
 
 memfmt_status_t CudaBackend::applyActivation(KernelCall &call,
-                                             const args::conv2d &a) {
-  if (!a.activation)
+                                             const TensorView &output,
+                                             int64_t activation, double alpha,
+                                             double beta) {
+  if (!activation)
     return MEMFMT_STATUS_OK;
-  StridedPlan<2> plan = unaryPlan(a.output, a.output);
-  MEMFMT_LAUNCH_TRY(call, "the convolution's activation",
-                    launchEltwise(elemOf(call.dtype()), plan, a.output.data,
-                                  a.output.data, a.activation,
-                                  static_cast<float>(a.activation_alpha),
-                                  static_cast<float>(a.activation_beta),
-                                  stream));
+  StridedPlan<2> plan = unaryPlan(output, output);
+  MEMFMT_LAUNCH_TRY(call, "the fused activation",
+                    launchEltwise(elemOf(call.dtype()), plan, output.data,
+                                  output.data, activation,
+                                  static_cast<float>(alpha),
+                                  static_cast<float>(beta), stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -197,9 +197,12 @@ private:
                                   std::string &why);
   /// conv2d in `format`; sets `unsupported` (and `why`) instead of failing
   /// when cuDNN has no algorithm for it.
-  /// conv2d's `activation` (a memfmt_eltwise_op_t, or 0) on its output,
-  /// in place, after the convolution and its epilogue.
-  memfmt_status_t applyActivation(KernelCall &call, const args::conv2d &a);
+  /// A fusion epilogue's `activation` (a memfmt_eltwise_op_t, or 0) on
+  /// `output`, in place, after a convolution or a linear layer and their
+  /// other epilogues.
+  memfmt_status_t applyActivation(KernelCall &call, const TensorView &output,
+                                  int64_t activation, double alpha,
+                                  double beta);
   memfmt_status_t runConv(KernelCall &call, const args::conv2d &a,
                           ConvFormat format, bool &unsupported,
                           std::string &why);

@@ -241,12 +241,14 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::conv2d &a) {
   if (memfmt_status_t s = runConv(call, a, preferred, unsupported, why))
     return s;
   if (!unsupported)
-    return applyActivation(call, a);
+    return applyActivation(call, a.output, a.activation, a.activation_alpha,
+                           a.activation_beta);
   std::string first = why;
   if (memfmt_status_t s = runConv(call, a, other, unsupported, why))
     return s;
   if (!unsupported)
-    return applyActivation(call, a);
+    return applyActivation(call, a.output, a.activation, a.activation_alpha,
+                           a.activation_beta);
   return call.fail(
       MEMFMT_STATUS_UNSUPPORTED,
       std::string(preferred == ConvFormat::Nhwc ? "NHWC" : "NCHW") + ": " +

@@ -157,8 +157,12 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
     call.setImpl("empty");
     return MEMFMT_STATUS_OK;
   }
-  return gemm(call, elemOf(call.dtype()), a.input, a.weight, a.output,
-              a.has_bias ? &a.bias : nullptr);
+  if (memfmt_status_t s = gemm(call, elemOf(call.dtype()), a.input, a.weight,
+                                a.output, a.has_bias ? &a.bias : nullptr))
+    return s;
+  // A fused activation (linear + GELU) runs after, in place.
+  return applyActivation(call, a.output, a.activation, a.activation_alpha,
+                         a.activation_beta);
 }
 
 namespace {

@@ -49,21 +49,33 @@ using namespace memfmt::runtime::validation;
 // Kernels
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// A fusion epilogue's activation: 0 or a memfmt_eltwise_op_t, its
+/// parameters not NaN.
+memfmt_status_t checkActivation(KernelCall &call, int64_t activation,
+                                double alpha, double beta) {
+  if (activation != 0 && !math::isEltwiseOp(activation))
+    return invalid(call, "activation " + std::to_string(activation) +
+                             " is neither 0 nor a memfmt_eltwise_op_t (1 to "
+                             "7)");
+  if (activation != 0 && (std::isnan(alpha) || std::isnan(beta)))
+    return invalid(call, "activation_alpha and activation_beta must not be "
+                         "NaN");
+  return MEMFMT_STATUS_OK;
+}
+
+} // namespace
+
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::conv2d &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
   MEMFMT_CHECK(checkFlag(call, a.has_residual, "has_residual"));
   MEMFMT_CHECK(checkFlag(call, a.relu, "relu"));
-  if (a.activation != 0 && !math::isEltwiseOp(a.activation))
-    return invalid(call, "activation " + std::to_string(a.activation) +
-                             " is neither 0 nor a memfmt_eltwise_op_t (1 to "
-                             "7)");
+  MEMFMT_CHECK(checkActivation(call, a.activation, a.activation_alpha,
+                               a.activation_beta));
   if (a.activation != 0 && a.relu)
     return invalid(call, "relu and an activation cannot both be applied");
-  if (a.activation != 0 &&
-      (std::isnan(a.activation_alpha) || std::isnan(a.activation_beta)))
-    return invalid(call, "activation_alpha and activation_beta must not be "
-                         "NaN");
   MEMFMT_CHECK(checkConvShapes(call, a, a.output, "output"));
   const int64_t *w = a.weight.sizes;
   if (a.has_bias) {
@@ -259,6 +271,8 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::linear &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
+  MEMFMT_CHECK(checkActivation(call, a.activation, a.activation_alpha,
+                               a.activation_beta));
   MEMFMT_CHECK(checkLinearShapes(call, a.input, a.weight, a.output, "output"));
   if (a.has_bias) {
     MEMFMT_CHECK(checkShape(call, a.bias, "bias", shapeOf({a.weight.sizes[0]}),

@@ -471,19 +471,34 @@ TEST_P(ErrorTest, LinearShapes) {
   Tensor in({2, 5}), w({3, 4}), out({2, 3});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w.memref(),
-                                             out.memref(), out.memref(), 0),
+                                             out.memref(), out.memref(), 0, 0,
+                                             0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"weight has shape [3, 4]"});
   Tensor w5({3, 5}), out4({2, 4});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w5.memref(),
-                                             out4.memref(), out4.memref(), 0),
+                                             out4.memref(), out4.memref(), 0,
+                                             0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"expected [2, 3]"});
   Tensor rank3({2, 5, 1});
   expectError(ctx,
               _mlir_ciface_memfmt_linear_f32(ctx, 10, rank3.memref(),
                                              w5.memref(), out.memref(),
-                                             out.memref(), 0),
+                                             out.memref(), 0, 0, 0.0, 0.0),
               MEMFMT_STATUS_INVALID_ARGUMENT, {"input has rank 3"});
+  // The fused activation: a memfmt_eltwise_op_t, its parameters not NaN.
+  expectError(ctx,
+              _mlir_ciface_memfmt_linear_f32(ctx, 10, in.memref(), w5.memref(),
+                                             out.memref(), out.memref(), 0, 99,
+                                             0.0, 0.0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"activation 99 is neither 0 nor a memfmt_eltwise_op_t"});
+  expectError(ctx,
+              _mlir_ciface_memfmt_linear_f32(
+                  ctx, 10, in.memref(), w5.memref(), out.memref(),
+                  out.memref(), 0, MEMFMT_ELTWISE_CLAMP, std::nan(""), 6.0),
+              MEMFMT_STATUS_INVALID_ARGUMENT,
+              {"activation_alpha and activation_beta must not be NaN"});
 }
 
 /// A failed call still counts in the profile.

@@ -297,7 +297,7 @@ TEST_P(WidenedTest, ConvAndLinearMatchNaive) {
   auto linear =
       f16 ? _mlir_ciface_memfmt_linear_f16 : _mlir_ciface_memfmt_linear_bf16;
   EXPECT_KERNEL_OK(ctx, linear(ctx, 1, in.memref(), lw.memref(), lb.memref(),
-                               lout.memref(), 1));
+                               lout.memref(), 1, 0, 0.0, 0.0));
   Tensor lbr = widened(kind, lb);
   expectRounded(kind, lout,
                 naiveLinear(widened(kind, in), widened(kind, lw), &lbr),

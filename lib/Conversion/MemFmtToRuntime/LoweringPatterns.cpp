@@ -72,9 +72,11 @@ EltwiseFunction eltwiseFunctionOf(GeluOp op) {
                                         : MEMFMT_ELTWISE_GELU_ERF};
 }
 
-/// The activation of a fused_conv2d (its `activation` names a
-/// ConvActivation, which the op's verifier checked).
-EltwiseFunction activationOf(FusedConv2dOp conv) {
+/// The activation of a fused_conv2d or linear (its `activation` names a
+/// ConvActivation, which the op's verifier checked), or {0} for none.
+template <typename OpTy> EltwiseFunction activationOf(OpTy conv) {
+  if (!conv.getActivation())
+    return {0};
   double inf = std::numeric_limits<double>::infinity();
   auto value = [](std::optional<APFloat> v, double otherwise) {
     return v ? v->convertToDouble() : otherwise;
@@ -119,8 +121,7 @@ template <typename OpTy> struct ConvLowering : RuntimePattern<OpTy> {
       if (hasResidual)
         residual = b.view(conv.getResidual());
       relu = conv.getRelu();
-      if (conv.getActivation())
-        activation = activationOf(conv);
+      activation = activationOf(conv);
     }
     return b.call(conv, elementTypeOf(conv.getInput()),
                   kernels::conv2d{
@@ -349,7 +350,8 @@ struct AdaptiveAvgPoolLowering : RuntimePattern<AdaptiveAvgPool2dOp> {
 // Linear
 //===----------------------------------------------------------------------===//
 
-/// An absent bias is passed as the output with has_bias 0.
+/// An absent bias is passed as the output with has_bias 0; the activation
+/// as conv2d's.
 struct LinearLowering : RuntimePattern<LinearOp> {
   using RuntimePattern::RuntimePattern;
 
@@ -357,6 +359,7 @@ struct LinearLowering : RuntimePattern<LinearOp> {
                                 PatternRewriter &) const override {
     Value out = calls.view(linear.getOutput());
     Value bias = linear.getBias() ? calls.view(linear.getBias()) : out;
+    EltwiseFunction activation = activationOf(linear);
     return calls.call(linear, elementTypeOf(linear.getInput()),
                       kernels::linear{
                           .input = calls.view(linear.getInput()),
@@ -364,6 +367,9 @@ struct LinearLowering : RuntimePattern<LinearOp> {
                           .bias = bias,
                           .output = out,
                           .has_bias = linear.getBias() ? 1 : 0,
+                          .activation = activation.op,
+                          .activation_alpha = activation.alpha,
+                          .activation_beta = activation.beta,
                       });
   }
 };

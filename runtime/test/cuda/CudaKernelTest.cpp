@@ -677,18 +677,21 @@ TEST_P(CudaLinearTest, LayoutsBiasAndEdgeShapes) {
             x.fill(18);
             w.fill(19, -0.1, 0.1);
             b.fill(20);
+            // With the bias, the fused GELU epilogue too (ConvNeXt's MLP).
+            const int64_t act = bias ? MEMFMT_ELTWISE_GELU_ERF : 0;
             std::string what = "linear " + x.describe() + " " + w.describe() +
-                               " -> " + y.describe();
+                               " -> " + y.describe() + (act ? " gelu" : "");
             const memfmt_memref_t *dy = y.device(env().gpu);
             ASSERT_EQ(MEMFMT_ENTRY(linear, k)(env().gpu, 8, x.device(env().gpu),
                                               w.device(env().gpu),
                                               bias ? b.device(env().gpu) : dy,
-                                              dy, bias),
+                                              dy, bias, act, 0.0, 0.0),
                       MEMFMT_STATUS_OK)
                 << what << ": " << memfmt_context_last_error(env().gpu);
             const memfmt_memref_t *hy = y.host();
             ASSERT_EQ(MEMFMT_ENTRY(linear, k)(env().cpu, 8, x.host(), w.host(),
-                                              bias ? b.host() : hy, hy, bias),
+                                              bias ? b.host() : hy, hy, bias,
+                                              act, 0.0, 0.0),
                       MEMFMT_STATUS_OK);
             expectMatch(y, y.download(), Match::Reduction, what);
           }

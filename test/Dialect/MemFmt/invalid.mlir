@@ -830,3 +830,28 @@ func.func @fused_conv_stray_parameters(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x1
   %y = memfmt.fused_conv2d %x, %w {activation = "silu", activation_alpha = 1.0 : f64} : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x5x5xf32>
   return
 }
+
+// -----
+
+// linear's activation is checked as fused_conv2d's.
+func.func @linear_unknown_activation(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @+1 {{unknown activation 'relu' (sigmoid, silu, hardswish, hardsigmoid, clamp, gelu or gelu_tanh)}}
+  %y = memfmt.linear %x, %w {activation = "relu"} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_hardsigmoid_parameters(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @+1 {{hardsigmoid needs activation_alpha and activation_beta}}
+  %y = memfmt.linear %x, %w {activation = "hardsigmoid"} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_stray_parameter(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @+1 {{activation_alpha and activation_beta belong to a hardsigmoid or clamp activation}}
+  %y = memfmt.linear %x, %w {activation = "gelu", activation_alpha = 1.0 : f64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  return
+}

@@ -194,10 +194,12 @@ func.func @reshape(%x: tensor<8x512x7x7xf32>) -> tensor<8x25088xf32> {
 // CHECK-LABEL: func.func @linear
 // CHECK: memfmt.linear %{{.+}}, %{{.+}}, %{{.+}} : (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<8x1000xf32>
 // CHECK: memfmt.linear %{{.+}}, %{{.+}} : (tensor<2x4x2048xf32>, tensor<1000x2048xf32>) -> tensor<2x4x1000xf32>
-func.func @linear(%x: tensor<8x2048xf32>, %x3: tensor<2x4x2048xf32>, %w: tensor<1000x2048xf32>, %b: tensor<1000xf32>) -> (tensor<8x1000xf32>, tensor<2x4x1000xf32>) {
+// CHECK: memfmt.linear %{{.+}}, %{{.+}}, %{{.+}} {activation = "clamp", activation_alpha = 0.000000e+00 : f64, activation_beta = 6.000000e+00 : f64} : (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<8x1000xf32>
+func.func @linear(%x: tensor<8x2048xf32>, %x3: tensor<2x4x2048xf32>, %w: tensor<1000x2048xf32>, %b: tensor<1000xf32>) -> (tensor<8x1000xf32>, tensor<2x4x1000xf32>, tensor<8x1000xf32>) {
   %y = memfmt.linear %x, %w, %b : (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<8x1000xf32>
   %z = memfmt.linear %x3, %w : (tensor<2x4x2048xf32>, tensor<1000x2048xf32>) -> tensor<2x4x1000xf32>
-  return %y, %z : tensor<8x1000xf32>, tensor<2x4x1000xf32>
+  %a = memfmt.linear %x, %w, %b {activation = "clamp", activation_alpha = 0.0 : f64, activation_beta = 6.0 : f64} : (tensor<8x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<8x1000xf32>
+  return %y, %z, %a : tensor<8x1000xf32>, tensor<2x4x1000xf32>, tensor<8x1000xf32>
 }
 
 //===----------------------------------------------------------------------===//

@@ -69,6 +69,45 @@ bool Conv2dOp::propagatesChannelsLast() { return true; }
 // FusedConv2dOp, FoldBatchNormOp
 //===----------------------------------------------------------------------===//
 
+/// The fusion epilogue's activation of fused_conv2d and linear: a known
+/// name, hardsigmoid's two parameters, no NaN, parameters only for
+/// hardsigmoid and clamp, and never beside relu.
+template <typename OpTy>
+static LogicalResult verifyActivation(OpTy op, bool relu) {
+  if (std::optional<StringRef> activation = op.getActivation()) {
+    std::optional<ConvActivation> kind = symbolizeConvActivation(*activation);
+    if (!kind) {
+      InFlightDiagnostic diag = op.emitOpError() << "unknown activation '"
+                                                 << *activation << "' (";
+      const uint32_t last = getMaxEnumValForConvActivation();
+      for (uint32_t i = 0; i <= last; ++i)
+        diag << (i == 0      ? ""
+                 : i == last ? " or "
+                             : ", ")
+             << stringifyConvActivation(static_cast<ConvActivation>(i));
+      return diag << ")";
+    }
+    if (relu)
+      return op.emitOpError()
+             << "has both relu and activation '" << *activation << "'";
+    if (*kind == ConvActivation::Hardsigmoid &&
+        (!op.getActivationAlpha() || !op.getActivationBeta()))
+      return op.emitOpError() << "hardsigmoid needs activation_alpha and "
+                                 "activation_beta";
+  }
+  for (std::optional<APFloat> value :
+       {op.getActivationAlpha(), op.getActivationBeta()})
+    if (value && value->isNaN())
+      return op.emitOpError() << "activation_alpha and activation_beta must "
+                                 "not be NaN";
+  if ((op.getActivationAlpha() || op.getActivationBeta()) &&
+      (!op.getActivation() || (*op.getActivation() != "hardsigmoid" &&
+                               *op.getActivation() != "clamp")))
+    return op.emitOpError() << "activation_alpha and activation_beta belong "
+                               "to a hardsigmoid or clamp activation";
+  return success();
+}
+
 LogicalResult FusedConv2dOp::verify() {
   if (failed(verifyConv2d(*this, getInput().getType(), getWeight().getType(),
                           getBias(), getOutput().getType(), getStride(),
@@ -78,38 +117,7 @@ LogicalResult FusedConv2dOp::verify() {
       failed(verifyShape(*this, getResidual().getType(),
                          getOutput().getType().getShape(), "residual")))
     return failure();
-  if (std::optional<StringRef> activation = getActivation()) {
-    std::optional<ConvActivation> kind = symbolizeConvActivation(*activation);
-    if (!kind) {
-      InFlightDiagnostic diag = emitOpError() << "unknown activation '"
-                                              << *activation << "' (";
-      const uint32_t last = getMaxEnumValForConvActivation();
-      for (uint32_t i = 0; i <= last; ++i)
-        diag << (i == 0      ? ""
-                 : i == last ? " or "
-                             : ", ")
-             << stringifyConvActivation(static_cast<ConvActivation>(i));
-      return diag << ")";
-    }
-    if (getRelu())
-      return emitOpError() << "has both relu and activation '" << *activation
-                           << "'";
-    if (*kind == ConvActivation::Hardsigmoid &&
-        (!getActivationAlpha() || !getActivationBeta()))
-      return emitOpError() << "hardsigmoid needs activation_alpha and "
-                              "activation_beta";
-  }
-  for (std::optional<APFloat> value :
-       {getActivationAlpha(), getActivationBeta()})
-    if (value && value->isNaN())
-      return emitOpError() << "activation_alpha and activation_beta must not "
-                              "be NaN";
-  if ((getActivationAlpha() || getActivationBeta()) &&
-      (!getActivation() || (*getActivation() != "hardsigmoid" &&
-                            *getActivation() != "clamp")))
-    return emitOpError() << "activation_alpha and activation_beta belong to a "
-                            "hardsigmoid or clamp activation";
-  return success();
+  return verifyActivation(*this, getRelu());
 }
 
 bool FusedConv2dOp::propagatesChannelsLast() { return true; }
@@ -440,7 +448,8 @@ LogicalResult LinearOp::verify() {
     return failure();
   SmallVector<int64_t> shape(in.drop_back());
   shape.push_back(w[0]);
-  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")))
+  if (failed(verifyShape(*this, getOutput().getType(), shape, "result")) ||
+      failed(verifyActivation(*this, /*relu=*/false)))
     return failure();
   return verifyResultFormats(*this);
 }

@@ -164,6 +164,11 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   SmallVector<Value> grads = noGradients(*this);
   if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
     return grads;
+  if (getActivation())
+    return emitOpError() << "has no vector-Jacobian product for its '"
+                         << *getActivation()
+                         << "' activation (training compiles without "
+                            "fusion)";
   auto weightType = cast<RankedTensorType>(getWeight().getType());
   bool hasBias = static_cast<bool>(getBias());
   Type biasType = hasBias ? getBias().getType()

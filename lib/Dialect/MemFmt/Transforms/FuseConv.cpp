@@ -21,7 +21,9 @@
 //    hardsigmoid, clamp as ReLU6, gelu): fused_conv2d(..., activation =
 //    "<op>") with the op's parameters.
 //  * FuseLinearBias: a 1-D bias added to a bias-free linear (through the
-//    reshape of an N-D MatMul) becomes the linear's bias.
+//    reshape of an N-D MatMul) becomes the linear's bias, and FuseActivation
+//    folds the same activations of a linear (through such a reshape) into
+//    its `activation`: ConvNeXt's and ViT's Linear + GELU.
 //
 // A convolution or linear is absorbed only when the add or relu is its only
 // user, so no value is computed twice. Epilogue order is conv, + bias, + residual,
@@ -187,7 +189,8 @@ struct FuseLinearBias : OpRewritePattern<AddOp> {
       Value source = reshape ? reshape.getInput() : product;
       auto linear = source.getDefiningOp<LinearOp>();
       auto biasType = cast<RankedTensorType>(bias.getType());
-      if (!linear || linear.getBias() || !linear->hasOneUse() ||
+      if (!linear || linear.getBias() || linear.getActivation() ||
+          !linear->hasOneUse() ||
           (reshape && !reshape->hasOneUse()) || biasType.getRank() != 1 ||
           biasType.getDimSize(0) !=
               linear.getWeight().getType().getDimSize(0) ||
@@ -252,9 +255,38 @@ template <typename OpTy> struct FuseActivation : OpRewritePattern<OpTy> {
     }
   }
 
+  /// The activation of a linear layer (possibly reshaped, as an N-D MatMul
+  /// is): a linear without one, used only here.
+  LogicalResult fuseIntoLinear(OpTy op, PatternRewriter &rewriter) const {
+    auto reshape = op.getInput().template getDefiningOp<ReshapeOp>();
+    Value source = reshape ? reshape.getInput() : op.getInput();
+    auto linear = source.template getDefiningOp<LinearOp>();
+    if (!linear || linear.getActivation() || !linear->hasOneUse() ||
+        (reshape && !reshape->hasOneUse()))
+      return rewriter.notifyMatchFailure(
+          op, "input is not a linear without activation used only here");
+    ConvParts activation;
+    describe(op, rewriter, activation);
+    Type linearType = reshape ? linear.getType() : op.getType();
+    Value fused = LinearOp::create(
+        rewriter, linear.getLoc(), linearType, linear.getInput(),
+        linear.getWeight(), linear.getBias(), activation.activation,
+        activation.activationAlpha, activation.activationBeta);
+    if (reshape)
+      fused = ReshapeOp::create(rewriter, reshape.getLoc(), op.getType(),
+                                fused);
+    rewriter.replaceOp(op, fused);
+    if (reshape)
+      rewriter.eraseOp(reshape);
+    rewriter.eraseOp(linear);
+    return success();
+  }
+
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Operation *def = op.getInput().getDefiningOp();
+    if (succeeded(fuseIntoLinear(op, rewriter)))
+      return success();
     std::optional<ConvParts> parts = getConvParts(def);
     if (!parts || parts->hasEpilogueActivation() || !def->hasOneUse())
       return rewriter.notifyMatchFailure(

@@ -99,6 +99,40 @@ func.func @linear_bias(%x: tensor<15x4xf32>, %other: tensor<15x6xf32>) -> (tenso
 
 // -----
 
+// A linear layer's activation becomes its epilogue: ConvNeXt's MatMul, Add
+// and GELU (through the reshape of N-D input) after the bias folds in, a 2-D
+// hardswish with its linear, hardsigmoid with its parameters. A linear used
+// twice, one whose activation is not alone, and a bias added after an
+// activation stay as they are.
+// CHECK-LABEL: func.func @linear_activation(
+// CHECK: %[[L:.+]] = memfmt.linear %{{.+}}, %{{.+}}, %{{.+}} {activation = "gelu"} : (tensor<15x4xf32>, tensor<6x4xf32>, tensor<6xf32>) -> tensor<15x6xf32>
+// CHECK-NEXT: %[[R:.+]] = memfmt.reshape %[[L]] : tensor<15x6xf32> -> tensor<1x5x3x6xf32>
+// CHECK: %[[H:.+]] = memfmt.linear %{{.+}}, %{{.+}} {activation = "hardswish"}
+// CHECK: %[[S:.+]] = memfmt.linear %{{.+}}, %{{.+}} {activation = "hardsigmoid", activation_alpha = 2.000000e-01 : f64, activation_beta = 5.000000e-01 : f64}
+// CHECK: %[[U:.+]] = memfmt.linear %arg0, %{{.+}} : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+// CHECK-NEXT: %[[G:.+]] = memfmt.gelu %[[U]]
+// CHECK: return %[[R]], %[[H]], %[[S]], %[[G]], %[[U]]
+// NOEPI-LABEL: func.func @linear_activation(
+// NOEPI-NOT: activation
+// NOEPI: return
+func.func @linear_activation(%x: tensor<15x4xf32>) -> (tensor<1x5x3x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>) {
+  %w = memfmt.weight "fc.weight" : tensor<6x4xf32>
+  %b = memfmt.weight "fc.bias" : tensor<6xf32>
+  %0 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %1 = memfmt.reshape %0 : tensor<15x6xf32> -> tensor<1x5x3x6xf32>
+  %2 = memfmt.add %1, %b : tensor<1x5x3x6xf32>, tensor<6xf32> -> tensor<1x5x3x6xf32>
+  %3 = memfmt.gelu %2 : tensor<1x5x3x6xf32> -> tensor<1x5x3x6xf32>
+  %4 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %5 = memfmt.hardswish %4 : tensor<15x6xf32> -> tensor<15x6xf32>
+  %6 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %7 = memfmt.hardsigmoid %6 {alpha = 2.000000e-01 : f64, beta = 5.000000e-01 : f64} : tensor<15x6xf32> -> tensor<15x6xf32>
+  %8 = memfmt.linear %x, %w : (tensor<15x4xf32>, tensor<6x4xf32>) -> tensor<15x6xf32>
+  %9 = memfmt.gelu %8 : tensor<15x6xf32> -> tensor<15x6xf32>
+  return %3, %5, %7, %9, %8 : tensor<1x5x3x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>, tensor<15x6xf32>
+}
+
+// -----
+
 // The activations of MobileNet, EfficientNet and ConvNeXt after a
 // convolution become its epilogue: ReLU6 (clamp), hardswish, silu, a
 // hardsigmoid with its parameters, gelu (tanh form), after a residual too;

@@ -549,6 +549,12 @@ def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout, Vjp, PerSample]> {
   let summary = "x @ weight^T + bias (aten::linear)";
   let description = [{
     Input `[*, K]`, weight `[M, K]`, optional bias `[M]`, result `[*, M]`.
+    With `activation` (and `activation_alpha`, `activation_beta`), named
+    and checked as fused_conv2d's, the result is that function of the
+    product: `memfmt-fuse-conv` folds a linear layer's GELU (ConvNeXt's and
+    ViT's MLPs) or other activation into it, as oneDNN's eltwise post-ops
+    compute it. Such a linear has no vector-Jacobian product (training
+    compiles without fusion).
 
     ```mlir
     %y = memfmt.linear %x, %w, %b
@@ -557,8 +563,19 @@ def MemFmt_LinearOp : MemFmt_Op<"linear", [Pure, AnyLayout, Vjp, PerSample]> {
     ```
   }];
   let arguments = (ins MemFmt_Tensor:$input, MemFmt_Tensor:$weight,
-                       Optional<MemFmt_Tensor1D>:$bias);
+                       Optional<MemFmt_Tensor1D>:$bias,
+                       OptionalAttr<StrAttr>:$activation,
+                       OptionalAttr<F64Attr>:$activation_alpha,
+                       OptionalAttr<F64Attr>:$activation_beta);
   let results = (outs MemFmt_Tensor:$output);
+  let builders = [
+    // A linear layer without activation (the importers' and the zoo's).
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias), [{
+      build($_builder, $_state, output, input, weight, bias,
+            ::mlir::StringAttr(), ::mlir::FloatAttr(), ::mlir::FloatAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:`
     `(` type($input) `,` type($weight) (`,` type($bias)^)? `)` `->`
