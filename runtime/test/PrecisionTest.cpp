@@ -547,7 +547,9 @@ TEST_P(Bf16FastTest, OwnLoopsMatchTheWidenedReference) {
                              });
     EXPECT_NE(impl, "reference_widened") << name << " " << what;
   }
-  // 3x3 / 2 max pooling, padding 1: exact; channels-last runs its own loop.
+  // 3x3 / 2 max pooling, padding 1: oneDNN where it has bf16 pooling, the
+  // own channels-last loop where it declines (an NCHW one may be widened
+  // on a CPU without bf16 instructions).
   std::string maxImpl =
       check("max_pool2d", {2, 6, 3, 4}, layout, true,
             [&](auto &ctx, int64_t n, Half &out) {
@@ -555,7 +557,7 @@ TEST_P(Bf16FastTest, OwnLoopsMatchTheWidenedReference) {
                   ctx, n, x.memref(), out.memref(), 3, 3, 2, 2, 1, 1, 1, 1);
             });
   if (layout == CL)
-    EXPECT_EQ(maxImpl, "channels_last");
+    EXPECT_NE(maxImpl, "reference_widened");
   // Average pooling (both divisors) and adaptive pooling (tiling and
   // overlapping windows, and the global pool of a squeeze-excite block).
   for (int64_t includePad : {0, 1}) {
