@@ -68,6 +68,10 @@ import machine  # noqa: E402  (bench/cpu/machine.py, beside this script)
 
 # The memfmt builds measured, and how close each must be to PyTorch's f32
 # output (max |memfmt - torch| / max |torch|; bf16 as in test/E2E/cpu_bf16.py).
+# Some networks amplify bf16 rounding beyond 3e-2 whoever computes them
+# (mobilenet_v2 with calibrated random weights: PyTorch's own bf16 autocast
+# is 1.0e-1 from its f32 output), so a bf16 build also passes when it is no
+# further from f32 than 1.5x PyTorch's autocast output, where that runs.
 BUILDS = [("f32", "channels-last"), ("f32", "contiguous"),
           ("bf16", "channels-last"), ("bf16", "contiguous")]
 TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
@@ -477,18 +481,32 @@ def main():
                 frozen = torch.jit.freeze(torch.jit.trace(cl_model, txc))
             runners["torch jit+freeze channels-last"] = TorchRunner(torch, frozen, txc)
             if bf16_peers:
-                runners["torch eager channels-last bf16"] = TorchRunner(
-                    torch, cl_model, txc, bf16=True)
+                try:
+                    runners["torch eager channels-last bf16"] = TorchRunner(
+                        torch, cl_model, txc, bf16=True)
+                except RuntimeError as e:
+                    # Debian's PyTorch 1.13 autocast fails on some models
+                    # (ConvNeXt's layer_norm: "expected scalar type
+                    # BFloat16 but found Float"); the row is left out.
+                    log(f"torch eager channels-last bf16 fails on "
+                        f"{model_name}: {str(e).splitlines()[0]}")
             reference = runners["torch eager NCHW"].out.numpy()
             scale = float(np.abs(reference).max())
+            torch_bf16_err = None
+            if "torch eager channels-last bf16" in runners:
+                out = runners["torch eager channels-last bf16"].out.numpy()
+                torch_bf16_err = float(np.abs(out - reference).max()) / scale
+                log(f"torch eager channels-last bf16: rel err "
+                    f"{torch_bf16_err:.2e}")
             for name, limit in tolerance.items():
                 err = float(np.abs(runners[name].out - reference).max()) / scale
+                if is_bf16(name) and torch_bf16_err is not None:
+                    limit = max(limit, 1.5 * torch_bf16_err)
                 if err > limit:
-                    raise SystemExit(f"{name} differs from torch: rel {err:.2e}")
-            if bf16_peers:
-                out = runners["torch eager channels-last bf16"].out.numpy()
-                log(f"torch eager channels-last bf16: rel err "
-                    f"{float(np.abs(out - reference).max()) / scale:.2e}")
+                    raise SystemExit(f"{name} differs from torch: rel {err:.2e}"
+                                     f" (limit {limit:.2e})")
+                if is_bf16(name):
+                    log(f"{name}: rel err {err:.2e}")
             medians = {name: [] for name in runners}
             worker = None
             if args.peers:

@@ -53,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "RowSums.h"
 #include "Scratch.h"
 #include "StridedLoop.h"
@@ -64,6 +65,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
@@ -322,23 +324,21 @@ template <typename Body> void withFlag(bool value, Body &&body) {
 /// The forward's output element from the normalised value `v` (already
 /// f32) and the residual's element `r`: `v + r` with a residual, then relu
 /// with `relu`, as the separate add and relu kernels round them.
-template <bool Residual, bool Relu>
-[[gnu::always_inline]] inline float epilogue(float v, const float *r,
-                                             int64_t i) {
+template <bool Residual, bool Relu, typename T = float>
+[[gnu::always_inline]] inline float epilogue(float v, const T *r, int64_t i) {
   if constexpr (Residual)
-    v += r[i];
+    v += load(r[i]);
   if constexpr (Relu)
     v = math::relu(v);
   return v;
 }
 
 /// grad_out's element i, through relu's gradient where the forward had relu.
-template <bool Relu>
-[[gnu::always_inline]] inline float gradAt(const float *g, const float *y,
-                                           int64_t i) {
+template <bool Relu, typename T = float>
+[[gnu::always_inline]] inline float gradAt(const T *g, const T *y, int64_t i) {
   if constexpr (Relu)
-    return math::thresholdGrad(g[i], y[i], 0.0f);
-  return g[i];
+    return math::thresholdGrad(load(g[i]), load(y[i]), 0.0f);
+  return load(g[i]);
 }
 
 /// Sums of g and of g * (x - mean) over `count` contiguous floats (g seen
@@ -526,27 +526,30 @@ void planesBackward(const args::native_batch_norm_backward &a) {
 
 /// Per-channel sums over rows [begin, end) of C channels, accumulated in
 /// double into `acc` (C values): `term(x, c)` of each element.
-template <typename Term>
-[[gnu::always_inline]] inline void sumRows(const float *x, int64_t channels,
+template <typename T, typename Term>
+[[gnu::always_inline]] inline void sumRows(const T *x, int64_t channels,
                                            int64_t begin, int64_t end,
                                            double *acc, Term term) {
   for (int64_t r = begin; r < end; ++r) {
-    const float *row = x + r * channels;
+    const T *row = x + r * channels;
     for (int64_t c = 0; c < channels; ++c)
-      acc[c] += term(row[c], c);
+      acc[c] += term(load(row[c]), c);
   }
 }
 
 // The loops over the channels of each row, compiled per vector width
 // (Vectorize.h) as functions over a chunk of rows; the flags pick a loop
 // inside each version. As baseline SSE2 loops they worked on two doubles
-// at a time.
+// at a time. Each is written once over the activations' storage type T
+// (Element.h: f32, or bf16 in a mixed-precision step, computed in f32 and
+// double as the f32 loops and rounded to bf16 once) and compiled for both.
 
 /// rowsMoments' block [first, last): its mean into bm and its squared
 /// deviations from that mean into bm2 (C values each).
-MEMFMT_VECTOR_CLONES
-void blockMoments(const float *x, int64_t channels, int64_t first, int64_t last,
-                  double *bm, double *bm2) {
+template <typename T>
+[[gnu::always_inline]] inline void
+blockMomentsWith(const T *x, int64_t channels, int64_t first, int64_t last,
+                 double *bm, double *bm2) {
   std::fill(bm, bm + 2 * channels, 0.0);
   sumRows(x, channels, first, last, bm,
           [](float v, int64_t) { return double(v); });
@@ -559,27 +562,41 @@ void blockMoments(const float *x, int64_t channels, int64_t first, int64_t last,
   });
 }
 
-/// rowsForward's output rows [begin, end): (x - mean) * scale + shift in
-/// double, rounded, then the epilogue.
-template <bool Residual, bool Relu>
-[[gnu::always_inline]] inline void
-normalizeRowsWith(const float *x, const float *res, float *y, const double *mc,
-                  const double *s, const double *b, int64_t channels,
-                  int64_t begin, int64_t end) {
-  for (int64_t r = begin; r < end; ++r) {
-    const float *xr = x + r * channels;
-    const float *rr = Residual ? res + r * channels : nullptr;
-    float *yr = y + r * channels;
-    for (int64_t c = 0; c < channels; ++c)
-      yr[c] = epilogue<Residual, Relu>(
-          static_cast<float>((double(xr[c]) - mc[c]) * s[c] + b[c]), rr, c);
-  }
+MEMFMT_VECTOR_CLONES
+void blockMoments(const float *x, int64_t channels, int64_t first, int64_t last,
+                  double *bm, double *bm2) {
+  blockMomentsWith(x, channels, first, last, bm, bm2);
 }
 
 MEMFMT_VECTOR_CLONES
-void normalizeRows(bool residual, bool relu, const float *x, const float *res,
-                   float *y, const double *mc, const double *s, const double *b,
-                   int64_t channels, int64_t begin, int64_t end) {
+void blockMoments(const Bf16 *x, int64_t channels, int64_t first, int64_t last,
+                  double *bm, double *bm2) {
+  blockMomentsWith(x, channels, first, last, bm, bm2);
+}
+
+/// rowsForward's output rows [begin, end): (x - mean) * scale + shift in
+/// double, rounded, then the epilogue.
+template <bool Residual, bool Relu, typename T>
+[[gnu::always_inline]] inline void
+normalizeRowsWith(const T *x, const T *res, T *y, const double *mc,
+                  const double *s, const double *b, int64_t channels,
+                  int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T *xr = x + r * channels;
+    const T *rr = Residual ? res + r * channels : nullptr;
+    T *yr = y + r * channels;
+    for (int64_t c = 0; c < channels; ++c)
+      yr[c] = store<T>(epilogue<Residual, Relu>(
+          static_cast<float>((double(load(xr[c])) - mc[c]) * s[c] + b[c]), rr,
+          c));
+  }
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void
+normalizeRowsOf(bool residual, bool relu, const T *x, const T *res, T *y,
+                const double *mc, const double *s, const double *b,
+                int64_t channels, int64_t begin, int64_t end) {
   if (residual && relu)
     normalizeRowsWith<true, true>(x, res, y, mc, s, b, channels, begin, end);
   else if (residual)
@@ -590,22 +607,35 @@ void normalizeRows(bool residual, bool relu, const float *x, const float *res,
     normalizeRowsWith<false, false>(x, res, y, mc, s, b, channels, begin, end);
 }
 
+MEMFMT_VECTOR_CLONES
+void normalizeRows(bool residual, bool relu, const float *x, const float *res,
+                   float *y, const double *mc, const double *s, const double *b,
+                   int64_t channels, int64_t begin, int64_t end) {
+  normalizeRowsOf(residual, relu, x, res, y, mc, s, b, channels, begin, end);
+}
+
+MEMFMT_VECTOR_CLONES
+void normalizeRows(bool residual, bool relu, const Bf16 *x, const Bf16 *res,
+                   Bf16 *y, const double *mc, const double *s, const double *b,
+                   int64_t channels, int64_t begin, int64_t end) {
+  normalizeRowsOf(residual, relu, x, res, y, mc, s, b, channels, begin, end);
+}
+
 /// rowsBackward's sums over rows [begin, end): sum(g) into acc[0, C) and
 /// sum(g * (x - mean)) into acc[C, 2C) (g through relu's gradient of y
 /// with `Relu`).
-template <bool Relu>
+template <bool Relu, typename T>
 [[gnu::always_inline]] inline void
-gradientSumRowsWith(const float *x, const float *g, const float *y,
-                    const double *m, int64_t channels, int64_t begin,
-                    int64_t end, double *acc) {
+gradientSumRowsWith(const T *x, const T *g, const T *y, const double *m,
+                    int64_t channels, int64_t begin, int64_t end, double *acc) {
   double *centered = acc + channels;
   for (int64_t r = begin; r < end; ++r) {
-    const float *xr = x + r * channels, *gr = g + r * channels;
-    const float *yr = Relu ? y + r * channels : nullptr;
+    const T *xr = x + r * channels, *gr = g + r * channels;
+    const T *yr = Relu ? y + r * channels : nullptr;
     for (int64_t c = 0; c < channels; ++c) {
       const double d = gradAt<Relu>(gr, yr, c);
       acc[c] += d;
-      centered[c] += d * (double(xr[c]) - m[c]);
+      centered[c] += d * (double(load(xr[c])) - m[c]);
     }
   }
 }
@@ -620,22 +650,32 @@ void gradientSumRows(bool relu, const float *x, const float *g, const float *y,
     gradientSumRowsWith<false>(x, g, y, m, channels, begin, end, acc);
 }
 
+MEMFMT_VECTOR_CLONES
+void gradientSumRows(bool relu, const Bf16 *x, const Bf16 *g, const Bf16 *y,
+                     const double *m, int64_t channels, int64_t begin,
+                     int64_t end, double *acc) {
+  if (relu)
+    gradientSumRowsWith<true>(x, g, y, m, channels, begin, end, acc);
+  else
+    gradientSumRowsWith<false>(x, g, y, m, channels, begin, end, acc);
+}
+
 /// rowsBackward's grad_input rows [begin, end):
 /// (g - meanGrad - (x - mean) * k) * scale.
-template <bool Relu>
+template <bool Relu, typename T>
 [[gnu::always_inline]] inline void
-gradientRowsWith(const float *x, const float *g, const float *y,
-                 const double *m, const double *kc, const float *mg,
-                 const float *s, float *out, int64_t channels, int64_t begin,
-                 int64_t end) {
+gradientRowsWith(const T *x, const T *g, const T *y, const double *m,
+                 const double *kc, const float *mg, const float *s, T *out,
+                 int64_t channels, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
-    const float *xr = x + r * channels, *gr = g + r * channels;
-    const float *yr = Relu ? y + r * channels : nullptr;
-    float *o = out + r * channels;
+    const T *xr = x + r * channels, *gr = g + r * channels;
+    const T *yr = Relu ? y + r * channels : nullptr;
+    T *o = out + r * channels;
     for (int64_t c = 0; c < channels; ++c)
-      o[c] = (gradAt<Relu>(gr, yr, c) - mg[c] -
-              static_cast<float>((double(xr[c]) - m[c]) * kc[c])) *
-             s[c];
+      o[c] = store<T>((gradAt<Relu>(gr, yr, c) - mg[c] -
+                       static_cast<float>((double(load(xr[c])) - m[c]) *
+                                          kc[c])) *
+                      s[c]);
   }
 }
 
@@ -643,6 +683,17 @@ MEMFMT_VECTOR_CLONES
 void gradientRows(bool relu, const float *x, const float *g, const float *y,
                   const double *m, const double *kc, const float *mg,
                   const float *s, float *out, int64_t channels, int64_t begin,
+                  int64_t end) {
+  if (relu)
+    gradientRowsWith<true>(x, g, y, m, kc, mg, s, out, channels, begin, end);
+  else
+    gradientRowsWith<false>(x, g, y, m, kc, mg, s, out, channels, begin, end);
+}
+
+MEMFMT_VECTOR_CLONES
+void gradientRows(bool relu, const Bf16 *x, const Bf16 *g, const Bf16 *y,
+                  const double *m, const double *kc, const float *mg,
+                  const float *s, Bf16 *out, int64_t channels, int64_t begin,
                   int64_t end) {
   if (relu)
     gradientRowsWith<true>(x, g, y, m, kc, mg, s, out, channels, begin, end);
@@ -677,7 +728,8 @@ void reduceRows(int64_t rows, int64_t channels, std::vector<double> &total,
 /// the threads, with Chan et al.'s pairwise update (count n, mean m, sum of
 /// squared deviations M2): for parts a and b, delta = m_b - m_a,
 /// m = m_a + delta * n_b / n, M2 = M2_a + M2_b + delta^2 * n_a * n_b / n.
-void rowsMoments(const float *x, int64_t rows, int64_t channels,
+template <typename T>
+void rowsMoments(const T *x, int64_t rows, int64_t channels,
                  std::vector<double> &mean, std::vector<double> &var) {
   const int64_t threads = maxThreads();
   const size_t perThread = static_cast<size_t>(threads * channels);
@@ -735,7 +787,7 @@ void rowsMoments(const float *x, int64_t rows, int64_t channels,
 /// The training batch norm of tensors whose rows of C channels are
 /// contiguous (channels-last): the statistics in one read of the input
 /// (rowsMoments), then the output.
-template <bool Residual, bool Relu>
+template <typename T, bool Residual, bool Relu>
 void rowsForward(const args::native_batch_norm &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
@@ -743,7 +795,7 @@ void rowsForward(const args::native_batch_norm &a) {
   std::vector<double> &var = scratchBuffer<double, 1>(channels);
   std::vector<double> &shift = scratchBuffer<double, 3>(channels);
   std::vector<double> &scale = scratchBuffer<double, 4>(channels);
-  const float *x = in.as<float>();
+  const T *x = in.as<T>();
   rowsMoments(x, rows, channels, mean, var);
   for (int64_t c = 0; c < channels; ++c) {
     scale[c] = channelValue(a.weight, c) / std::sqrt(var[c] + a.eps);
@@ -752,8 +804,8 @@ void rowsForward(const args::native_batch_norm &a) {
   // Centred in double: x - mean cancels where a channel barely varies, and
   // invstd then magnifies the rounding of an f32 difference.
   const double *s = scale.data(), *b = shift.data(), *mc = mean.data();
-  float *y = a.output.as<float>();
-  const float *res = Residual ? a.residual.as<float>() : nullptr;
+  T *y = a.output.as<T>();
+  const T *res = Residual ? a.residual.as<T>() : nullptr;
   parallelFor(rows, std::max<int64_t>(1, (1 << 14) / channels),
               [&](int64_t begin, int64_t end, int) {
                 normalizeRows(Residual, Relu, x, res, y, mc, s, b, channels,
@@ -763,7 +815,7 @@ void rowsForward(const args::native_batch_norm &a) {
 }
 
 /// The gradients of channels-last tensors.
-template <bool Relu>
+template <typename T, bool Relu>
 void rowsBackward(const args::native_batch_norm_backward &a) {
   const TensorView &in = a.input;
   const int64_t channels = in.sizes[1], rows = in.numElements() / channels;
@@ -773,8 +825,8 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
   std::vector<double> &sumGradCentered = scratchBuffer<double, 1>(channels);
   for (int64_t c = 0; c < channels; ++c)
     mean[c] = channelValue(a.save_mean, c);
-  const float *x = in.as<float>(), *g = a.grad_out.as<float>();
-  const float *y = Relu ? a.output.as<float>() : nullptr;
+  const T *x = in.as<T>(), *g = a.grad_out.as<T>();
+  const T *y = Relu ? a.output.as<T>() : nullptr;
   const double *m = mean.data();
   // Both sums in one pass over grad_out and the input: 2C accumulators
   // per thread, sum(g) in the first C and sum(g * (x - mean)) in the rest.
@@ -804,7 +856,7 @@ void rowsBackward(const args::native_batch_norm_backward &a) {
     return;
   const float *s = scale.data(), *mg = meanGrad.data();
   const double *kc = k.data();
-  float *out = a.grad_input.as<float>();
+  T *out = a.grad_input.as<T>();
   parallelFor(rows, std::max<int64_t>(1, (1 << 14) / channels),
               [&](int64_t begin, int64_t end, int) {
                 gradientRows(Relu, x, g, y, m, kc, mg, s, out, channels, begin,
@@ -825,7 +877,8 @@ Dense denseLayoutOf(const TensorView &t) {
 }
 
 /// Runs `rows` or `planes` by the dense layout of `a.input` (which every
-/// data tensor shares when `sameLayouts`): the name of what ran, or null.
+/// data tensor shares when `sameLayouts`): the name of what ran, or null
+/// (also for planes when `planes` is null: bf16 has rows loops only).
 template <typename Args>
 const char *runDense(const Args &a, bool sameLayouts,
                      void (*rows)(const Args &), void (*planes)(const Args &)) {
@@ -836,6 +889,8 @@ const char *runDense(const Args &a, bool sameLayouts,
     rows(a);
     return "channels_last";
   case Dense::Planes:
+    if (!planes)
+      return nullptr;
     planes(a);
     return "contiguous";
   case Dense::None:
@@ -846,32 +901,45 @@ const char *runDense(const Args &a, bool sameLayouts,
 
 } // namespace
 
-const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a) {
+const char *cpu::nativeBatchNormFast(const args::native_batch_norm &a,
+                                     DType dtype) {
   bool sameLayouts = a.output.sameLayoutAs(a.input) &&
                      (!a.has_residual || a.residual.sameLayoutAs(a.input));
-  const char *impl = nullptr;
-  withFlag(a.has_residual, [&](auto residual) {
-    withFlag(a.relu, [&](auto relu) {
-      using R = decltype(residual);
-      using F = decltype(relu);
-      impl = runDense(a, sameLayouts, rowsForward<R::value, F::value>,
-                      planesForward<R::value, F::value>);
+  return visitFloatElement(dtype, [&](auto element) {
+    using T = decltype(element);
+    const char *impl = nullptr;
+    withFlag(a.has_residual, [&](auto residual) {
+      withFlag(a.relu, [&](auto relu) {
+        using R = decltype(residual);
+        using F = decltype(relu);
+        void (*planes)(const args::native_batch_norm &) = nullptr;
+        if constexpr (std::is_same_v<T, float>)
+          planes = planesForward<R::value, F::value>;
+        impl = runDense(a, sameLayouts, rowsForward<T, R::value, F::value>,
+                        planes);
+      });
     });
+    return impl;
   });
-  return impl;
 }
 
 const char *
-cpu::nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a) {
+cpu::nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a,
+                                 DType dtype) {
   bool sameLayouts =
       a.grad_out.sameLayoutAs(a.input) &&
       (!a.has_grad_input || a.grad_input.sameLayoutAs(a.input)) &&
       (!a.relu || a.output.sameLayoutAs(a.input));
-  const char *impl = nullptr;
-  withFlag(a.relu, [&](auto relu) {
-    using F = decltype(relu);
-    impl = runDense(a, sameLayouts, rowsBackward<F::value>,
-                    planesBackward<F::value>);
+  return visitFloatElement(dtype, [&](auto element) {
+    using T = decltype(element);
+    const char *impl = nullptr;
+    withFlag(a.relu, [&](auto relu) {
+      using F = decltype(relu);
+      void (*planes)(const args::native_batch_norm_backward &) = nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        planes = planesBackward<F::value>;
+      impl = runDense(a, sameLayouts, rowsBackward<T, F::value>, planes);
+    });
+    return impl;
   });
-  return impl;
 }

@@ -111,6 +111,9 @@ private:
   template <typename Args, typename Fast>
   memfmt_status_t dispatchTyped(KernelCall &call, const Args &a,
                                 const TensorView &output, Fast fastKernel);
+  /// The reference kernel, on widened copies for f16 and bf16 calls.
+  template <typename Args>
+  memfmt_status_t runReference(KernelCall &call, const Args &a);
 
   /// dispatchTyped for the kernels oneDNN also has in bf16 (pooling,
   /// copies): a bf16 call runs oneDNN's kernel (measured faster than the
@@ -218,6 +221,35 @@ void reference(const args::cross_entropy_loss_backward &a) {
   crossEntropyLossBackwardReference(a);
 }
 void reference(const args::sgd_update &a) { sgdUpdateReference(a); }
+void reference(const args::convolution_backward &a) {
+  convolutionBackwardReference(a);
+}
+void reference(const args::linear_backward &a) { linearBackwardReference(a); }
+
+/// The arguments the widened reference takes: as given, but a gradient
+/// kernel's absent outputs (has_* 0: another tensor passed in their place,
+/// maybe one of another element type) emptied, so that the widening neither
+/// reads nor writes back the tensor standing in for them.
+template <typename Args> Args forWidening(const Args &a) { return a; }
+template <typename Args> Args withoutAbsentGradients(Args a) {
+  for (auto [present, view] :
+       {std::pair{a.has_grad_input, &a.grad_input},
+        std::pair{a.has_grad_weight, &a.grad_weight},
+        std::pair{a.has_grad_bias, &a.grad_bias}})
+    if (!present)
+      view->sizes[0] = 0;
+  return a;
+}
+args::convolution_backward forWidening(const args::convolution_backward &a) {
+  return withoutAbsentGradients(a);
+}
+args::linear_backward forWidening(const args::linear_backward &a) {
+  return withoutAbsentGradients(a);
+}
+args::native_batch_norm_backward
+forWidening(const args::native_batch_norm_backward &a) {
+  return withoutAbsentGradients(a);
+}
 
 } // namespace
 
@@ -242,9 +274,14 @@ memfmt_status_t CpuBackend::dispatchTyped(KernelCall &call, const Args &a,
       }
     }
   }
+  return runReference(call, a);
+}
+
+template <typename Args>
+memfmt_status_t CpuBackend::runReference(KernelCall &call, const Args &a) {
   if (call.dtype() != DType::f32) {
     Widener widener(call.dtype());
-    Args wide = widen(widener, a);
+    Args wide = widen(widener, forWidening(a));
     reference(wide);
     widener.finish();
     call.setImpl("reference_widened");
@@ -397,8 +434,8 @@ CpuBackend::run(KernelCall &call,
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::convolution_backward &a) {
-  // f32 only (Kernels.def). No empty-output shortcut: with no images the
-  // weight and bias gradients are zeros that must still be written.
+  // No empty-output shortcut: with no images the weight and bias gradients
+  // are zeros that must still be written.
 #ifdef MEMFMT_HAVE_ONEDNN
   if (fast()) {
     memfmt_status_t status = MEMFMT_STATUS_OK;
@@ -406,9 +443,7 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
       return status;
   }
 #endif
-  convolutionBackwardReference(a);
-  call.setImpl("reference");
-  return MEMFMT_STATUS_OK;
+  return runReference(call, a);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
@@ -420,16 +455,19 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
       return status;
   }
 #endif
-  linearBackwardReference(a);
-  call.setImpl("reference");
-  return MEMFMT_STATUS_OK;
+  return runReference(call, a);
 }
 
 //===----------------------------------------------------------------------===//
-// Training kernels (f32; fill also f16 and bf16)
+// Training kernels (f32; bf16 activations in a mixed-precision step; fill
+// also f16)
 //===----------------------------------------------------------------------===//
 
 namespace {
+
+constexpr const char *kSyncBatchNormF32Only =
+    "synchronised batch norm (--sync-batch-norm) is f32 only; train the "
+    "bf16 model without it, or compile the step in f32";
 
 /// The class indices must lie in [0, classes): a data-dependent check, so
 /// it is the backend's (Validate.cpp never reads tensor contents).
@@ -457,28 +495,34 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm &a) {
   if (const memfmt_communicator_t *comm = call.communicator();
       comm && comm->size > 1 && comm->sync_batch_norm)
-    return syncBatchNorm(call, *comm, a);
+    return call.dtype() == DType::f32 ? syncBatchNorm(call, *comm, a)
+                                      : call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                                                  kSyncBatchNormF32Only);
   // save_mean is empty exactly when there are no channels (the validator
   // wants more than one value per channel), when nothing is written.
   return dispatchTyped(call, a, a.save_mean,
-                       [&] { return nativeBatchNormFast(a); });
+                       [&](DType dtype) { return nativeBatchNormFast(a, dtype); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::native_batch_norm_backward &a) {
   if (const memfmt_communicator_t *comm = call.communicator();
       comm && comm->size > 1 && comm->sync_batch_norm)
-    return syncBatchNormBackward(call, *comm, a);
+    return call.dtype() == DType::f32 ? syncBatchNormBackward(call, *comm, a)
+                                      : call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                                                  kSyncBatchNormF32Only);
   // With channels, grad_weight and grad_bias are written even for an empty
   // batch (zeros); without, nothing is.
   return dispatchTyped(call, a, a.weight,
-                       [&] { return nativeBatchNormBackwardFast(a); });
+                       [&](DType dtype) {
+                         return nativeBatchNormBackwardFast(a, dtype);
+                       });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::threshold_backward &a) {
   return dispatchTyped(call, a, a.grad_input,
-                       [&] { return thresholdBackwardFast(a); });
+                       [&](DType dtype) { return thresholdBackwardFast(a, dtype); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

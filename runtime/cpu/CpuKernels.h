@@ -134,7 +134,8 @@ adaptiveAvgPool2dBackwardFast(const args::adaptive_avg_pool2d_backward &a);
 
 // BatchNormTraining.cpp
 void nativeBatchNormReference(const args::native_batch_norm &a);
-const char *nativeBatchNormFast(const args::native_batch_norm &a);
+/// f32, or bf16 activations (`dtype`) in channels-last (rows) layouts.
+const char *nativeBatchNormFast(const args::native_batch_norm &a, DType dtype);
 /// Writes save_mean, save_invstd and the running statistics of a training
 /// batch norm from its batch statistics: the per-channel `mean` and biased
 /// variance `var` (C values each) of `n` values per channel (the running
@@ -145,7 +146,8 @@ void nativeBatchNormBackwardReference(
     const args::native_batch_norm_backward &a);
 // The reference's phases (any strides, in double, threaded over channels),
 // which SyncBatchNorm.cpp runs with all-reduces between them.
-/// sums[c] = the sum of channel c of the f32 tensor `in`.
+/// sums[c] = the sum of channel c of the f32 tensor `in`. (These phases
+/// read f32 tensors only: synchronised batch norm is f32.)
 void channelSums(const TensorView &in, double *sums);
 /// sums[c] = the sum of (x - mean[c])^2 over channel c.
 void squaredDeviationSums(const TensorView &in, const double *mean,
@@ -160,14 +162,18 @@ void batchNormGradientSums(const args::native_batch_norm_backward &a,
 /// grad_input from batchNormGradientSums' sums over `n` values per channel.
 void batchNormGradInput(const args::native_batch_norm_backward &a,
                         const double *sums, double n);
+/// f32, or bf16 activations (`dtype`) in channels-last (rows) layouts.
 const char *
-nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a);
+nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a,
+                            DType dtype);
 
 // ElementwiseBackward.cpp
 void fillReference(const args::fill &a);
 const char *fillFast(const args::fill &a);
 void thresholdBackwardReference(const args::threshold_backward &a);
-const char *thresholdBackwardFast(const args::threshold_backward &a);
+/// f32 or bf16 (`dtype`), on tensors dense in one common layout.
+const char *thresholdBackwardFast(const args::threshold_backward &a,
+                                  DType dtype);
 
 // Loss.cpp
 /// The first row n whose target[n] lies outside [0, classes), or -1.

@@ -14,12 +14,13 @@
 // The references walk any strides with forEachStrided; the fast variants
 // take tensors that are dense in one common layout (NCHW, channels-last or
 // any other order) as flat arrays split across threads, in loops the
-// compiler vectorises. There is nothing to accumulate, so both families
-// give identical results.
+// compiler vectorises, in f32 or bf16 (Element.h). There is nothing to
+// accumulate, so both families give identical results.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "StridedLoop.h"
 #include "Vectorize.h"
 
@@ -85,21 +86,26 @@ void cpu::thresholdBackwardReference(const args::threshold_backward &a) {
       });
 }
 
-const char *cpu::thresholdBackwardFast(const args::threshold_backward &a) {
+namespace {
+
+/// thresholdBackwardFast's loops over dense tensors of storage type T
+/// (Element.h): the sum and the test in f32, rounded to T once, as the
+/// widened reference rounds.
+template <typename T>
+const char *thresholdBackwardDense(const args::threshold_backward &a) {
   const TensorView &gi = a.grad_input;
-  if (!gi.isDense() || !a.grad_output.sameLayoutAs(gi) ||
-      !a.self.sameLayoutAs(gi) || (a.has_addend && !a.addend.sameLayoutAs(gi)))
-    return nullptr;
   const float threshold = static_cast<float>(a.threshold);
-  const float *g = a.grad_output.as<float>(), *s = a.self.as<float>();
-  float *y = gi.as<float>();
+  const T *g = a.grad_output.as<T>(), *s = a.self.as<T>();
+  T *y = gi.as<T>();
   if (a.has_addend) {
-    const float *r = a.addend.as<float>();
+    const T *r = a.addend.as<T>();
     parallelFor(gi.numElements(), kMinPerThread,
                 [&](int64_t begin, int64_t end, int) {
                   MEMFMT_INDEPENDENT_ITERATIONS
                   for (int64_t i = begin; i < end; ++i)
-                    y[i] = thresholdGrad(g[i] + r[i], s[i], threshold);
+                    y[i] = cpu::store<T>(thresholdGrad(
+                        cpu::load(g[i]) + cpu::load(r[i]), cpu::load(s[i]),
+                        threshold));
                 });
     return "dense_sum";
   }
@@ -107,7 +113,21 @@ const char *cpu::thresholdBackwardFast(const args::threshold_backward &a) {
               [&](int64_t begin, int64_t end, int) {
                 MEMFMT_INDEPENDENT_ITERATIONS
                 for (int64_t i = begin; i < end; ++i)
-                  y[i] = thresholdGrad(g[i], s[i], threshold);
+                  y[i] = cpu::store<T>(thresholdGrad(
+                      cpu::load(g[i]), cpu::load(s[i]), threshold));
               });
   return "dense";
+}
+
+} // namespace
+
+const char *cpu::thresholdBackwardFast(const args::threshold_backward &a,
+                                       DType dtype) {
+  const TensorView &gi = a.grad_input;
+  if (!gi.isDense() || !a.grad_output.sameLayoutAs(gi) ||
+      !a.self.sameLayoutAs(gi) || (a.has_addend && !a.addend.sameLayoutAs(gi)))
+    return nullptr;
+  return visitFloatElement(dtype, [&](auto element) {
+    return thresholdBackwardDense<decltype(element)>(a);
+  });
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// convolution_backward (f32) on oneDNN 2.x. A pointwise convolution (1x1,
+// convolution_backward (f32 or bf16) on oneDNN 2.x. A pointwise convolution (1x1,
 // unit stride, no padding, one group) whose activations are matrices
 // ([N * H * W, C] rows under their own strides: channels-last tensors, and
 // NCHW ones of one pixel) is linear_backward on those matrices and runs as
@@ -47,6 +47,11 @@
 // grad_bias, written straight to the caller's tensors where the layouts
 // agree; pointwise convolutions' matmuls multiply bf16 copies
 // (OneDnnLinearBackward.cpp); Winograd is not used.
+//
+// A bf16 call (a mixed-precision training step) describes grad_output,
+// input, weight and grad_input in bf16 as they lie and grad_weight and
+// grad_bias in f32 (Kernels.def), so nothing is rounded on the way; no
+// Winograd either.
 //
 // Everything that depends on the call's shapes, strides, attributes and
 // flags (primitives, memory objects, reorders, scratch offsets) is built
@@ -142,15 +147,16 @@ asLinearBackward(const args::convolution_backward &a) {
   return l;
 }
 
-/// The weight (or weight gradient) as it lies in memory, [O, I, KH, KW] or
-/// [G, O/G, I, KH, KW] with groups.
-memory::desc weightDesc(const TensorView &w, int64_t groups) {
+/// The weight (or weight gradient) of `type` as it lies in memory,
+/// [O, I, KH, KW] or [G, O/G, I, KH, KW] with groups.
+memory::desc weightDesc(const TensorView &w, int64_t groups,
+                        memory::data_type type = memory::data_type::f32) {
   memory::dims dims = dimsOf(w), strides = stridesOf(w);
   if (groups > 1) {
     dims = {groups, w.sizes[0] / groups, w.sizes[1], w.sizes[2], w.sizes[3]};
     strides.insert(strides.begin(), strides[0] * (w.sizes[0] / groups));
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, type, strides);
 }
 
 /// One tensor of a primitive: the caller's memory (`user`) and the memory
@@ -243,25 +249,29 @@ struct OneDnnConvBackward::Entry {
   /// algorithm.
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
              const args::convolution_backward &a, bool winogradAllowed,
-             bool bf16Math) {
-    if (winogradAllowed && !bf16Math && winogradCandidate(a)) {
+             bool bf16Math, DType dtype) {
+    if (winogradAllowed && !bf16Math && dtype == DType::f32 &&
+        winogradCandidate(a)) {
       try {
-        buildWith(dnn, counters, a, /*tryWinograd=*/true, bf16Math);
+        buildWith(dnn, counters, a, /*tryWinograd=*/true, bf16Math, dtype);
         if (usable)
           return;
       } catch (const dnnl::error &) {
       }
       *this = Entry(PrimitiveKey(key)); // Drop the half-built attempt.
     }
-    buildWith(dnn, counters, a, /*tryWinograd=*/false, bf16Math);
+    buildWith(dnn, counters, a, /*tryWinograd=*/false, bf16Math, dtype);
   }
 
   void buildWith(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
                  const args::convolution_backward &a, bool tryWinograd,
-                 bool bf16Math) {
+                 bool bf16Math, DType dtype) {
     const memory::data_type f32 = memory::data_type::f32;
-    // What the primitives multiply: grad_output, input and weights.
-    const memory::data_type mul = bf16Math ? memory::data_type::bf16 : f32;
+    // What the primitives multiply: grad_output, input and weights; and
+    // the type of grad_input (the call's).
+    const memory::data_type mul =
+        bf16Math || dtype == DType::bf16 ? memory::data_type::bf16 : f32;
+    const memory::data_type gradInputType = dataTypeOf(dtype);
     const TensorView &dy = a.grad_output;
     Tag format = Tag::nhwc;
     if (!dy.isChannelsLastContiguous() &&
@@ -272,7 +282,8 @@ struct OneDnnConvBackward::Entry {
                        dilates = {a.dilation_h - 1, a.dilation_w - 1},
                        padBegin = {a.pad_top, a.pad_left},
                        padEnd = {a.pad_bottom, a.pad_right};
-    const memory::desc weightUser = weightDesc(a.weight, a.groups);
+    const memory::desc weightUser =
+        weightDesc(a.weight, a.groups, dataTypeOf(dtype));
     const memory::desc anyWeight(weightUser.dims(), mul, Tag::any);
     const memory::desc anyGradWeight(weightUser.dims(), f32, Tag::any);
     memory::desc biasDesc;
@@ -287,8 +298,8 @@ struct OneDnnConvBackward::Entry {
     auto primitivesFor = [&](Tag tag, dnnl::algorithm algorithm =
                                           dnnl::algorithm::convolution_direct) {
       memory::desc src(dimsOf(a.input), mul, tag), dst(dimsOf(dy), mul, tag);
-      // grad_input in f32, whatever the primitives multiply.
-      memory::desc gradSrc(dimsOf(a.input), f32, tag);
+      // grad_input in the call's type, whatever the primitives multiply.
+      memory::desc gradSrc(dimsOf(a.input), gradInputType, tag);
       dnnl::convolution_forward::desc forward(
           dnnl::prop_kind::forward_training, algorithm, src, anyWeight,
           biasDesc, dst, strides, dilates, padBegin, padEnd);
@@ -342,7 +353,7 @@ struct OneDnnConvBackward::Entry {
     if (!complete(pds))
       return; // No implementation: the reference runs instead.
 
-    auto user = [](const TensorView &t) { return descOf(t, DType::f32); };
+    auto user = [&](const TensorView &t) { return descOf(t, dtype); };
     if (pds.data) {
       dataGradOutput.build(dnn, counters, user(dy), pds.data.diff_dst_desc(),
                            /*output=*/false, scratchBytes);
@@ -410,20 +421,24 @@ bool OneDnnConvBackward::run(KernelCall &call,
     // A call that wants only grad_bias multiplies nothing (a row sum in f32).
     bool multiplies = matmuls->has_grad_input || matmuls->has_grad_weight;
     if (status == MEMFMT_STATUS_OK)
-      call.setImpl(bf16Math && multiplies ? "onednn_bf16_math_matmul"
-                                          : "onednn_matmul");
+      call.setImpl(bf16Math && multiplies && call.dtype() == DType::f32
+                       ? "onednn_bf16_math_matmul"
+                       : "onednn_matmul");
     return true;
   }
+  if (call.dtype() != DType::f32 && call.dtype() != DType::bf16)
+    return false;
   PrimitiveKey key;
   if (!addGradientOperands(a, key))
     return false;
   for (int64_t value :
        {a.stride_h, a.stride_w, a.pad_top, a.pad_left, a.pad_bottom,
-        a.pad_right, a.dilation_h, a.dilation_w, a.groups})
+        a.pad_right, a.dilation_h, a.dilation_w, a.groups,
+        static_cast<int64_t>(call.dtype())})
     key.add(value);
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
-    e.build(dnn, counters, a, winograd, bf16Math);
+    e.build(dnn, counters, a, winograd, bf16Math, call.dtype());
     scratch.grow(e.scratchBytes);
   });
   if (!entry.usable)
@@ -459,8 +474,8 @@ bool OneDnnConvBackward::run(KernelCall &call,
                        describeError("convolution_backward", error));
     return true;
   }
-  call.setImpl(entry.winograd    ? "onednn_winograd"
-               : bf16Math        ? "onednn_bf16_math"
+  call.setImpl(entry.winograd                             ? "onednn_winograd"
+               : bf16Math && call.dtype() == DType::f32 ? "onednn_bf16_math"
                : entry.preferred ? "onednn_preferred_layout"
                : entry.reordered ? "onednn_reorder"
                                  : "onednn");

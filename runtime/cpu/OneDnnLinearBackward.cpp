@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// linear_backward (f32) as up to three oneDNN 2.x matmuls, each on the
+// linear_backward (f32 or bf16) as up to three oneDNN 2.x matmuls, each on the
 // tensors' own strides (a transpose is a swap of strides), so no tensor is
 // copied or packed:
 //   grad_input [N, K]  = grad_output [N, M] @ weight [M, K],
@@ -31,6 +31,11 @@
 // kernels oneDNN lists first (AMX or AVX-512 BF16 brgemm); grad_bias stays
 // an f32 product.
 //
+// A bf16 call (a mixed-precision training step) multiplies its bf16
+// grad_output, input and weight as they lie, into a bf16 grad_input and the
+// f32 grad_weight and grad_bias (f32 accumulation; grad_bias multiplies by
+// bf16 ones, which is exact).
+//
 //===----------------------------------------------------------------------===//
 
 #include "OneDnn.h"
@@ -54,10 +59,14 @@ memory::desc matrix(int64_t rows, int64_t cols, int64_t rowStride,
                       matrixStrides(rows, cols, rowStride, colStride));
 }
 
-/// The [rows, cols] matrix of a 2-D tensor, transposed when `transpose`.
-memory::desc matrix(const TensorView &t, bool transpose = false) {
-  return transpose ? matrix(t.sizes[1], t.sizes[0], t.strides[1], t.strides[0])
-                   : matrix(t.sizes[0], t.sizes[1], t.strides[0], t.strides[1]);
+/// The [rows, cols] matrix of a 2-D tensor of `type`, transposed when
+/// `transpose`.
+memory::desc matrix(const TensorView &t, bool transpose = false,
+                    memory::data_type type = memory::data_type::f32) {
+  return transpose ? matrix(t.sizes[1], t.sizes[0], t.strides[1], t.strides[0],
+                            type)
+                   : matrix(t.sizes[0], t.sizes[1], t.strides[0], t.strides[1],
+                            type);
 }
 
 /// dst = lhs @ rhs as one matmul primitive.
@@ -134,7 +143,9 @@ struct OneDnnLinearBackward::Entry {
   PrimitiveKey key;
   bool usable = false;
   Product gradInput, gradWeight, gradBias;
+  /// The ones grad_bias multiplies by, f32 or bf16 (0x3f80) as grad_output.
   std::vector<float> ones;
+  std::vector<uint16_t> ones16;
   /// bf16 math: the copies the products read (empty otherwise).
   bool bf16 = false;
   Bf16Copy gradOutput16, input16, weight16;
@@ -143,13 +154,17 @@ struct OneDnnLinearBackward::Entry {
   explicit Entry(const PrimitiveKey &key) : key(key) {}
 
   void build(OneDnnEngine &dnn, memfmt_context_counters_t &counters,
-             const args::linear_backward &a, bool bf16Math) {
+             const args::linear_backward &a, bool bf16Math, DType dtype) {
     const TensorView &dy = a.grad_output;
+    const memory::data_type type = dataTypeOf(dtype);
     // The operands the products read: the tensors, or their bf16 copies
     // ([N, M] grad_output, [N, K] input, [M, K] weight, row-major).
-    memory::desc dyDesc = matrix(dy), dyT = matrix(dy, /*transpose=*/true),
-                 weightDesc = matrix(a.weight), inputDesc = matrix(a.input);
-    bf16 = bf16Math && (a.has_grad_input || a.has_grad_weight);
+    memory::desc dyDesc = matrix(dy, false, type),
+                 dyT = matrix(dy, /*transpose=*/true, type),
+                 weightDesc = matrix(a.weight, false, type),
+                 inputDesc = matrix(a.input, false, type);
+    bf16 = dtype == DType::f32 && bf16Math &&
+           (a.has_grad_input || a.has_grad_weight);
     if (bf16) {
       const memory::data_type b16 = memory::data_type::bf16;
       gradOutput16.build(dnn, counters, dyDesc, scratchBytes);
@@ -167,17 +182,21 @@ struct OneDnnLinearBackward::Entry {
             matrix(input16.rows(), input16.cols(), input16.cols(), 1, b16);
       }
     }
-    if (a.has_grad_input && !gradInput.build(dnn, counters, dyDesc, weightDesc,
-                                             matrix(a.grad_input)))
+    if (a.has_grad_input &&
+        !gradInput.build(dnn, counters, dyDesc, weightDesc,
+                         matrix(a.grad_input, false, type)))
       return;
     if (a.has_grad_weight &&
         !gradWeight.build(dnn, counters, dyT, inputDesc, matrix(a.grad_weight)))
       return;
     if (a.has_grad_bias) {
       const int64_t rows = dy.sizes[0], features = dy.sizes[1];
-      ones.assign(static_cast<size_t>(rows), 1.0f);
-      if (!gradBias.build(dnn, counters, matrix(dy, /*transpose=*/true),
-                          matrix(rows, 1, 1, 1),
+      if (dtype == DType::bf16)
+        ones16.assign(static_cast<size_t>(rows), 0x3f80);
+      else
+        ones.assign(static_cast<size_t>(rows), 1.0f);
+      if (!gradBias.build(dnn, counters, matrix(dy, /*transpose=*/true, type),
+                          matrix(rows, 1, 1, 1, type),
                           matrix(features, 1, a.grad_bias.strides[0], 1)))
         return;
     }
@@ -192,12 +211,15 @@ void OneDnnLinearBackward::clear() { cache.clear(); }
 
 bool OneDnnLinearBackward::run(KernelCall &call, const args::linear_backward &a,
                                memfmt_status_t &status) {
+  if (call.dtype() != DType::f32 && call.dtype() != DType::bf16)
+    return false;
   PrimitiveKey key;
   if (!addGradientOperands(a, key))
     return false;
+  key.add(static_cast<int64_t>(call.dtype()));
   memfmt_context_counters_t &counters = call.counters();
   Entry &entry = cache.lookup(call.node(), key, [&](Entry &e) {
-    e.build(dnn, counters, a, bf16Math);
+    e.build(dnn, counters, a, bf16Math, call.dtype());
     scratch.grow(e.scratchBytes);
   });
   if (!entry.usable)
@@ -219,7 +241,10 @@ bool OneDnnLinearBackward::run(KernelCall &call, const args::linear_backward &a,
     if (a.has_grad_weight)
       entry.gradWeight.run(dnn, counters, dy, input, a.grad_weight.data);
     if (a.has_grad_bias)
-      entry.gradBias.run(dnn, counters, a.grad_output.data, entry.ones.data(),
+      entry.gradBias.run(dnn, counters, a.grad_output.data,
+                         entry.ones16.empty()
+                             ? static_cast<void *>(entry.ones.data())
+                             : static_cast<void *>(entry.ones16.data()),
                          a.grad_bias.data);
   } catch (const dnnl::error &error) {
     status =

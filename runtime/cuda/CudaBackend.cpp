@@ -344,6 +344,14 @@ memfmt_status_t CudaBackend::enter(KernelCall &call) {
   return MEMFMT_STATUS_OK;
 }
 
+memfmt_status_t CudaBackend::enterTraining(KernelCall &call) {
+  if (call.dtype() != DType::f32)
+    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
+                     "the CUDA training kernels are f32 only; bf16 mixed-"
+                     "precision training runs on the CPU");
+  return enter(call);
+}
+
 memfmt_status_t CudaBackend::scratch(KernelCall &call, ScratchSlot slot,
                                      size_t bytes, void **out) {
   Scratch &s = slots[slot];
@@ -806,7 +814,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::avg_pool2d_backward &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   PoolArgs args;
   args.kind = PoolKind::AvgBackward;

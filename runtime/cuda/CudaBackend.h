@@ -138,6 +138,10 @@ public:
 private:
   /// Makes the device current for a kernel call.
   memfmt_status_t enter(KernelCall &call);
+  /// enter() for a training kernel, whose CUDA version is f32 only: a bf16
+  /// call (a mixed-precision step, which memfmt-compile builds for the CPU
+  /// only) fails with a clear error.
+  memfmt_status_t enterTraining(KernelCall &call);
   /// A scratch buffer of at least `bytes` in `slot` (grown outside capture
   /// only).
   memfmt_status_t scratch(KernelCall &call, ScratchSlot slot, size_t bytes,

@@ -148,7 +148,7 @@ static const char *const kNoFusedTrainingBatchNorm =
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   if (a.has_residual || a.relu)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);
@@ -186,7 +186,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm_backward &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   if (a.relu)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);

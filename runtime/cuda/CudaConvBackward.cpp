@@ -140,7 +140,7 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::convolution_backward &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   if (a.pad_top != a.pad_bottom || a.pad_left != a.pad_right)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED,

@@ -193,7 +193,7 @@ TensorView column(const TensorView &t) {
 // written, as on the CPU.
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::linear_backward &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   const Elem elem = Elem::F32;
   const TensorView &go = a.grad_output;

@@ -43,7 +43,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::fill &a) {
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::threshold_backward &a) {
-  if (memfmt_status_t s = enter(call))
+  if (memfmt_status_t s = enterTraining(call))
     return s;
   const TensorView &gi = a.grad_input;
   // Without an addend its plan column repeats grad_output's, unread.

@@ -171,17 +171,18 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 namespace {
 
-/// A tensor argument with its name and element size, for overlap checks;
-/// a null view is an argument the call does not use.
+/// A tensor argument with its name and element size, for overlap checks
+/// (0: the call's element type; the f32 statistics of a bf16 batch norm
+/// say sizeof(float)); a null view is an argument the call does not use.
 struct Operand {
   const TensorView *view = nullptr;
   const char *name = "";
-  size_t elementSize = sizeof(float);
+  size_t elementSize = 0;
 };
 
 /// The byte range [first, last) that `t`'s elements span (empty for no
-/// elements).
-std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t) {
+/// elements), its elements `callSize` bytes unless it says otherwise.
+std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t, size_t callSize) {
   const TensorView &v = *t.view;
   if (v.numElements() == 0)
     return {0, 0};
@@ -191,7 +192,7 @@ std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t) {
     (reach < 0 ? low : high) += reach;
   }
   auto base = reinterpret_cast<uintptr_t>(v.data);
-  auto size = static_cast<int64_t>(t.elementSize);
+  auto size = static_cast<int64_t>(t.elementSize ? t.elementSize : callSize);
   return {base + low * size, base + (high + 1) * size};
 }
 
@@ -201,8 +202,9 @@ std::pair<uintptr_t, uintptr_t> byteRange(const Operand &t) {
 /// interleaved views of one buffer count as overlapping.
 memfmt_status_t checkApart(KernelCall &call, const Operand &out,
                            const Operand &other, bool inPlace = false) {
-  auto [outLow, outHigh] = byteRange(out);
-  auto [low, high] = byteRange(other);
+  size_t callSize = elementSize(call.dtype());
+  auto [outLow, outHigh] = byteRange(out, callSize);
+  auto [low, high] = byteRange(other, callSize);
   if (outLow == outHigh || low == high || outHigh <= low || high <= outLow)
     return MEMFMT_STATUS_OK;
   if (inPlace && out.view->sameViewAs(*other.view))
@@ -292,19 +294,20 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     return (out.view == &a.running_mean_out && in.view == &a.running_mean) ||
            (out.view == &a.running_var_out && in.view == &a.running_var);
   };
+  constexpr size_t f32 = sizeof(float);
   return checkAllApart(
       call,
       {{&a.input, "input"},
-       {&a.weight, "weight"},
-       {&a.bias, "bias"},
-       {&a.running_mean, "running_mean"},
-       {&a.running_var, "running_var"},
+       {&a.weight, "weight", f32},
+       {&a.bias, "bias", f32},
+       {&a.running_mean, "running_mean", f32},
+       {&a.running_var, "running_var", f32},
        a.has_residual ? Operand{&a.residual, "residual"} : Operand{}},
       {{&a.output, "output"},
-       {&a.save_mean, "save_mean"},
-       {&a.save_invstd, "save_invstd"},
-       {&a.running_mean_out, "running_mean_out"},
-       {&a.running_var_out, "running_var_out"}},
+       {&a.save_mean, "save_mean", f32},
+       {&a.save_invstd, "save_invstd", f32},
+       {&a.running_mean_out, "running_mean_out", f32},
+       {&a.running_var_out, "running_var_out", f32}},
       inPlace);
 }
 
@@ -335,17 +338,19 @@ memfmt::runtime::validate(KernelCall &call,
     MEMFMT_CHECK(checkPerChannel(call, a.input, {{&a.grad_bias, "grad_bias"}}));
   // Absent outputs are other tensors passed again: not checked.
   const Operand absent{};
+  constexpr size_t f32 = sizeof(float);
   return checkAllApart(
       call,
       {{&a.grad_out, "grad_out"},
        {&a.input, "input"},
-       {&a.weight, "weight"},
-       {&a.save_mean, "save_mean"},
-       {&a.save_invstd, "save_invstd"},
+       {&a.weight, "weight", f32},
+       {&a.save_mean, "save_mean", f32},
+       {&a.save_invstd, "save_invstd", f32},
        a.relu ? Operand{&a.output, "output"} : absent},
       {a.has_grad_input ? Operand{&a.grad_input, "grad_input"} : absent,
-       a.has_grad_weight ? Operand{&a.grad_weight, "grad_weight"} : absent,
-       a.has_grad_bias ? Operand{&a.grad_bias, "grad_bias"} : absent});
+       a.has_grad_weight ? Operand{&a.grad_weight, "grad_weight", f32}
+                         : absent,
+       a.has_grad_bias ? Operand{&a.grad_bias, "grad_bias", f32} : absent});
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

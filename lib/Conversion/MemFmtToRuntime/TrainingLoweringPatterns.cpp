@@ -25,6 +25,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <array>
 
@@ -45,12 +46,15 @@ struct GradientOutputs {
 
 /// The outputs of `op`'s three results `grad_input`, `grad_weight`,
 /// `grad_bias`; fails (notifyMatchFailure) on a masked-off result with uses.
+/// An absent output is passed as a present output of its element type, or
+/// else (a bf16 step's first convolution, whose only gradient is its f32
+/// weight's) as an operand of its type: the kernel neither reads nor writes
+/// it.
 FailureOr<GradientOutputs> gradientOutputs(Operation *op,
                                            PatternRewriter &rewriter,
                                            RuntimeCallBuilder &calls) {
   static const char *const names[] = {"grad_input", "grad_weight", "grad_bias"};
   GradientOutputs out;
-  Value anyPresent;
   for (unsigned i = 0; i < 3; ++i) {
     Value result = op->getResult(i);
     if (isAbsentResult(result))
@@ -65,11 +69,21 @@ FailureOr<GradientOutputs> gradientOutputs(Operation *op,
       });
     out.views[i] = calls.view(result);
     out.present[i] = 1;
-    anyPresent = out.views[i];
   }
-  for (Value &view : out.views)
-    if (!view)
-      view = anyPresent; // Absent: never written (has_* = 0).
+  auto standIn = [&](Type element) -> Value {
+    for (unsigned i = 0; i < 3; ++i)
+      if (out.present[i] &&
+          getElementTypeOrSelf(op->getResult(i).getType()) == element)
+        return out.views[i];
+    for (Value operand : op->getOperands())
+      if (getElementTypeOrSelf(operand.getType()) == element)
+        return calls.view(operand);
+    return Value();
+  };
+  for (unsigned i = 0; i < 3; ++i)
+    if (!out.views[i] && out.any())
+      // Absent: never read or written (has_* = 0).
+      out.views[i] = standIn(getElementTypeOrSelf(op->getResult(i).getType()));
   return out;
 }
 

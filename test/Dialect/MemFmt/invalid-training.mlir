@@ -16,6 +16,34 @@ func.func @bn_rank(%x: tensor<3xf32>, %v: tensor<3xf32>) {
 
 // -----
 
+// Mixed precision (MixedPrecisionOpInterface): a bf16 batch norm keeps its
+// parameters and statistics f32.
+func.func @bn_bf16_weight(%x: tensor<2x3x4x4xbf16>, %v: tensor<3xf32>, %w: tensor<3xbf16>) {
+  // expected-error @+1 {{operand #1 must be f32 whatever the op computes in (mixed precision keeps it f32), got 'bf16'}}
+  %y:5 = memfmt.native_batch_norm %x, %w, %v, %v, %v : (tensor<2x3x4x4xbf16>, tensor<3xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// ... and its activations share one type.
+func.func @bn_mixed_output(%x: tensor<2x3x4x4xbf16>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{expects one element type for all floating-point tensors, but result #0 has 'f32' and an earlier tensor has 'bf16'}}
+  %y:5 = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// A weight gradient is f32 whatever the convolution computes in.
+func.func @conv_backward_bf16_grad_weight(%g: tensor<1x2x3x3xbf16>, %x: tensor<1x2x3x3xbf16>, %w: tensor<2x2x1x1xbf16>) {
+  // expected-error @+1 {{result #1 must be f32 whatever the op computes in (mixed precision keeps it f32), got 'bf16'}}
+  %r:3 = memfmt.convolution_backward %g, %x, %w {output_mask = array<i1: true, true, false>} : (tensor<1x2x3x3xbf16>, tensor<1x2x3x3xbf16>, tensor<2x2x1x1xbf16>) -> (tensor<1x2x3x3xbf16>, tensor<2x2x1x1xbf16>, tensor<2xf32>)
+  return
+}
+
+// -----
+
 // The running statistics have one value per channel.
 func.func @bn_running_var(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>, %u: tensor<4xf32>) {
   // expected-error @+1 {{expected running_var shape [3], got [4]}}

@@ -6,6 +6,18 @@
 // and custom -> generic -> custom. Shapes cover the edge cases of the issue:
 // N=1, C=1, H=W=1, odd sizes, grouped convolution.
 
+// Mixed precision: bf16 activations, f32 parameters and statistics; a bf16
+// convolution gradient with f32 weight and bias gradients.
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK: memfmt.native_batch_norm {{.*}} : (tensor<2x3x5x5xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x5x5xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: memfmt.convolution_backward {{.*}} -> (tensor<2x3x5x5xbf16>, tensor<3x3x1x1xf32>, tensor<3xf32>)
+// GENERIC-LABEL: sym_name = "mixed_precision"
+func.func @mixed_precision(%x: tensor<2x3x5x5xbf16>, %v: tensor<3xf32>, %w: tensor<3x3x1x1xbf16>) {
+  %y:5 = memfmt.native_batch_norm %x, %v, %v, %v, %v : (tensor<2x3x5x5xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x5x5xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %g:3 = memfmt.convolution_backward %y#0, %x, %w {output_mask = array<i1: true, true, true>} : (tensor<2x3x5x5xbf16>, tensor<2x3x5x5xbf16>, tensor<3x3x1x1xbf16>) -> (tensor<2x3x5x5xbf16>, tensor<3x3x1x1xf32>, tensor<3xf32>)
+  return
+}
+
 // Training batch norm with default attributes on an odd-sized input.
 // CHECK-LABEL: func.func @native_batch_norm
 // CHECK: memfmt.native_batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x5x7xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)

@@ -13,6 +13,11 @@
 // (`getPreservedOperand`), which is how memfmt-propagate-channels-last
 // carries formats through a training graph.
 //
+// Mixed precision (MixedPrecisionOpInterface): in a bf16 training step the
+// activations and their gradients are bf16 while a batch norm's parameters
+// and statistics, the weight and bias gradients, the loss and the SGD
+// update stay f32, as PyTorch's autocast keeps them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "OpVerification.h"
@@ -199,9 +204,45 @@ NativeBatchNormBackwardOp::getPreservedOperand(unsigned resultIndex) {
   return std::nullopt;
 }
 
+bool NativeBatchNormOp::isF32Operand(unsigned index) {
+  // The input and the residual are activations.
+  return index != getInputMutable().getOperandNumber() &&
+         !(getResidual() &&
+           index == getResidualMutable()[0].getOperandNumber());
+}
+
+bool NativeBatchNormOp::isF32Result(unsigned index) {
+  return index != cast<OpResult>(getOutput()).getResultNumber();
+}
+
+bool NativeBatchNormBackwardOp::isF32Operand(unsigned index) {
+  return index == getWeightMutable().getOperandNumber() ||
+         index == getSaveMeanMutable().getOperandNumber() ||
+         index == getSaveInvstdMutable().getOperandNumber();
+}
+
+bool NativeBatchNormBackwardOp::isF32Result(unsigned index) {
+  return index != cast<OpResult>(getGradInput()).getResultNumber();
+}
+
 //===----------------------------------------------------------------------===//
 // ConvolutionBackwardOp, LinearBackwardOp
 //===----------------------------------------------------------------------===//
+
+// The weight is read in the compute type (a bf16 step reads a bf16 copy of
+// its f32 weight); the weight and bias gradients are f32 for the update.
+
+bool ConvolutionBackwardOp::isF32Operand(unsigned) { return false; }
+
+bool ConvolutionBackwardOp::isF32Result(unsigned index) {
+  return index != cast<OpResult>(getGradInput()).getResultNumber();
+}
+
+bool LinearBackwardOp::isF32Operand(unsigned) { return false; }
+
+bool LinearBackwardOp::isF32Result(unsigned index) {
+  return index != cast<OpResult>(getGradInput()).getResultNumber();
+}
 
 LogicalResult ConvolutionBackwardOp::verify() {
   if (failed(verifyCommon(*this)))
@@ -455,9 +496,20 @@ CrossEntropyLossBackwardOp::getPreservedOperand(unsigned) {
   return getSelfMutable().getOperandNumber();
 }
 
+// The loss is computed in f32 from f32 logits (autocast's rule for
+// log_softmax and nll_loss).
+bool CrossEntropyLossOp::isF32Operand(unsigned) { return true; }
+bool CrossEntropyLossOp::isF32Result(unsigned) { return true; }
+bool CrossEntropyLossBackwardOp::isF32Operand(unsigned) { return true; }
+bool CrossEntropyLossBackwardOp::isF32Result(unsigned) { return true; }
+
 //===----------------------------------------------------------------------===//
 // SgdUpdateOp
 //===----------------------------------------------------------------------===//
+
+// The update and the averaging of gradients run on f32 master weights.
+bool SgdUpdateOp::isF32Operand(unsigned) { return true; }
+bool SgdUpdateOp::isF32Result(unsigned) { return true; }
 
 LogicalResult SgdUpdateOp::verify() {
   if (failed(verifyCommon(*this)))
@@ -521,6 +573,9 @@ bool SgdUpdateOp::readsOperandsElementwise() { return true; }
 //===----------------------------------------------------------------------===//
 // AllReduceOp
 //===----------------------------------------------------------------------===//
+
+bool AllReduceOp::isF32Operand(unsigned) { return true; }
+bool AllReduceOp::isF32Result(unsigned) { return true; }
 
 LogicalResult AllReduceOp::verify() {
   if (getReduceOp() != "sum" && getReduceOp() != "avg")

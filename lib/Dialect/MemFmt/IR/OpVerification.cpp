@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpVerification.h"
+#include "memfmt/Dialect/MemFmt/IR/MemFmtInterfaces.h"
 #include "memfmt/Dialect/MemFmt/IR/ShapeRules.h"
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 #include "memfmt/Layout/Windows.h"
@@ -36,11 +37,14 @@ RankedTensorType tensorType(Value value) {
 
 /// Checks every op shares: static shapes on every tensor (strides of a
 /// dynamic shape are unknown), and one floating-point element type across
-/// all floating-point operands and results unless `mixedFloatTypes`.
+/// all floating-point operands and results unless `mixedFloatTypes`. The
+/// tensors a MixedPrecisionOpInterface op declares f32 must be f32 and are
+/// left out of that one type.
 LogicalResult verifyCommon(Operation *op, bool mixedFloatTypes) {
+  auto mixed = dyn_cast<MixedPrecisionOpInterface>(op);
   Type floatType;
-  auto check = [&](Value value, StringRef kind,
-                   unsigned index) -> LogicalResult {
+  auto check = [&](Value value, StringRef kind, unsigned index,
+                   bool f32) -> LogicalResult {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type)
       return success();
@@ -49,6 +53,14 @@ LogicalResult verifyCommon(Operation *op, bool mixedFloatTypes) {
                                << " must have a static shape, got " << type;
     if (mixedFloatTypes || !isa<FloatType>(type.getElementType()))
       return success();
+    if (f32) {
+      if (!type.getElementType().isF32())
+        return op->emitOpError()
+               << kind << " #" << index << " must be f32 whatever the op "
+               << "computes in (mixed precision keeps it f32), got "
+               << type.getElementType();
+      return success();
+    }
     if (!floatType)
       floatType = type.getElementType();
     else if (floatType != type.getElementType())
@@ -60,10 +72,10 @@ LogicalResult verifyCommon(Operation *op, bool mixedFloatTypes) {
     return success();
   };
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (failed(check(operand, "operand", i)))
+    if (failed(check(operand, "operand", i, mixed && mixed.isF32Operand(i))))
       return failure();
   for (auto [i, result] : llvm::enumerate(op->getResults()))
-    if (failed(check(result, "result", i)))
+    if (failed(check(result, "result", i, mixed && mixed.isF32Result(i))))
       return failure();
   return success();
 }

@@ -15,13 +15,28 @@
 //     explicit dtype keep their result type; i64 tensors (indices) are not
 //     touched. Kernels keep f32 arithmetic and accumulation inside (batch
 //     norm parameters are widened to f32, sums and products are f32).
-//  2. Entry: each f32 tensor argument is converted by one memfmt.to. Where
+//     Stays f32, as automatic mixed precision keeps it:
+//       * what an op declares f32 (MixedPrecisionOpInterface: a training
+//         batch norm's statistics, weight gradients, the loss, the SGD
+//         update and the gradient all-reduce);
+//       * model state the function assigns (memfmt.assign_weight): the f32
+//         master weights, momentum buffers and running statistics of a
+//         training step, read and updated in f32;
+//       * constants (arith.constant: the loss gradient's seed).
+//  2. Operands: where an op reads a value in another element type than it
+//     computes in (its reduced-precision results say which; an f32 tensor
+//     the op declares stays f32), one memfmt.to after the value's
+//     definition converts it, shared by every such reader: a training
+//     step's f32 weight is rounded to bf16 once per step for the forward
+//     convolution and its backward, and the logits are widened once for
+//     the loss and its gradient.
+//  3. Entry: each f32 tensor argument is converted by one memfmt.to. Where
 //     the argument's only uses are layout copies (ops that declare
 //     ElementCopyOpInterface::getLayoutCopyFormat, e.g. the channels-last
 //     conversion at entry),
 //     each of them becomes a memfmt.to with its memory format, so the input
 //     is read once, converting layout and dtype together.
-//  3. Exit: each returned tensor is converted back to f32 by a memfmt.to;
+//  4. Exit: each returned tensor is converted back to f32 by a memfmt.to;
 //     a returned layout copy used only there becomes that memfmt.to.
 //
 // precision=f32 changes nothing, and running the pass twice changes nothing
@@ -33,6 +48,9 @@
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
 
+#include "llvm/ADT/StringSet.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -78,11 +96,21 @@ public:
     Type target = getComputeElementType(&getContext(), precision);
 
     // 1. Retype results.
-    func.walk([&](Operation *op) {
+    llvm::StringSet<> assigned;
+    func.walk([&](AssignWeightOp assign) { assigned.insert(assign.getName()); });
+    auto keepsF32 = [&](OpResult result) {
+      Operation *op = result.getOwner();
       if (auto to = dyn_cast<ToOp>(op); to && to.getDtypeAttr())
-        return;
+        return true;
+      if (auto weight = dyn_cast<WeightOp>(op))
+        return assigned.contains(weight.getName());
+      if (auto mixed = dyn_cast<MixedPrecisionOpInterface>(op))
+        return mixed.isF32Result(result.getResultNumber());
+      return isa<arith::ConstantOp>(op);
+    };
+    func.walk([&](Operation *op) {
       for (OpResult result : op->getResults())
-        if (isF32Tensor(result.getType()))
+        if (isF32Tensor(result.getType()) && !keepsF32(result))
           result.setType(
               withElement(cast<RankedTensorType>(result.getType()), target));
     });
@@ -95,7 +123,53 @@ public:
                           MemoryFormatAttr::get(&getContext(), format));
     };
 
-    // 2. Entry conversions.
+    // 2. Operands read in another element type than the op computes in.
+    DenseMap<std::pair<Value, Type>, Value> converted;
+    auto convert = [&](Value value, Type element) {
+      Value &to = converted[{value, element}];
+      if (to)
+        return to;
+      rewriter.setInsertionPointAfter(value.getDefiningOp());
+      to = makeTo(value.getLoc(), value,
+                  withElement(cast<RankedTensorType>(value.getType()), element),
+                  element, MemoryFormat::Preserve);
+      return to;
+    };
+    SmallVector<std::pair<OpOperand *, Type>> mismatched;
+    func.walk([&](Operation *op) {
+      if (isa<ToOp>(op) || op->getNumResults() == 0)
+        return; // Conversions read any type; assign and return keep theirs.
+      auto mixed = dyn_cast<MixedPrecisionOpInterface>(op);
+      // The compute type: that of the first floating-point result not
+      // declared f32.
+      Type compute;
+      for (OpResult result : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (type && isa<FloatType>(type.getElementType()) &&
+            !(mixed && mixed.isF32Result(result.getResultNumber()))) {
+          compute = type.getElementType();
+          break;
+        }
+      }
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type || !isa<FloatType>(type.getElementType()) ||
+            isa<BlockArgument>(operand.get()))
+          continue; // Arguments are converted at entry (3).
+        Type wanted = mixed && mixed.isF32Operand(operand.getOperandNumber())
+                          ? b.getF32Type()
+                          : compute;
+        if (wanted && wanted != type.getElementType())
+          mismatched.push_back({&operand, wanted});
+      }
+    });
+    for (auto [operand, wanted] : mismatched) {
+      Value to = convert(operand->get(), wanted);
+      rewriter.modifyOpInPlace(operand->getOwner(),
+                               [&, operand = operand] { operand->set(to); });
+    }
+
+    // 3. Entry conversions.
     Block &entry = func.getBody().front();
     for (BlockArgument arg : entry.getArguments()) {
       if (!isF32Tensor(arg.getType()) || arg.use_empty())
@@ -128,7 +202,7 @@ public:
       rewriter.replaceAllUsesExcept(arg, to.getResult(), to);
     }
 
-    // 3. Exit conversions.
+    // 4. Exit conversions.
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
     ArrayRef<Type> resultTypes = func.getResultTypes();
     for (OpOperand &operand : ret->getOpOperands()) {

@@ -36,7 +36,10 @@
 //    batch norms, relu's gradient into their backward) runs after the
 //    update for the CPU, whose kernels have those epilogues. Nor is the
 //    batch tiled (training batch norm reduces over it). The step computes
-//    in f32.
+//    in f32, or with precision=bf16 in mixed precision (the precision
+//    conversion last, as for inference: activations and their gradients
+//    bf16; master weights, optimizer state, batch-norm statistics, weight
+//    gradients and the loss f32).
 //
 // memfmt-opt --memfmt-compile-pipeline on the input.mlir memfmt-compile
 // writes reproduces its model.mlir (test/Tools/memfmt-compile/pipeline.test).
@@ -127,11 +130,13 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
 
 std::string mlir::memfmt::checkTrainingPipelineOptions(
     const TrainingPipelineOptions &options) {
-  if (options.precision != ComputePrecision::F32)
-    return ("training computes in f32 only (precision=" +
-            stringifyComputePrecision(options.precision) +
-            " is not available for training yet)")
-        .str();
+  if (options.precision == ComputePrecision::F16)
+    return "training computes in f32 or bf16 (precision=f16 would need loss "
+           "scaling, which is not available)";
+  if (options.precision == ComputePrecision::BF16 &&
+      options.target != CompileTarget::Cpu)
+    return "bf16 training is available on the cpu target only (the CUDA "
+           "training kernels are f32)";
   return checkSgdOptions(options.lr, options.momentum, options.dampening,
                          options.weightDecay, options.nesterov);
 }
@@ -154,7 +159,7 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   CompilePipelineOptions layout;
   layout.memoryFormat = options.memoryFormat;
   layout.inputFormat = options.inputFormat;
-  layout.precision = ComputePrecision::F32;
+  layout.precision = options.precision;
   layout.fusion = false;
   layout.tileBatchBytes = 0;
   layout.subBatch = 0;

@@ -12,6 +12,11 @@
 // take when it is lowered (its runtime kernel computes in place there). The
 // memory plan reads only this interface.
 //
+// MixedPrecisionOpInterface: an op declares which of its tensors stay f32
+// when it computes in a reduced precision (a training batch norm's
+// statistics, the weight gradients the SGD update reads). The verifiers and
+// memfmt-convert-precision read it.
+//
 // ElementCopyOpInterface: an op declares that it only moves operand 0's
 // elements (a re-layout, reshape or element type conversion), when it moves
 // no bytes at all, and when it is a pure layout copy. The memory plan, the
@@ -195,6 +200,42 @@ def MemFmt_ElementCopyOpInterface : OpInterface<"ElementCopyOpInterface"> {
       "does (no reshape, no element type change).",
       "std::optional<::mlir::memfmt::MemoryFormat>", "getLayoutCopyFormat",
       (ins), "", [{ return std::nullopt; }]>,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Mixed precision: tensors that stay f32
+//===----------------------------------------------------------------------===//
+
+def MemFmt_MixedPrecisionOpInterface
+    : OpInterface<"MixedPrecisionOpInterface"> {
+  let cppNamespace = "::mlir::memfmt";
+  let description = [{
+    Declares the floating-point tensors of an op that are f32 whatever
+    element type the op computes in, as automatic mixed precision keeps
+    them: a training batch norm's parameters, batch statistics and running
+    statistics; the weight and bias gradients of the backward ops (what the
+    f32 SGD update reads); the loss and the optimizer state. Their kernels
+    take them as `MEMFMT_IN_F32` / `MEMFMT_OUT_F32` (Kernels.def). Every other
+    floating-point tensor of the op has one element type, the op's compute
+    type (f32, or bf16 in a mixed-precision training step).
+
+      * `isF32Operand`, `isF32Result`: whether operand or result `index` is
+        one of those f32 tensors.
+
+    The verifiers check both rules (OpVerification.cpp, verifyCommon), and
+    memfmt-convert-precision keeps these tensors f32. Ops that do not
+    implement the interface have one element type for all their
+    floating-point tensors.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "True if operand `index` is f32 whatever the op computes in.",
+      "bool", "isF32Operand", (ins "unsigned":$index)>,
+    InterfaceMethod<
+      "True if result `index` is f32 whatever the op computes in.",
+      "bool", "isF32Result", (ins "unsigned":$index)>,
   ];
 }
 

@@ -40,12 +40,17 @@ def MemFmt_OutputMask : ConfinedAttr<DenseBoolArrayAttr,
 defvar GradientLayout = DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
     ["getPreservedOperand", "getGradientOperandFormat"]>;
 
+/// Ops with this trait say which of their tensors stay f32 when they
+/// compute in bf16 (mixed-precision training).
+defvar MixedPrecision =
+    DeclareOpInterfaceMethods<MemFmt_MixedPrecisionOpInterface>;
+
 //===----------------------------------------------------------------------===//
 // Batch normalisation
 //===----------------------------------------------------------------------===//
 
 def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
-    [Pure, PropagatesL5, InPlace,
+    [Pure, PropagatesL5, InPlace, MixedPrecision,
      DeclareOpInterfaceMethods<MemFmt_VjpOpInterface,
          ["isDifferentiableOperand", "isDifferentiableResult"]>]> {
   let summary = "batch normalisation in training mode "
@@ -104,7 +109,7 @@ def MemFmt_NativeBatchNormOp : MemFmt_Op<"native_batch_norm",
 }
 
 def MemFmt_NativeBatchNormBackwardOp : MemFmt_Op<"native_batch_norm_backward",
-                                                 [Pure, GradientLayout]> {
+    [Pure, GradientLayout, MixedPrecision]> {
   let summary = "backward of training batch norm "
                 "(aten::native_batch_norm_backward)";
   let description = [{
@@ -150,7 +155,7 @@ def MemFmt_NativeBatchNormBackwardOp : MemFmt_Op<"native_batch_norm_backward",
 //===----------------------------------------------------------------------===//
 
 def MemFmt_ConvolutionBackwardOp : MemFmt_Op<"convolution_backward",
-                                             [Pure, GradientLayout]> {
+    [Pure, GradientLayout, MixedPrecision]> {
   let summary = "backward of conv2d (aten::convolution_backward)";
   let description = [{
     Gradients of `conv2d(input, weight) + bias` from `grad_output`, with the
@@ -189,7 +194,7 @@ def MemFmt_ConvolutionBackwardOp : MemFmt_Op<"convolution_backward",
 }
 
 def MemFmt_LinearBackwardOp : MemFmt_Op<"linear_backward",
-                                        [Pure, GradientLayout]> {
+    [Pure, GradientLayout, MixedPrecision]> {
   let summary = "backward of linear (aten::linear_backward)";
   let description = [{
     For `output = input @ weight^T + bias` with input `[*, K]`, weight
@@ -346,7 +351,7 @@ def MemFmt_AdaptiveAvgPool2dBackwardOp
 //===----------------------------------------------------------------------===//
 
 def MemFmt_CrossEntropyLossOp : MemFmt_Op<"cross_entropy_loss",
-                                          [Pure, AnyLayout, Vjp]> {
+    [Pure, AnyLayout, Vjp, MixedPrecision]> {
   let summary = "mean cross-entropy of logits and class indices "
                 "(aten::cross_entropy_loss, reduction=mean)";
   let description = [{
@@ -369,7 +374,8 @@ def MemFmt_CrossEntropyLossOp : MemFmt_Op<"cross_entropy_loss",
 }
 
 def MemFmt_CrossEntropyLossBackwardOp
-    : MemFmt_Op<"cross_entropy_loss_backward", [Pure, GradientLayout]> {
+    : MemFmt_Op<"cross_entropy_loss_backward",
+                [Pure, GradientLayout, MixedPrecision]> {
   let summary = "gradient of the mean cross-entropy loss";
   let description = [{
     `grad_input[n, c] = grad_output * (softmax(self[n, :])[c] -
@@ -398,7 +404,7 @@ def MemFmt_CrossEntropyLossBackwardOp
 //===----------------------------------------------------------------------===//
 
 def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
-                                   [Pure, GradientLayout, InPlace]> {
+    [Pure, GradientLayout, InPlace, MixedPrecision]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{
     torch.optim.SGD's exact update of `param` from its gradient `grad`
@@ -455,7 +461,7 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
 //===----------------------------------------------------------------------===//
 
 def MemFmt_AllReduceOp : MemFmt_Op<"all_reduce",
-    [Pure, AllTypesMatch<["input", "output"]>,
+    [Pure, AllTypesMatch<["input", "output"]>, MixedPrecision,
      DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
                                ["getPreservedOperand"]>,
      InPlace]> {

@@ -187,7 +187,8 @@ void buildMemFmtCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options);
 
 /// Options of the `memfmt-training-pipeline` pipeline: the shared ones
-/// (precision and target accept f32 and cpu only) plus memfmt-apply-sgd's.
+/// (precision f32, or bf16 mixed precision on the cpu target) plus
+/// memfmt-apply-sgd's.
 /// The SGD defaults are torchvision's ResNet recipe, as memfmt-compile
 /// --train's.
 struct TrainingPipelineOptions
@@ -219,9 +220,9 @@ struct TrainingPipelineOptions
       llvm::cl::init(true)};
 };
 
-/// Why `options` cannot build a training step ("" when they can): a
-/// precision other than f32, a target other than the CPU, or SGD options
-/// checkSgdOptions rejects. memfmt-compile --train checks the same.
+/// Why `options` cannot build a training step ("" when they can): f16, bf16
+/// on a target other than the CPU, or SGD options checkSgdOptions rejects.
+/// memfmt-compile --train checks the same.
 std::string
 checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
 
@@ -229,7 +230,9 @@ checkTrainingPipelineOptions(const TrainingPipelineOptions &options);
 /// it: memfmt-training-forward, memfmt-differentiate, memfmt-apply-sgd
 /// (unless `gradients`), memfmt-fuse-training (with `fusion`, on the CPU),
 /// then the compile pipeline's layout passes, layout check and reports (no
-/// inference fusion, f32) over the whole training step. Requires
+/// inference fusion) over the whole training step, and with precision bf16
+/// its precision conversion (mixed precision: f32 master weights, optimizer
+/// state, statistics and loss). Requires
 /// checkTrainingPipelineOptions(options) to be "".
 void buildMemFmtTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options);

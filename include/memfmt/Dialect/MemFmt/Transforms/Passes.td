@@ -174,8 +174,14 @@ def ConvertPrecision : Pass<"memfmt-convert-precision",
     entry and results at exit with `memfmt.to` (folding a layout conversion
     at entry or exit into that `memfmt.to`), so callers keep passing and
     receiving f32 (memfmt-compile --precision, AMP-style). Kernels keep f32
-    arithmetic and accumulation. `precision=f32` does nothing; the pass is
-    idempotent.
+    arithmetic and accumulation. In a training step (mixed precision) what
+    automatic mixed precision keeps f32 stays f32: the tensors ops declare
+    f32 (MixedPrecisionOpInterface: batch-norm statistics, weight
+    gradients, the loss, the SGD update), the model state the step assigns
+    (master weights, momentum buffers, running statistics) and constants;
+    an op reading a value of the other type reads one `memfmt.to` of it
+    (a weight is rounded to bf16 once per step). `precision=f32` does
+    nothing; the pass is idempotent.
   }];
   let options = [
     Option<"precision", "precision", "::mlir::memfmt::ComputePrecision",
