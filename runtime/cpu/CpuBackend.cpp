@@ -422,14 +422,18 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::adaptive_avg_pool2d_backward &a) {
   return dispatchTyped(call, a, a.grad_input,
-                       [&] { return adaptiveAvgPool2dBackwardFast(a); });
+                       [&](DType dtype) {
+                         return adaptiveAvgPool2dBackwardFast(a, dtype);
+                       });
 }
 
 memfmt_status_t
 CpuBackend::run(KernelCall &call,
                 const args::max_pool2d_with_indices_backward &a) {
   return dispatchTyped(call, a, a.grad_input,
-                       [&] { return maxPool2dWithIndicesBackwardFast(a); });
+                       [&](DType dtype) {
+                         return maxPool2dWithIndicesBackwardFast(a, dtype);
+                       });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

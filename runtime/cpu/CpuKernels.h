@@ -127,10 +127,12 @@ void maxPool2dWithIndicesBackwardReference(
     const args::max_pool2d_with_indices_backward &a);
 void avgPool2dBackwardReference(const args::avg_pool2d_backward &a);
 const char *avgPool2dBackwardFast(const args::avg_pool2d_backward &a);
+/// The max and adaptive gradients: f32 or bf16 (`dtype`).
 const char *maxPool2dWithIndicesBackwardFast(
-    const args::max_pool2d_with_indices_backward &a);
+    const args::max_pool2d_with_indices_backward &a, DType dtype);
 const char *
-adaptiveAvgPool2dBackwardFast(const args::adaptive_avg_pool2d_backward &a);
+adaptiveAvgPool2dBackwardFast(const args::adaptive_avg_pool2d_backward &a,
+                              DType dtype);
 
 // BatchNormTraining.cpp
 void nativeBatchNormReference(const args::native_batch_norm &a);

@@ -213,6 +213,50 @@ void maxRowsChannelsLast(const T *x, T *y, int64_t begin, int64_t end,
   }
 }
 
+/// maxRowsChannelsLast with the positions (training's max pool, whose
+/// backward reads them) for storage types without the f32 loop's register
+/// blocks (bf16): per cell, the first tap of the window initialises every
+/// channel and each later tap takes a channel where it is larger or NaN,
+/// as the reference does.
+template <typename T>
+void maxRowsChannelsLastWithIndices(
+    const T *x, T *y, int64_t *idx, int64_t begin, int64_t end, int64_t outH,
+    int64_t outW, int64_t height, int64_t width, int64_t channels,
+    const std::vector<Window> &rows, const std::vector<Window> &cols,
+    const memfmt::runtime::cpu::MaxPoolWindow &w) {
+  using memfmt::runtime::cpu::load;
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t n = row / outH, oh = row % outH;
+    int64_t ih0 = oh * w.strideH - w.padTop;
+    for (int64_t ow = 0; ow < outW; ++ow) {
+      int64_t iw0 = ow * w.strideW - w.padLeft;
+      T *yr = y + (row * outW + ow) * channels;
+      int64_t *ir = idx + (row * outW + ow) * channels;
+      bool first = true;
+      for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+        int64_t ih = ih0 + kh * w.dilationH;
+        for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+          int64_t iw = iw0 + kw * w.dilationW;
+          const int64_t at = ih * width + iw;
+          const T *xr = x + ((n * height + ih) * width + iw) * channels;
+          if (first) {
+            std::copy(xr, xr + channels, yr);
+            std::fill(ir, ir + channels, at);
+            first = false;
+            continue;
+          }
+          for (int64_t c = 0; c < channels; ++c) {
+            float v = load(xr[c]);
+            bool take = v > load(yr[c]) || v != v;
+            yr[c] = take ? xr[c] : yr[c];
+            ir[c] = take ? at : ir[c];
+          }
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -273,9 +317,8 @@ const char *cpu::maxPool2dFast(const TensorView &input,
   DenseLayout layout = denseLayout({&input, &output, indices});
   if (layout == DenseLayout::Other)
     return nullptr;
-  // bf16: channels-last without indices (an inference max pool) only.
-  if (dtype != DType::f32 &&
-      (indices || layout != DenseLayout::ChannelsLast))
+  // bf16: channels-last only.
+  if (dtype != DType::f32 && layout != DenseLayout::ChannelsLast)
     return nullptr;
   const int64_t channels = input.sizes[1], height = input.sizes[2],
                 width = input.sizes[3];
@@ -296,6 +339,18 @@ const char *cpu::maxPool2dFast(const TensorView &input,
                   });
       return "channels_last";
     });
+  if (dtype == DType::bf16) {
+    const Bf16 *x = input.as<Bf16>();
+    Bf16 *y = output.as<Bf16>();
+    int64_t *idx = indices->as<int64_t>();
+    parallelFor(output.sizes[0] * outH, 1,
+                [&](int64_t begin, int64_t end, int) {
+                  maxRowsChannelsLastWithIndices(x, y, idx, begin, end, outH,
+                                                 outW, height, width, channels,
+                                                 rows, cols, w);
+                });
+    return "channels_last";
+  }
   const float *x = input.as<float>();
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;

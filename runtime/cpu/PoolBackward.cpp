@@ -20,15 +20,20 @@
 // Each also has a fast kernel for dense grad_inputs: avg_pool2d_backward's
 // channels-last only, the max and adaptive ones channels-last or contiguous
 // (a training step's layouts): per image, zero it and add each cell's
-// gradients in f32, threads over images, nothing allocated.
+// gradients in f32, threads over images, nothing allocated. The max and
+// adaptive ones also take bf16 (a mixed-precision step): the image is
+// accumulated in an f32 scratch image per thread and rounded to bf16 once,
+// as the widened reference rounds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 
 #include "lib/Parallel.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -253,83 +258,117 @@ const char *denseImages(const TensorView &gi) {
   return gi.isContiguous() ? "contiguous" : nullptr;
 }
 
-} // namespace
+/// Runs `scatter(image, n)` for every image n of the dense grad_input `gi`
+/// of storage type T on the threads, `image` being an f32 image of
+/// `gi`'s strides (without dim 0) set to zeros: grad_input's own for f32,
+/// a per-thread scratch image rounded into grad_input afterwards for bf16.
+template <typename T, typename Scatter>
+void scatterImages(const TensorView &gi, Scatter scatter) {
+  const int64_t size = gi.sizes[1] * gi.sizes[2] * gi.sizes[3];
+  T *out = gi.as<T>();
+  parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
+    std::vector<float> scratch;
+    if constexpr (!std::is_same_v<T, float>)
+      scratch.resize(static_cast<size_t>(size));
+    for (int64_t n = begin; n < end; ++n) {
+      T *image = out + n * gi.strides[0];
+      float *acc;
+      if constexpr (std::is_same_v<T, float>)
+        acc = image;
+      else
+        acc = scratch.data();
+      std::fill(acc, acc + size, 0.0f);
+      scatter(acc, n);
+      if constexpr (!std::is_same_v<T, float>)
+        for (int64_t i = 0; i < size; ++i)
+          image[i] = cpu::store<T>(acc[i]);
+    }
+  });
+}
 
-const char *cpu::maxPool2dWithIndicesBackwardFast(
-    const args::max_pool2d_with_indices_backward &a) {
+template <typename T>
+void maxPoolBackwardImages(const args::max_pool2d_with_indices_backward &a) {
   const TensorView &go = a.grad_output, &gi = a.grad_input;
-  const char *impl = denseImages(gi);
-  if (!impl || go.numElements() == 0 || gi.numElements() == 0)
-    return nullptr;
   const int64_t channels = gi.sizes[1], h = gi.sizes[2], w = gi.sizes[3];
   const int64_t outH = go.sizes[2], outW = go.sizes[3];
   const int64_t *gs = go.strides, *is = a.indices.strides, *os = gi.strides;
-  const float *g = go.as<float>();
+  const T *g = go.as<T>();
   const int64_t *idx = a.indices.as<int64_t>();
-  float *out = gi.as<float>();
   // Per image: zero it, then each cell's C gradients go to the positions
   // its C indices name, when they are taps of the cell's window (as in the
   // reference); a position several cells chose sums their gradients in f32.
-  parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t n = begin; n < end; ++n) {
-      float *image = out + n * os[0];
-      std::fill(image, image + h * w * channels, 0.0f);
-      for (int64_t oh = 0; oh < outH; ++oh) {
-        const int64_t firstRow = oh * a.stride_h - a.pad_top;
-        for (int64_t ow = 0; ow < outW; ++ow) {
-          const int64_t firstCol = ow * a.stride_w - a.pad_left;
-          const float *cellGrad = g + n * gs[0] + oh * gs[2] + ow * gs[3];
-          const int64_t *cellIndex = idx + n * is[0] + oh * is[2] + ow * is[3];
-          for (int64_t c = 0; c < channels; ++c) {
-            const int64_t index = cellIndex[c * is[1]];
-            if (index < 0 || index >= h * w ||
-                tapOf(index / w, firstRow, a.kernel_h, a.dilation_h) < 0 ||
-                tapOf(index % w, firstCol, a.kernel_w, a.dilation_w) < 0)
-              continue;
-            image[c * os[1] + (index / w) * os[2] + (index % w) * os[3]] +=
-                cellGrad[c * gs[1]];
-          }
+  scatterImages<T>(gi, [&](float *image, int64_t n) {
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      const int64_t firstRow = oh * a.stride_h - a.pad_top;
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        const int64_t firstCol = ow * a.stride_w - a.pad_left;
+        const T *cellGrad = g + n * gs[0] + oh * gs[2] + ow * gs[3];
+        const int64_t *cellIndex = idx + n * is[0] + oh * is[2] + ow * is[3];
+        for (int64_t c = 0; c < channels; ++c) {
+          const int64_t index = cellIndex[c * is[1]];
+          if (index < 0 || index >= h * w ||
+              tapOf(index / w, firstRow, a.kernel_h, a.dilation_h) < 0 ||
+              tapOf(index % w, firstCol, a.kernel_w, a.dilation_w) < 0)
+            continue;
+          image[c * os[1] + (index / w) * os[2] + (index % w) * os[3]] +=
+              cpu::load(cellGrad[c * gs[1]]);
         }
       }
     }
   });
-  return impl;
 }
 
-const char *cpu::adaptiveAvgPool2dBackwardFast(
+template <typename T>
+void adaptiveAvgPoolBackwardImages(
     const args::adaptive_avg_pool2d_backward &a) {
   const TensorView &go = a.grad_output, &gi = a.grad_input;
-  const char *impl = denseImages(gi);
-  if (!impl || go.numElements() == 0 || gi.numElements() == 0)
-    return nullptr;
   const int64_t channels = gi.sizes[1], h = gi.sizes[2], w = gi.sizes[3];
   const int64_t outH = go.sizes[2], outW = go.sizes[3];
   const int64_t *gs = go.strides, *os = gi.strides;
-  const float *g = go.as<float>();
-  float *out = gi.as<float>();
+  const T *g = go.as<T>();
   // Per image: zero it, then each cell spreads its C gradients, divided by
   // its window's size, over the window [floor(o * in / out),
   // ceil((o + 1) * in / out)) of each axis.
-  parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t n = begin; n < end; ++n) {
-      float *image = out + n * os[0];
-      std::fill(image, image + h * w * channels, 0.0f);
-      for (int64_t oh = 0; oh < outH; ++oh) {
-        const int64_t h0 = oh * h / outH, h1 = ((oh + 1) * h + outH - 1) / outH;
-        for (int64_t ow = 0; ow < outW; ++ow) {
-          const int64_t w0 = ow * w / outW,
-                        w1 = ((ow + 1) * w + outW - 1) / outW;
-          const float count = static_cast<float>((h1 - h0) * (w1 - w0));
-          const float *cellGrad = g + n * gs[0] + oh * gs[2] + ow * gs[3];
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) {
-              float *at = image + ih * os[2] + iw * os[3];
-              for (int64_t c = 0; c < channels; ++c)
-                at[c * os[1]] += cellGrad[c * gs[1]] / count;
-            }
-        }
+  scatterImages<T>(gi, [&](float *image, int64_t n) {
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      const int64_t h0 = oh * h / outH, h1 = ((oh + 1) * h + outH - 1) / outH;
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        const int64_t w0 = ow * w / outW, w1 = ((ow + 1) * w + outW - 1) / outW;
+        const float count = static_cast<float>((h1 - h0) * (w1 - w0));
+        const T *cellGrad = g + n * gs[0] + oh * gs[2] + ow * gs[3];
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            float *at = image + ih * os[2] + iw * os[3];
+            for (int64_t c = 0; c < channels; ++c)
+              at[c * os[1]] += cpu::load(cellGrad[c * gs[1]]) / count;
+          }
       }
     }
   });
-  return impl;
+}
+
+} // namespace
+
+const char *cpu::maxPool2dWithIndicesBackwardFast(
+    const args::max_pool2d_with_indices_backward &a, DType dtype) {
+  const char *impl = denseImages(a.grad_input);
+  if (!impl || a.grad_output.numElements() == 0 ||
+      a.grad_input.numElements() == 0)
+    return nullptr;
+  return visitFloatElement(dtype, [&](auto element) {
+    maxPoolBackwardImages<decltype(element)>(a);
+    return impl;
+  });
+}
+
+const char *cpu::adaptiveAvgPool2dBackwardFast(
+    const args::adaptive_avg_pool2d_backward &a, DType dtype) {
+  const char *impl = denseImages(a.grad_input);
+  if (!impl || a.grad_output.numElements() == 0 ||
+      a.grad_input.numElements() == 0)
+    return nullptr;
+  return visitFloatElement(dtype, [&](auto element) {
+    adaptiveAvgPoolBackwardImages<decltype(element)>(a);
+    return impl;
+  });
 }

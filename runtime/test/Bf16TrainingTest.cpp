@@ -12,8 +12,8 @@
 // convolution and matmul gradients) is compared with the widened f32
 // reference (the oracle, Precision.cpp) on the same bf16 inputs, in the
 // dense layouts and a strided one, on edge shapes (N = 1, C = 1, H = W = 1,
-// odd sizes, stride 2, groups, pointwise). The elementwise kernels give the
-// reference's bits; reductions and products agree within a bf16 rounding of
+// odd sizes, stride 2, groups, pointwise). The elementwise kernels and max
+// pooling (values and positions) give the reference's bits; reductions and products agree within a bf16 rounding of
 // the result plus f32 summation. An absent gradient's stand-in (another
 // tensor of its type, as the lowering passes it) is never written. Where
 // the CPU multiplies bf16 natively, the fast context must not fall back to
@@ -238,6 +238,66 @@ TEST(Bf16ThresholdBackwardTest, DenseLoopsGiveTheReferenceBits) {
       EXPECT_TRUE(got.gapsIntact());
       if (layout != S)
         EXPECT_EQ(fast.implOf(node), hasAddend ? "dense_sum" : "dense");
+      ++node;
+    }
+  }
+}
+
+TEST(Bf16PoolTrainingTest, MaxAndAdaptiveMatchTheWidenedReference) {
+  TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
+  int64_t node = 0;
+  for (Layout layout : {C, CL, S}) {
+    // The ResNet stem's 3x3 / 2 max pool with padding 1 (overlapping
+    // windows, so a position several cells chose sums their gradients),
+    // on an odd image.
+    const std::vector<int64_t> in = {2, 5, 9, 7}, out = {2, 5, 5, 4};
+    Half x = randomBf16(in, layout, 51);
+    x.flat(10) = 0x7fc0; // A NaN wins its windows.
+    Half y(out, layout), yRef(out, layout);
+    TestTensor<int64_t> idx(out, layout), idxRef(out, layout);
+    auto pool = [&](TestContext &ctx, Half &o, TestTensor<int64_t> &i) {
+      return _mlir_ciface_memfmt_max_pool2d_with_indices_bf16(
+          ctx, node, x.memref(), o.memref(), i.memref(), 3, 3, 2, 2, 1, 1, 1,
+          1);
+    };
+    EXPECT_KERNEL_OK(fast, pool(fast, y, idx));
+    EXPECT_KERNEL_OK(ref, pool(ref, yRef, idxRef));
+    EXPECT_TRUE(sameBits(y, yRef)) << x.describe();
+    for (int64_t i = 0; i < idx.numElements(); ++i)
+      ASSERT_EQ(idx.flat(i), idxRef.flat(i)) << "index " << i;
+    if (layout == CL)
+      EXPECT_EQ(fast.implOf(node), "channels_last");
+    ++node;
+
+    const Half go = randomBf16(out, layout, 52);
+    Half gi(in, layout), giRef(in, layout);
+    auto back = [&](TestContext &ctx, Half &g) {
+      return _mlir_ciface_memfmt_max_pool2d_with_indices_backward_bf16(
+          ctx, node, go.memref(), idxRef.memref(), g.memref(), 3, 3, 2, 2, 1,
+          1, 1, 1);
+    };
+    EXPECT_KERNEL_OK(fast, back(fast, gi));
+    EXPECT_KERNEL_OK(ref, back(ref, giRef));
+    EXPECT_TRUE(nearBits(gi, giRef, 0)) << "max pool gradient " << x.describe();
+    if (layout != S)
+      EXPECT_NE(fast.implOf(node), "reference_widened");
+    ++node;
+
+    // The global average pool's gradient, and overlapping adaptive windows.
+    for (const std::vector<int64_t> &cells :
+         {std::vector<int64_t>{2, 5, 1, 1}, std::vector<int64_t>{2, 5, 4, 3}}) {
+      const Half g = randomBf16(cells, layout, 53);
+      Half got(in, layout), want(in, layout);
+      auto call = [&](TestContext &ctx, Half &o) {
+        return _mlir_ciface_memfmt_adaptive_avg_pool2d_backward_bf16(
+            ctx, node, g.memref(), o.memref());
+      };
+      EXPECT_KERNEL_OK(fast, call(fast, got));
+      EXPECT_KERNEL_OK(ref, call(ref, want));
+      EXPECT_TRUE(nearBits(got, want, 0)) << "adaptive " << got.describe();
+      EXPECT_TRUE(got.gapsIntact());
+      if (layout != S)
+        EXPECT_NE(fast.implOf(node), "reference_widened");
       ++node;
     }
   }
