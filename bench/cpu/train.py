@@ -10,7 +10,9 @@ configuration alike:
     seeded torchvision weights as the peers (written to safetensors); where
     the CPU has bf16 instructions also channels-last with memfmt-train
     --allow-bf16 (convolutions and their gradients multiply in bf16, the
-    rest stays f32), a bf16 row;
+    rest stays f32) and the step compiled with --precision bf16 (mixed
+    precision in the IR: bf16 activations and gradients, f32 master
+    weights, statistics, loss and SGD, as autocast), bf16 rows;
   * PyTorch 1.13 (Debian, /usr/bin/python3): eager NCHW and eager
     channels-last, in this process;
   * with --peers: PyTorch 2.x from bench/.venv (PyPI), eager channels-last
@@ -235,6 +237,8 @@ def main():
             builds = [("channels-last", []), ("contiguous", [])]
             if args.unfused:
                 builds.insert(1, ("channels-last", ["--fusion=false"]))
+            if bf16:
+                builds.append(("channels-last", ["--precision", "bf16"]))
             for fmt, flags in builds:
                 d = os.path.join(work, f"{name}.{batch}.{fmt}{''.join(flags)}")
                 subprocess.run(
@@ -249,7 +253,7 @@ def main():
                 runners[label] = MemfmtStep(d, data, args.threads)
                 memory[label] = runners[label].bytes
                 if fmt == "channels-last" and not flags and bf16:
-                    label = "memfmt channels-last bf16"
+                    label = "memfmt channels-last --allow-bf16"
                     runners[label] = MemfmtStep(d, data, args.threads,
                                                 ["--allow-bf16"])
                     memory[label] = runners[label].bytes
