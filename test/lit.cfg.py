@@ -55,6 +55,18 @@ if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
 if config.memfmt_have_cuda.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("memfmt-cuda")
 
+# The CPU multiplies bf16 natively (AVX-512 BF16 or AMX), where memfmt's
+# bf16 kernels run on oneDNN and its own loops rather than on the widened
+# reference: tests of a bf16 step's speed-related properties (`REQUIRES:
+# cpu-bf16`) need it.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        _flags = cpuinfo.read()
+    if "avx512_bf16" in _flags or "amx_bf16" in _flags:
+        config.available_features.add("cpu-bf16")
+except OSError:
+    pass
+
 # memfmt-train was built with MPI and Open MPI's launcher is installed:
 # data-parallel training tests (`REQUIRES: mpi`) start it with mpirun.
 import shutil

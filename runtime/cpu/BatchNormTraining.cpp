@@ -30,6 +30,10 @@
 //    reassociation).
 // Both reduce in double, so the statistics are as accurate as the
 // reference's; the elementwise passes (normalise, grad_input) run in f32.
+// The rows loops also take bf16 activations and gradients (a
+// mixed-precision step; Element.h: read exactly, computed as the f32 loops,
+// each output rounded once) with the parameters and statistics in f32; a
+// bf16 call in NCHW goes to the widened reference.
 // The rows and planes loops are compiled per vector width (Vectorize.h):
 // on ResNet-50's batch-8 training step (AMD Zen 5, 2 threads) that took the
 // forward from 106 to 54 ms and the backward from 118 to 58 ms per step in

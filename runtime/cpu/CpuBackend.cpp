@@ -19,7 +19,10 @@
 //    (convolutions need AVX-512 BF16 or AMX); the layout-specialised loops
 //    that also compute in bf16 (Element.h: relu, add, binary, the
 //    piecewise-linear eltwise functions, and the pooling and copies
-//    oneDNN declines), else the widened reference; f16: the widened
+//    oneDNN declines; for a mixed-precision training step also the
+//    channels-last batch norms, relu's gradient, max pooling with its
+//    positions and the pooling gradients, with oneDNN's bf16 convolution
+//    and matmul gradients), else the widened reference; f16: the widened
 //    reference (copies excepted).
 // The implementation that ran is recorded on the call for the profile.
 //

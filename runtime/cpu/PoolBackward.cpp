@@ -22,13 +22,15 @@
 // (a training step's layouts): per image, zero it and add each cell's
 // gradients in f32, threads over images, nothing allocated. The max and
 // adaptive ones also take bf16 (a mixed-precision step): the image is
-// accumulated in an f32 scratch image per thread and rounded to bf16 once,
-// as the widened reference rounds.
+// accumulated in an f32 scratch image per thread (Scratch.h: reused, so a
+// step allocates nothing) and rounded to bf16 once, as the widened
+// reference rounds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Element.h"
+#include "Scratch.h"
 
 #include "lib/Parallel.h"
 
@@ -267,16 +269,16 @@ void scatterImages(const TensorView &gi, Scatter scatter) {
   const int64_t size = gi.sizes[1] * gi.sizes[2] * gi.sizes[3];
   T *out = gi.as<T>();
   parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
-    std::vector<float> scratch;
+    float *scratch = nullptr;
     if constexpr (!std::is_same_v<T, float>)
-      scratch.resize(static_cast<size_t>(size));
+      scratch = cpu::scratchBuffer<float, 0>(static_cast<size_t>(size)).data();
     for (int64_t n = begin; n < end; ++n) {
       T *image = out + n * gi.strides[0];
       float *acc;
       if constexpr (std::is_same_v<T, float>)
         acc = image;
       else
-        acc = scratch.data();
+        acc = scratch;
       std::fill(acc, acc + size, 0.0f);
       scatter(acc, n);
       if constexpr (!std::is_same_v<T, float>)

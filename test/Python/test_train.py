@@ -4,7 +4,8 @@
 # against torch.optim.SGD on the same weights and data; a DataLoader whose
 # collate_fn yields channels-last batches feeds it without a conversion;
 # save() and memfmt.load(weights=) resume where it stopped; state-dict
-# errors; SGD with dampening (its step count saved and resumed).
+# errors; SGD with dampening (its step count saved and resumed); the
+# mixed-precision step (precision="bf16") keeps an f32 state_dict.
 #
 # REQUIRES: python-package, pytest, torch, memfmt-compile
 # UNSUPPORTED: sanitizer
@@ -211,3 +212,35 @@ def test_allow_bf16(tmp_path):
     t = memfmt.load(directory, allow_bf16=True)
     assert t.device == devices[1]
     t.close()
+
+
+def test_precision_bf16(tmp_path):
+    """precision="bf16" with train=True: a mixed-precision step (bf16
+    activations, f32 master weights). Its first loss stays within 1e-2 of
+    the f32 step's; after a step its state_dict is still f32 torchvision
+    names and loads into resnet18 (strict), and the parameters moved by
+    about the f32 step's update."""
+    x, y = data(4)
+    x = x.contiguous(memory_format=torch.channels_last)
+    results = []
+    for precision in ("f32", "bf16"):
+        t = memfmt.compile("resnet18", train=True, batch=N, height=H,
+                           width=W, weights="synthetic:1", lr=LR,
+                           momentum=MOMENTUM, weight_decay=WEIGHT_DECAY,
+                           precision=precision,
+                           out_dir=tmp_path / precision)
+        before = {k: v.clone() for k, v in t.state_dict().items()}
+        loss = t.step(x, y)
+        after = {k: v.clone() for k, v in t.state_dict().items()}
+        results.append((loss, before, after))
+        t.close()
+    (loss32, before, after32), (loss16, before16, after16) = results
+    assert abs(loss16 - loss32) <= 1e-2 * abs(loss32), (loss16, loss32)
+    model = torchvision.models.resnet18()
+    model.load_state_dict(after16, strict=True)
+    for name, value in after16.items():
+        assert value.dtype == before16[name].dtype, name
+        if name.endswith("fc.weight"):
+            step32 = after32[name] - before[name]
+            step16 = value - before16[name]
+            assert rel_error(step16, step32) < 0.1, name
