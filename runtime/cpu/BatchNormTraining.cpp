@@ -644,10 +644,11 @@ gradientSumRowsWith(const T *x, const T *g, const T *y, const double *m,
   }
 }
 
-MEMFMT_VECTOR_CLONES
-void gradientSumRows(bool relu, const float *x, const float *g, const float *y,
-                     const double *m, int64_t channels, int64_t begin,
-                     int64_t end, double *acc) {
+template <typename T>
+[[gnu::always_inline]] inline void
+gradientSumRowsOf(bool relu, const T *x, const T *g, const T *y,
+                  const double *m, int64_t channels, int64_t begin,
+                  int64_t end, double *acc) {
   if (relu)
     gradientSumRowsWith<true>(x, g, y, m, channels, begin, end, acc);
   else
@@ -655,13 +656,17 @@ void gradientSumRows(bool relu, const float *x, const float *g, const float *y,
 }
 
 MEMFMT_VECTOR_CLONES
+void gradientSumRows(bool relu, const float *x, const float *g, const float *y,
+                     const double *m, int64_t channels, int64_t begin,
+                     int64_t end, double *acc) {
+  gradientSumRowsOf(relu, x, g, y, m, channels, begin, end, acc);
+}
+
+MEMFMT_VECTOR_CLONES
 void gradientSumRows(bool relu, const Bf16 *x, const Bf16 *g, const Bf16 *y,
                      const double *m, int64_t channels, int64_t begin,
                      int64_t end, double *acc) {
-  if (relu)
-    gradientSumRowsWith<true>(x, g, y, m, channels, begin, end, acc);
-  else
-    gradientSumRowsWith<false>(x, g, y, m, channels, begin, end, acc);
+  gradientSumRowsOf(relu, x, g, y, m, channels, begin, end, acc);
 }
 
 /// rowsBackward's grad_input rows [begin, end):
@@ -683,11 +688,11 @@ gradientRowsWith(const T *x, const T *g, const T *y, const double *m,
   }
 }
 
-MEMFMT_VECTOR_CLONES
-void gradientRows(bool relu, const float *x, const float *g, const float *y,
-                  const double *m, const double *kc, const float *mg,
-                  const float *s, float *out, int64_t channels, int64_t begin,
-                  int64_t end) {
+template <typename T>
+[[gnu::always_inline]] inline void
+gradientRowsOf(bool relu, const T *x, const T *g, const T *y, const double *m,
+               const double *kc, const float *mg, const float *s, T *out,
+               int64_t channels, int64_t begin, int64_t end) {
   if (relu)
     gradientRowsWith<true>(x, g, y, m, kc, mg, s, out, channels, begin, end);
   else
@@ -695,14 +700,19 @@ void gradientRows(bool relu, const float *x, const float *g, const float *y,
 }
 
 MEMFMT_VECTOR_CLONES
+void gradientRows(bool relu, const float *x, const float *g, const float *y,
+                  const double *m, const double *kc, const float *mg,
+                  const float *s, float *out, int64_t channels, int64_t begin,
+                  int64_t end) {
+  gradientRowsOf(relu, x, g, y, m, kc, mg, s, out, channels, begin, end);
+}
+
+MEMFMT_VECTOR_CLONES
 void gradientRows(bool relu, const Bf16 *x, const Bf16 *g, const Bf16 *y,
                   const double *m, const double *kc, const float *mg,
                   const float *s, Bf16 *out, int64_t channels, int64_t begin,
                   int64_t end) {
-  if (relu)
-    gradientRowsWith<true>(x, g, y, m, kc, mg, s, out, channels, begin, end);
-  else
-    gradientRowsWith<false>(x, g, y, m, kc, mg, s, out, channels, begin, end);
+  gradientRowsOf(relu, x, g, y, m, kc, mg, s, out, channels, begin, end);
 }
 
 /// Runs `body(begin, end, acc)` over the rows on every thread, each with

@@ -174,56 +174,19 @@ int64_t maxRowWithIndices(const float *xp, int64_t width,
   return ow0;
 }
 
-/// Channels-last max pooling without indices in T, rows of the output
-/// [begin, end) (image row / outH, output row row % outH): per output pixel
-/// the window's channel vectors compared in f32 (a NaN wins), the winner's
-/// element stored as it is.
+/// Channels-last max pooling in T, rows of the output [begin, end) (image
+/// row / outH, output row row % outH): per output pixel the first tap of
+/// the window initialises every channel and each later tap takes a channel
+/// where it is larger in f32 or NaN (as the reference does), the winner's
+/// element stored as it is; with `idx` (training's max pool, whose backward
+/// reads them; its own f32 loop is below) also the winners' positions.
 template <typename T>
-void maxRowsChannelsLast(const T *x, T *y, int64_t begin, int64_t end,
-                         int64_t outH, int64_t outW, int64_t height,
-                         int64_t width, int64_t channels,
+void maxRowsChannelsLast(const T *x, T *y, int64_t *idx, int64_t begin,
+                         int64_t end, int64_t outH, int64_t outW,
+                         int64_t height, int64_t width, int64_t channels,
                          const std::vector<Window> &rows,
                          const std::vector<Window> &cols,
                          const memfmt::runtime::cpu::MaxPoolWindow &w) {
-  for (int64_t row = begin; row < end; ++row) {
-    int64_t n = row / outH, oh = row % outH;
-    int64_t ih0 = oh * w.strideH - w.padTop;
-    for (int64_t ow = 0; ow < outW; ++ow) {
-      int64_t iw0 = ow * w.strideW - w.padLeft;
-      T *yr = y + (row * outW + ow) * channels;
-      bool first = true;
-      for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
-        int64_t ih = ih0 + kh * w.dilationH;
-        for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
-          int64_t iw = iw0 + kw * w.dilationW;
-          const T *xr = x + ((n * height + ih) * width + iw) * channels;
-          if (first) {
-            std::copy(xr, xr + channels, yr);
-            first = false;
-            continue;
-          }
-          for (int64_t c = 0; c < channels; ++c) {
-            float v = memfmt::runtime::cpu::load(xr[c]);
-            yr[c] = v > memfmt::runtime::cpu::load(yr[c]) || v != v ? xr[c]
-                                                                    : yr[c];
-          }
-        }
-      }
-    }
-  }
-}
-
-/// maxRowsChannelsLast with the positions (training's max pool, whose
-/// backward reads them) for storage types without the f32 loop's register
-/// blocks (bf16): per cell, the first tap of the window initialises every
-/// channel and each later tap takes a channel where it is larger or NaN,
-/// as the reference does.
-template <typename T>
-void maxRowsChannelsLastWithIndices(
-    const T *x, T *y, int64_t *idx, int64_t begin, int64_t end, int64_t outH,
-    int64_t outW, int64_t height, int64_t width, int64_t channels,
-    const std::vector<Window> &rows, const std::vector<Window> &cols,
-    const memfmt::runtime::cpu::MaxPoolWindow &w) {
   using memfmt::runtime::cpu::load;
   for (int64_t row = begin; row < end; ++row) {
     int64_t n = row / outH, oh = row % outH;
@@ -231,7 +194,7 @@ void maxRowsChannelsLastWithIndices(
     for (int64_t ow = 0; ow < outW; ++ow) {
       int64_t iw0 = ow * w.strideW - w.padLeft;
       T *yr = y + (row * outW + ow) * channels;
-      int64_t *ir = idx + (row * outW + ow) * channels;
+      int64_t *ir = idx ? idx + (row * outW + ow) * channels : nullptr;
       bool first = true;
       for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
         int64_t ih = ih0 + kh * w.dilationH;
@@ -241,15 +204,23 @@ void maxRowsChannelsLastWithIndices(
           const T *xr = x + ((n * height + ih) * width + iw) * channels;
           if (first) {
             std::copy(xr, xr + channels, yr);
-            std::fill(ir, ir + channels, at);
+            if (ir)
+              std::fill(ir, ir + channels, at);
             first = false;
             continue;
           }
-          for (int64_t c = 0; c < channels; ++c) {
-            float v = load(xr[c]);
-            bool take = v > load(yr[c]) || v != v;
-            yr[c] = take ? xr[c] : yr[c];
-            ir[c] = take ? at : ir[c];
+          if (ir) {
+            for (int64_t c = 0; c < channels; ++c) {
+              float v = load(xr[c]);
+              bool take = v > load(yr[c]) || v != v;
+              yr[c] = take ? xr[c] : yr[c];
+              ir[c] = take ? at : ir[c];
+            }
+          } else {
+            for (int64_t c = 0; c < channels; ++c) {
+              float v = load(xr[c]);
+              yr[c] = v > load(yr[c]) || v != v ? xr[c] : yr[c];
+            }
           }
         }
       }
@@ -327,30 +298,23 @@ const char *cpu::maxPool2dFast(const TensorView &input,
       tapRanges<0>(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
   const std::vector<Window> &cols =
       tapRanges<1>(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
-  if (layout == DenseLayout::ChannelsLast && !indices)
+  // Channels-last: the loop above, but f32 with positions (its own loop
+  // below).
+  if (layout == DenseLayout::ChannelsLast &&
+      (!indices || dtype != DType::f32))
     return visitFloatElement(dtype, [&](auto element) {
       using T = decltype(element);
       const T *x = input.as<T>();
       T *y = output.as<T>();
+      int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
       parallelFor(output.sizes[0] * outH, 1,
                   [&](int64_t begin, int64_t end, int) {
-                    maxRowsChannelsLast(x, y, begin, end, outH, outW, height,
-                                        width, channels, rows, cols, w);
+                    maxRowsChannelsLast(x, y, idx, begin, end, outH, outW,
+                                        height, width, channels, rows, cols,
+                                        w);
                   });
       return "channels_last";
     });
-  if (dtype == DType::bf16) {
-    const Bf16 *x = input.as<Bf16>();
-    Bf16 *y = output.as<Bf16>();
-    int64_t *idx = indices->as<int64_t>();
-    parallelFor(output.sizes[0] * outH, 1,
-                [&](int64_t begin, int64_t end, int) {
-                  maxRowsChannelsLastWithIndices(x, y, idx, begin, end, outH,
-                                                 outW, height, width, channels,
-                                                 rows, cols, w);
-                });
-    return "channels_last";
-  }
   const float *x = input.as<float>();
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;

@@ -110,6 +110,18 @@ bool nativeBf16() {
   return ::testing::AssertionSuccess();
 }
 
+/// A test name from a (case, layout) parameter: the case's name and the
+/// layout's, with every other character an underscore.
+template <typename Case>
+std::string caseName(const std::tuple<Case, Layout> &param) {
+  std::string name =
+      std::string(std::get<0>(param).name) + "_" + toString(std::get<1>(param));
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
+}
+
 struct Shape {
   const char *name;
   std::vector<int64_t> sizes;
@@ -205,14 +217,7 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, Bf16BatchNormTest,
     ::testing::Combine(::testing::ValuesIn(kBatchNormShapes),
                        ::testing::Values(C, CL, S)),
-    [](const auto &info) {
-      std::string name = std::string(std::get<0>(info.param).name) + "_" +
-                         toString(std::get<1>(info.param));
-      for (char &c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-          c = '_';
-      return name;
-    });
+    [](const auto &info) { return caseName(info.param); });
 
 TEST(Bf16ThresholdBackwardTest, DenseLoopsGiveTheReferenceBits) {
   TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
@@ -373,14 +378,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, Bf16ConvBackwardTest,
     ::testing::Combine(::testing::ValuesIn(kConvCases),
                        ::testing::Values(C, CL, S)),
-    [](const auto &info) {
-      std::string name = std::string(std::get<0>(info.param).name) + "_" +
-                         toString(std::get<1>(info.param));
-      for (char &c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-          c = '_';
-      return name;
-    });
+    [](const auto &info) { return caseName(info.param); });
 
 TEST(Bf16LinearBackwardTest, MatchesTheWidenedReference) {
   TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
