@@ -70,7 +70,12 @@ FailureOr<GradientOutputs> gradientOutputs(Operation *op,
     out.views[i] = calls.view(result);
     out.present[i] = 1;
   }
-  auto standIn = [&](Type element) -> Value {
+  // Absent: never read or written (has_* = 0). A present view or an operand
+  // of its element type stands in; where none has it (a bf16 step's absent
+  // f32 weight gradient beside a bf16 grad_input), an empty view of its rank
+  // at the start of the first operand's buffer, an input nothing writes.
+  auto standIn = [&](RankedTensorType type) -> Value {
+    Type element = type.getElementType();
     for (unsigned i = 0; i < 3; ++i)
       if (out.present[i] &&
           getElementTypeOrSelf(op->getResult(i).getType()) == element)
@@ -78,12 +83,15 @@ FailureOr<GradientOutputs> gradientOutputs(Operation *op,
     for (Value operand : op->getOperands())
       if (getElementTypeOrSelf(operand.getType()) == element)
         return calls.view(operand);
-    return Value();
+    return calls.viewAt(
+        getPlannedBuffer(op->getOperand(0)), 0,
+        RankedTensorType::get(SmallVector<int64_t>(type.getRank(), 0),
+                              element));
   };
   for (unsigned i = 0; i < 3; ++i)
     if (!out.views[i] && out.any())
-      // Absent: never read or written (has_* = 0).
-      out.views[i] = standIn(getElementTypeOrSelf(op->getResult(i).getType()));
+      out.views[i] =
+          standIn(cast<RankedTensorType>(op->getResult(i).getType()));
   return out;
 }
 

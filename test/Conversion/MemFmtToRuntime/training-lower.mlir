@@ -19,6 +19,23 @@ func.func @conv_backward(%go: tensor<1x4x3x3xf32>, %x: tensor<1x2x7x7xf32>) -> t
 
 // -----
 
+// A bf16 step wanting only grad_input: no present output or operand is f32,
+// so the absent f32 grad_weight and grad_bias get empty views of their ranks
+// at the start of grad_output's buffer (an input), with has_grad_weight = 0
+// and has_grad_bias = 0.
+// CHECK-LABEL: func.func @memfmt_forward
+// CHECK: memref.view %arg3[%{{.+}}][] : memref<?xi8> to memref<1xf32>
+// CHECK: memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [0, 0, 0, 0]
+// CHECK: memref.view %arg3[%{{.+}}][] : memref<?xi8> to memref<1xf32>
+// CHECK: memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [0]
+// CHECK: call @memfmt_convolution_backward_bf16({{.+}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+func.func @conv_backward_bf16_input_only(%go: tensor<1x4x5x5xbf16>, %x: tensor<1x2x7x7xbf16>, %w: tensor<4x2x3x3xbf16>) -> tensor<1x2x7x7xbf16> {
+  %gi, %gw, %gb = memfmt.convolution_backward %go, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, output_mask = array<i1: true, false, false>} : (tensor<1x4x5x5xbf16>, tensor<1x2x7x7xbf16>, tensor<4x2x3x3xbf16>) -> (tensor<1x2x7x7xbf16>, tensor<4x2x3x3xf32>, tensor<4xf32>)
+  return %gi : tensor<1x2x7x7xbf16>
+}
+
+// -----
+
 // avg_pool2d_backward takes the forward kernel's window: kernel 3x3, stride
 // 2, padding 1 on every side (ceil_mode is in the shapes), and
 // count_include_pad = 0.
