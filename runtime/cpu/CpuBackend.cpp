@@ -118,17 +118,25 @@ private:
   template <typename Args>
   memfmt_status_t runReference(KernelCall &call, const Args &a);
 
-  /// dispatchTyped for the kernels oneDNN also has in bf16 (pooling,
-  /// copies): a bf16 call runs oneDNN's kernel (measured faster than the
-  /// CPU's own loops on AMX: ShuffleNet's channel-shuffle copies 2.1
-  /// against 4.0 ms, EfficientNet-B0's global pools 0.8 against 3.0 ms),
-  /// the own loops where oneDNN declines, else the widened reference.
+  /// dispatchTyped for the kernels oneDNN also has (pooling, copies): a
+  /// bf16 call, and an f32 one unless `f32OnOneDnn` is false, runs oneDNN's
+  /// kernel, the own loops where oneDNN declines, else the (widened)
+  /// reference (options.ownLoops: the own loops first). oneDNN's jitted
+  /// reorders and pooling beat the own loops,
+  /// which are built for the baseline ISA (Vectorize.h), on both: on AMX in
+  /// bf16 ShuffleNet's channel-shuffle copies took 2.1 against 4.0 ms and
+  /// EfficientNet-B0's global pools 0.8 against 3.0 ms; in f32 ShuffleNet's
+  /// concatenations, channel shuffles and slices 2.9 against 6.4 ms per run
+  /// at batch 8 (bench/RESULTS.md, 2026-12-06).
   template <typename Args, typename Fast>
   memfmt_status_t dispatchOneDnnFirst(KernelCall &call, const Args &a,
                                       const TensorView &output,
-                                      Fast fastKernel) {
+                                      Fast fastKernel,
+                                      bool f32OnOneDnn = true) {
     memfmt_status_t status = MEMFMT_STATUS_OK;
-    if (runReducedOnOneDnn(call, a, status))
+    if (!options.ownLoops &&
+        (runReducedOnOneDnn(call, a, status) ||
+         (f32OnOneDnn && runF32OnOneDnn(call, a, status))))
       return status;
     return dispatchTyped(call, a, output, fastKernel);
   }
@@ -156,6 +164,17 @@ private:
                           memfmt_status_t &status) {
 #ifdef MEMFMT_HAVE_ONEDNN
     return fast() && call.dtype() == DType::bf16 && unary->run(call, a, status);
+#else
+    (void)call, (void)a, (void)status;
+    return false;
+#endif
+  }
+  /// The same for an f32 call.
+  template <typename Args>
+  bool runF32OnOneDnn(KernelCall &call, const Args &a,
+                      memfmt_status_t &status) {
+#ifdef MEMFMT_HAVE_ONEDNN
+    return fast() && call.dtype() == DType::f32 && unary->run(call, a, status);
 #else
     (void)call, (void)a, (void)status;
     return false;
@@ -363,9 +382,13 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::softmax &a) {
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {
-  return dispatchOneDnnFirst(call, a, a.output, [&](DType dtype) {
-    return maxPool2dFast(a.input, a.output, nullptr, windowOf(a), dtype);
-  });
+  // f32 keeps the own loop: oneDNN's max does not keep NaNs (OneDnnUnary).
+  return dispatchOneDnnFirst(
+      call, a, a.output,
+      [&](DType dtype) {
+        return maxPool2dFast(a.input, a.output, nullptr, windowOf(a), dtype);
+      },
+      /*f32OnOneDnn=*/false);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

@@ -50,6 +50,10 @@ struct BackendOptions {
   bool winograd = true;
   bool allowBf16 = false;
   int numThreads = 1;
+  /// CPU: pooling and copies run memfmt's own loops even where oneDNN has
+  /// the kernel (MEMFMT_CPU_OWN_LOOPS=on), so that tests reach those loops
+  /// on a oneDNN build; oneDNN's are faster (CpuBackend.cpp).
+  bool ownLoops = false;
 };
 
 /// Runs kernels on one device family. Not thread-safe (one per context).

@@ -267,11 +267,15 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
                           "; expected 0 (default) or a positive count",
                       out_ctx);
   std::string error;
+  // Testing only, so not an option: the CPU's own pooling and copy loops
+  // run where oneDNN's would (BackendOptions::ownLoops).
+  memfmt_switch_t ownLoops = MEMFMT_SWITCH_DEFAULT;
   if (!resolveKernels(options, error) || !resolveThreads(options, error) ||
       !resolveCudaOptions(options, error) ||
       !resolveSwitch(options.winograd, "MEMFMT_WINOGRAD", error,
                      MEMFMT_SWITCH_ON) ||
-      !resolveSwitch(options.allow_bf16, "MEMFMT_ALLOW_BF16", error))
+      !resolveSwitch(options.allow_bf16, "MEMFMT_ALLOW_BF16", error) ||
+      !resolveSwitch(ownLoops, "MEMFMT_CPU_OWN_LOOPS", error))
     return failCreate(MEMFMT_STATUS_INVALID_ARGUMENT, error, out_ctx);
 
   BackendOptions backendOptions;
@@ -282,6 +286,7 @@ memfmt_status_t memfmt_context_create(const memfmt_context_options_t *opts,
   backendOptions.winograd = options.winograd == MEMFMT_SWITCH_ON;
   backendOptions.allowBf16 = options.allow_bf16 == MEMFMT_SWITCH_ON;
   backendOptions.numThreads = options.num_threads;
+  backendOptions.ownLoops = ownLoops == MEMFMT_SWITCH_ON;
   try {
     auto ctx = std::make_unique<memfmt_context>();
     ctx->options = options;

@@ -607,8 +607,10 @@ TEST(CopyTest, EveryLayoutPairAndRank) {
   }
 }
 
-/// The conversions the compiler inserts run the specialised loops.
+/// The conversions the compiler inserts run the specialised loops (where
+/// oneDNN does not take them: CopyTest.OneDnnTakesF32Copies).
 TEST(CopyTest, LayoutConversionsUseFastPaths) {
+  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
   TestContext ctx(MEMFMT_KERNELS_FAST);
   struct Case {
     Layout from, to;
@@ -634,6 +636,7 @@ TEST(CopyTest, LayoutConversionsUseFastPaths) {
 /// L3: Nx2048x1x1 is both formats; its size-1 dims may carry any stride, and
 /// a copy between the two descriptions is a plain block copy.
 TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
+  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
   for (memfmt_kernels_t kernels : kBothKernels) {
     TestContext ctx(kernels);
     Tensor in({2, 64, 1, 1}, std::vector<int64_t>{64, 1, 777, 5}, 0, 128);
@@ -653,6 +656,7 @@ TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
 /// views, a slice of channels - run the strided loop, ordered by the side
 /// with the longer unit-stride run.
 TEST(CopyTest, ViewsUseTheStridedLoop) {
+  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
   TestContext ctx(MEMFMT_KERNELS_FAST);
   // channel_shuffle of [2, 6, 5, 3] channels-last with 2 groups.
   Tensor in({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 1, 3, 18, 6}, 0, 180);
@@ -672,6 +676,37 @@ TEST(CopyTest, ViewsUseTheStridedLoop) {
   for (int64_t i = 0; i < piece.numElements(); ++i)
     ASSERT_EQ(piece.flat(i), whole.flat(i)) << i;
   EXPECT_EQ(ctx.implOf(1), "strided");
+}
+
+/// By default a fast f32 copy - a layout conversion, a channel shuffle's
+/// views, a slice of channels - is a oneDNN reorder where the build has
+/// oneDNN (its jitted reorders beat the own loops: CpuBackend.cpp), with the
+/// same bytes.
+TEST(CopyTest, OneDnnTakesF32Copies) {
+  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", nullptr);
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor nchw({3, 35, 9, 11}, C), nhwc({3, 35, 9, 11}, CL);
+  nchw.fillRandom(46);
+  Tensor in({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 1, 3, 18, 6}, 0, 180);
+  Tensor out({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 2, 1, 18, 6}, 0, 180);
+  in.fillRandom(47);
+  Tensor whole({2, 3, 5, 3}, std::vector<int64_t>{90, 1, 18, 6}, 3, 180);
+  Tensor piece({2, 3, 5, 3}, CL);
+  whole.fillRandom(48);
+  const std::pair<Tensor *, Tensor *> copies[] = {
+      {&nchw, &nhwc}, {&in, &out}, {&whole, &piece}};
+  int64_t node = 0;
+  for (auto [from, to] : copies) {
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_copy_f32(ctx, node, from->memref(),
+                                                       to->memref()));
+    for (int64_t i = 0; i < from->numElements(); ++i)
+      ASSERT_EQ(to->flat(i), from->flat(i)) << node << " " << i;
+    if (memfmt_runtime_has_onednn())
+      EXPECT_EQ(ctx.implOf(node), "onednn") << node;
+    else
+      EXPECT_NE(ctx.implOf(node), "reference") << node;
+    ++node;
+  }
 }
 
 /// Inputs may broadcast through zero strides (expand).

@@ -26,6 +26,11 @@ constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
 const std::pair<Layout, Layout> kPoolLayouts[] = {
     {C, C}, {CL, CL}, {CLS, CLS}, {S, S}, {C, CL}, {CL, S}, {S, CL}};
 
+/// oneDNN takes f32 average pooling (not max pooling, whose NaNs it does not
+/// keep) where it can; the tests below run the own loops with it set, and
+/// OneDnnTakesF32AveragePooling the default.
+constexpr const char *kOwnLoops = "MEMFMT_CPU_OWN_LOOPS";
+
 /// Checks the implementation the fast kernels picked for a layout pair:
 /// channels-last pairs run the channels-last loops, NCHW pairs a dense loop
 /// (the channels-last one where the shape is both formats, L3).
@@ -295,6 +300,7 @@ TEST_P(AvgPoolTest, MatchesNaive) {
   auto [pc, kernels, countIncludePad] = GetParam();
   PoolAttrs p = pc.attrs;
   p.countIncludePad = countIncludePad;
+  ScopedEnv ownLoops(kOwnLoops, kernels == MEMFMT_KERNELS_FAST ? "1" : nullptr);
   TestContext ctx(kernels);
   int64_t oh = poolOutSize(pc.h, p.kernelH, p.strideH, p.padTop, p.padBottom, 1,
                            pc.ceil);
@@ -352,6 +358,7 @@ class AdaptiveAvgPoolTest : public ::testing::TestWithParam<
 
 TEST_P(AdaptiveAvgPoolTest, MatchesNaive) {
   const auto &[ac, kernels] = GetParam();
+  ScopedEnv ownLoops(kOwnLoops, kernels == MEMFMT_KERNELS_FAST ? "1" : nullptr);
   TestContext ctx(kernels);
   int64_t node = 0;
   for (auto [inLayout, outLayout] : kPoolLayouts) {
@@ -380,5 +387,46 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(info.param).name) +
              toString(std::get<1>(info.param));
     });
+
+
+/// By default the fast f32 average poolings run on oneDNN where the build has
+/// it (its jitted kernels beat the own loops: CpuBackend.cpp) and max pooling
+/// on the own loop, which keeps NaNs; the values are the naive ones either
+/// way, in both formats.
+TEST(PoolDispatchTest, OneDnnTakesF32AveragePooling) {
+  ScopedEnv ownLoops(kOwnLoops, nullptr);
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const std::string pooled =
+      memfmt_runtime_has_onednn() ? "onednn" : "channels_last";
+  int64_t node = 0;
+  for (Layout layout : {CL, C}) {
+    Tensor in({2, 24, 9, 11}, layout);
+    in.fillRandom(14);
+    Tensor avg({2, 24, 5, 6}, layout), global({2, 24, 1, 1}, layout),
+        max({2, 24, 5, 6}, layout);
+    std::string what = in.describe();
+    PoolAttrs p{3, 3, 2, 2, 1, 1, 1, 1, 1, 1};
+    p.countIncludePad = false;
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_avg_pool2d_f32(
+                              ctx, node, in.memref(), avg.memref(), 3, 3, 2,
+                              2, 1, 1, 1, 1, 0));
+    // oneDNN sums a window (9 taps, 99 for the global pool) in float.
+    expectClose(avg, naiveAvgPool(in, 5, 6, p), floatSumFactor(9), what);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_adaptive_avg_pool2d_f32(
+                              ctx, node + 1, in.memref(), global.memref()));
+    expectClose(global, naiveAdaptiveAvgPool(in, 1, 1), floatSumFactor(99),
+                what);
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_max_pool2d_f32(
+                              ctx, node + 2, in.memref(), max.memref(), 3, 3,
+                              2, 2, 1, 1, 1, 1));
+    expectClose(max, naiveMaxPool(in, 5, 6, p), 0, what);
+    if (layout == CL) {
+      EXPECT_EQ(ctx.implOf(node), pooled) << what;
+      EXPECT_EQ(ctx.implOf(node + 1), pooled) << what;
+      EXPECT_EQ(ctx.implOf(node + 2), "channels_last") << what;
+    }
+    node += 3;
+  }
+}
 
 } // namespace
