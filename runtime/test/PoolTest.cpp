@@ -15,6 +15,8 @@
 
 #include "RuntimeTest.h"
 
+#include <cstring>
+
 using namespace memfmt::test;
 
 namespace {
@@ -427,6 +429,24 @@ TEST(PoolDispatchTest, OneDnnTakesF32AveragePooling) {
     }
     node += 3;
   }
+}
+
+/// MEMFMT_CPU_OWN_LOOPS=0 is the default; a bad value is refused by name.
+TEST(PoolDispatchTest, OwnLoopsEnvironmentVariable) {
+  {
+    ScopedEnv env(kOwnLoops, "0");
+    TestContext ctx(MEMFMT_KERNELS_FAST);
+    ASSERT_NE(ctx.get(), nullptr);
+  }
+  ScopedEnv env(kOwnLoops, "maybe");
+  memfmt_context_t *ctx = nullptr;
+  EXPECT_EQ(memfmt_context_create(nullptr, &ctx),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_NE(std::strstr(memfmt_context_last_error(nullptr),
+                        "MEMFMT_CPU_OWN_LOOPS is 'maybe'"),
+            nullptr)
+      << memfmt_context_last_error(nullptr);
 }
 
 } // namespace
