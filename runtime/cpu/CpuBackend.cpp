@@ -136,7 +136,7 @@ private:
     memfmt_status_t status = MEMFMT_STATUS_OK;
     if (!options.ownLoops &&
         (runReducedOnOneDnn(call, a, status) ||
-         (f32OnOneDnn && runF32OnOneDnn(call, a, status))))
+         (f32OnOneDnn && runOnOneDnn(call, a, status, DType::f32))))
       return status;
     return dispatchTyped(call, a, output, fastKernel);
   }
@@ -156,29 +156,25 @@ private:
   /// A non-dense all_reduce output's elements (AllReduce.cpp).
   std::vector<float> allReduceStaging;
 
-  /// Runs the oneDNN kernel of a bf16 call in FAST mode; false when it is
-  /// not one oneDNN takes here. (oneDNN 2.6's f16 reorders drop the sign of
-  /// -0, and this CPU family has no f16 convolutions: f16 stays widened.)
+  /// Runs the oneDNN kernel of a call of element type `dtype` in FAST mode;
+  /// false when the call has another type or is not one oneDNN takes here.
+  /// (oneDNN 2.6's f16 reorders drop the sign of -0, and this CPU family
+  /// has no f16 convolutions: f16 stays widened.)
   template <typename Args>
-  bool runReducedOnOneDnn(KernelCall &call, const Args &a,
-                          memfmt_status_t &status) {
+  bool runOnOneDnn(KernelCall &call, const Args &a, memfmt_status_t &status,
+                   DType dtype) {
 #ifdef MEMFMT_HAVE_ONEDNN
-    return fast() && call.dtype() == DType::bf16 && unary->run(call, a, status);
+    return fast() && call.dtype() == dtype && unary->run(call, a, status);
 #else
-    (void)call, (void)a, (void)status;
+    (void)call, (void)a, (void)status, (void)dtype;
     return false;
 #endif
   }
-  /// The same for an f32 call.
+  /// runOnOneDnn for bf16 calls (the casts, and every oneDNN-first kernel).
   template <typename Args>
-  bool runF32OnOneDnn(KernelCall &call, const Args &a,
-                      memfmt_status_t &status) {
-#ifdef MEMFMT_HAVE_ONEDNN
-    return fast() && call.dtype() == DType::f32 && unary->run(call, a, status);
-#else
-    (void)call, (void)a, (void)status;
-    return false;
-#endif
+  bool runReducedOnOneDnn(KernelCall &call, const Args &a,
+                          memfmt_status_t &status) {
+    return runOnOneDnn(call, a, status, DType::bf16);
   }
 };
 

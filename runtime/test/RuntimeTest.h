@@ -124,6 +124,21 @@ private:
   std::optional<std::string> previous;
 };
 
+/// memfmt_context_create refuses environment variable `name` set to `value`
+/// with an error that names it ("NAME is 'value'").
+inline void expectEnvironmentRefused(const char *name, const char *value) {
+  ScopedEnv env(name, value);
+  memfmt_context_t *ctx = nullptr;
+  EXPECT_EQ(memfmt_context_create(nullptr, &ctx),
+            MEMFMT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  const std::string expected = std::string(name) + " is '" + value + "'";
+  EXPECT_NE(std::string(memfmt_context_last_error(nullptr)).find(expected),
+            std::string::npos)
+      << memfmt_context_last_error(nullptr);
+}
+
+
 #define EXPECT_KERNEL_OK(ctx, expr)                                            \
   EXPECT_EQ(static_cast<memfmt_status_t>(expr), MEMFMT_STATUS_OK)              \
       << memfmt_context_last_error(ctx)
