@@ -16,9 +16,10 @@
 //  * OneDnnConvBackward, OneDnnLinearBackward: the gradients of those two
 //    (convolution backward data / weights primitives; matmuls);
 //  * OneDnnPool: max and average pooling (adaptive pooling whose windows
-//    tile the input) for the reduced-precision types;
-//  * OneDnnReorder: copies and casts between any positive strides for the
-//    reduced-precision types (f32 copies have their own kernels);
+//    tile the input) for bf16, and f32 average pooling (f32 max and
+//    adaptive pooling keep their own loops: CpuBackend.cpp);
+//  * OneDnnReorder: copies between any positive strides for bf16 and f32,
+//    and the casts between them;
 //  * OneDnnLayerNorm: f32 layer_normalization_forward over the dense rows
 //    of an input and an output.
 // `run` returns false when the call is not one it takes (an output that is

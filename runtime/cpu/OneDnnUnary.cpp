@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The one-source, one-destination kernels the CPU backend runs on oneDNN for
-// the reduced-precision types (f32 has its own loops, CpuKernels.h):
+// The one-source, one-destination kernels the CPU backend runs on oneDNN
+// before its own loops (CpuKernels.h): for bf16 each of them; for f32 the
+// copies and average pooling (CpuBackend.cpp says which and why):
 //  * max_pool2d and avg_pool2d on pooling_v2_forward, with the right padding
 //    that gives the call's output size (ceil_mode). Average pooling with
 //    count_include_pad divides by the whole kernel in oneDNN, which is the
