@@ -430,6 +430,32 @@ TEST(PoolDispatchTest, OneDnnTakesF32AveragePooling) {
   }
 }
 
+/// The channels-last f32 max pool keeps blocks of 16 channels (where the
+/// channels divide by 16), then 8, then single channels in registers over
+/// a window: every mix of the three, with NaNs and ties, equals the naive
+/// pool (NaN wins and stays).
+TEST(PoolDispatchTest, ChannelsLastMaxPoolBlocks) {
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  int64_t node = 0;
+  for (int64_t channels : {1, 7, 8, 17, 24, 32, 33, 48}) {
+    Tensor in({2, channels, 7, 8}, CL);
+    in.fillRandom(15);
+    in.flat(3) = nan;
+    in.flat(in.numElements() / 2) = in.flat(0);
+    in.flat(in.numElements() - 1) = nan;
+    Tensor out({2, channels, 4, 4}, CL);
+    PoolAttrs p{3, 3, 2, 2, 1, 1, 1, 1, 1, 1};
+    const std::string what = in.describe();
+    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_max_pool2d_f32(
+                              ctx, node, in.memref(), out.memref(), 3, 3, 2,
+                              2, 1, 1, 1, 1));
+    expectClose(out, naiveMaxPool(in, 4, 4, p), 0, what);
+    EXPECT_EQ(ctx.implOf(node), "channels_last") << what;
+    ++node;
+  }
+}
+
 /// MEMFMT_CPU_OWN_LOOPS=0 is the default; a bad value is refused by name.
 TEST(PoolDispatchTest, OwnLoopsEnvironmentVariable) {
   {
