@@ -62,13 +62,15 @@ Tensor widened(Kind k, const Half &t) {
 /// Half an ulp of `k` at `v`, relative: 2^-11 (f16), 2^-8 (bf16).
 double halfUlp(Kind k) { return k == Kind::F16 ? 1.0 / 2048 : 1.0 / 256; }
 
+/// `sumFactor`: the relative error of the sums behind each element (of
+/// its magnitude), before the rounding to `k`.
 void expectRounded(Kind k, const Half &out, const Expected &want,
-                   const std::string &what) {
+                   const std::string &what, double sumFactor = 1e-6) {
   int64_t failures = 0;
   for (int64_t i = 0; i < out.numElements() && failures < 5; ++i) {
     double got = widen(k, out.flat(i)), expected = want.value[i];
     double tolerance = 1.01 * halfUlp(k) * std::fabs(expected) +
-                       1e-6 * want.magnitude[i] + 1e-7;
+                       sumFactor * want.magnitude[i] + 1e-7;
     if (!(std::fabs(got - expected) <= tolerance)) {
       ADD_FAILURE() << what << ": element " << i << " is " << got
                     << ", expected " << expected << " (within " << tolerance
@@ -583,6 +585,92 @@ TEST_P(Bf16FastTest, OwnLoopsMatchTheWidenedReference) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, Bf16FastTest,
                          ::testing::Values(C, CL, CLS, S));
+
+/// bf16 grouped convolutions with few channels per group run on AMX with
+/// adjacent groups merged into one, the weights block-diagonal
+/// (OneDnnConv.cpp): the zeros between the groups must add nothing, so the
+/// result is the naive convolution of the bf16 values, rounded once, within
+/// f32 summation; on an AMX CPU the channels-last calls that merge must say
+/// so, and those that must not (depthwise, 16 channels per group, no
+/// divisor up to 16) must not. NaN stays out: finite inputs only.
+TEST(Bf16GroupedConvTest, MergedGroupsMatchNaive) {
+  struct Case {
+    const char *name;
+    int64_t n, c, h, w, o, k;
+    ConvAttrs attrs;
+    bool merges;
+  };
+  // attrs: stride h, w; pad top, left, bottom, right; dilation h, w;
+  // groups; bias, residual, relu.
+  const Case cases[] = {
+      // 6 groups of 8 (RegNetY's first stage): merged by 2, 16 per group.
+      {"SixGroupsOf8Stride2", 2, 48, 9, 9, 48, 3,
+       {2, 2, 1, 1, 1, 1, 1, 1, 6, true, false, true},
+       true},
+      // 5 groups (prime): all merged into one dense convolution.
+      {"FiveGroupsOf8", 1, 40, 5, 7, 40, 3,
+       {1, 1, 1, 1, 1, 1, 1, 1, 5, true, true, true},
+       true},
+      // 4 input, 6 output channels per group; odd sizes, one image.
+      {"TwoUnevenGroups", 1, 8, 5, 3, 12, 3, {1, 1, 1, 1, 1, 1, 1, 1, 2},
+       true},
+      {"OnePixel", 1, 16, 1, 1, 16, 1, {1, 1, 0, 0, 0, 0, 1, 1, 2}, true},
+      {"SixteenPerGroup", 2, 32, 6, 6, 32, 3, {1, 1, 1, 1, 1, 1, 1, 1, 2},
+       false},
+      {"Depthwise", 2, 16, 6, 6, 16, 3, {1, 1, 1, 1, 1, 1, 1, 1, 16}, false},
+      // 17 groups of 2: merging would need all 17 (more than 16).
+      {"SeventeenGroupsOf2", 1, 34, 4, 4, 34, 3,
+       {1, 1, 1, 1, 1, 1, 1, 1, 17},
+       false},
+  };
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const bool amx = memfmt_runtime_has_onednn() &&
+                   std::strstr(memfmt_context_device_description(ctx),
+                               "avx512_core_amx") != nullptr;
+  int64_t node = 0;
+  for (const Case &cs : cases)
+    for (Layout layout : {CL, C}) {
+      const ConvAttrs &a = cs.attrs;
+      int64_t oh = convOutSize(cs.h, cs.k, a.strideH, a.padTop, a.padBottom,
+                               a.dilationH);
+      int64_t ow = convOutSize(cs.w, cs.k, a.strideW, a.padLeft, a.padRight,
+                               a.dilationW);
+      Tensor xf({cs.n, cs.c, cs.h, cs.w}, layout),
+          wf({cs.o, cs.c / a.groups, cs.k, cs.k}, layout), bf({cs.o}),
+          rf({cs.n, cs.o, oh, ow}, layout);
+      xf.fillRandom(21);
+      wf.fillRandom(22);
+      bf.fillRandom(23);
+      rf.fillRandom(24);
+      Half x = make16(Kind::BF16, xf), w = make16(Kind::BF16, wf),
+           b = make16(Kind::BF16, bf), r = make16(Kind::BF16, rf),
+           out({cs.n, cs.o, oh, ow}, layout);
+      std::string what = std::string(cs.name) + " " + toString(layout);
+      ASSERT_EQ(_mlir_ciface_memfmt_conv2d_bf16(
+                    ctx, node, x.memref(), w.memref(),
+                    a.bias ? b.memref() : out.memref(),
+                    a.residual ? r.memref() : out.memref(), out.memref(),
+                    a.strideH, a.strideW, a.padTop, a.padLeft, a.padBottom,
+                    a.padRight, a.dilationH, a.dilationW, a.groups, a.bias,
+                    a.residual, a.relu, 0, 0.0, 0.0),
+                MEMFMT_STATUS_OK)
+          << what << ": " << ctx.lastError();
+      Tensor bw = widened(Kind::BF16, b), rw = widened(Kind::BF16, r);
+      Expected want =
+          naiveConv(widened(Kind::BF16, x), widened(Kind::BF16, w),
+                    a.bias ? &bw : nullptr, a.residual ? &rw : nullptr, a);
+      expectRounded(Kind::BF16, out, want, what,
+                    floatSumFactor((cs.c / a.groups) * cs.k * cs.k + 2));
+      const std::string impl = ctx.implOf(node);
+      const bool merged = impl.find("merged_groups") != std::string::npos;
+      // One pixel is both layouts (L3): it runs as channels-last.
+      if (amx && (layout == CL || cs.h * cs.w == 1))
+        EXPECT_EQ(merged, cs.merges) << what << " ran " << impl;
+      else
+        EXPECT_FALSE(merged) << what << " ran " << impl;
+      ++node;
+    }
+}
 
 TEST(CastErrorTest, ShapesMustMatchAndOutputsMustNotAlias) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
