@@ -683,28 +683,21 @@ void normalizeRows(bool residual, bool relu, const float *x, const float *res,
   normalizeRowsOf(residual, relu, x, res, y, mc, s, b, channels, begin, end);
 }
 
-MEMFMT_VECTOR_CLONES
-void normalizeRows(bool residual, bool relu, const Bf16 *x, const Bf16 *res,
-                   Bf16 *y, const double *mc, const double *s, const double *b,
-                   int64_t channels, int64_t begin, int64_t end) {
-  normalizeRowsOf(residual, relu, x, res, y, mc, s, b, channels, begin, end);
-}
-
-/// rowsBackward's sums over rows [begin, end): sum(g) into acc[0, C) and
-/// sum(g * (x - mean)) into acc[C, 2C) (g through relu's gradient of y
-/// with `Relu`).
-template <bool Relu, typename T>
+/// rowsBackward's sums over rows [begin, end), in A (double; float for
+/// the blocks of bf16 rows): sum(g) into acc[0, C) and sum(g * (x - mean))
+/// into acc[C, 2C) (g through relu's gradient of y with `Relu`).
+template <bool Relu, typename T, typename A>
 [[gnu::always_inline]] inline void
-gradientSumRowsWith(const T *x, const T *g, const T *y, const double *m,
-                    int64_t channels, int64_t begin, int64_t end, double *acc) {
-  double *centered = acc + channels;
+gradientSumRowsWith(const T *x, const T *g, const T *y, const A *m,
+                    int64_t channels, int64_t begin, int64_t end, A *acc) {
+  A *centered = acc + channels;
   for (int64_t r = begin; r < end; ++r) {
     const T *xr = x + r * channels, *gr = g + r * channels;
     const T *yr = Relu ? y + r * channels : nullptr;
     for (int64_t c = 0; c < channels; ++c) {
-      const double d = gradAt<Relu>(gr, yr, c);
+      const A d = gradAt<Relu>(gr, yr, c);
       acc[c] += d;
-      centered[c] += d * (double(load(xr[c])) - m[c]);
+      centered[c] += d * (A(load(xr[c])) - m[c]);
     }
   }
 }
@@ -736,19 +729,10 @@ gradientSumBf16RowsWith(const Bf16 *x, const Bf16 *g, const Bf16 *y,
                         const float *mf, int64_t channels, int64_t begin,
                         int64_t end, double *acc, float *work) {
   const int64_t blockRows = std::max<int64_t>(1, (1 << 14) / channels);
-  float *sum = work, *centered = work + channels;
   for (int64_t first = begin; first < end; first += blockRows) {
     const int64_t last = std::min(end, first + blockRows);
     std::fill(work, work + 2 * channels, 0.0f);
-    for (int64_t r = first; r < last; ++r) {
-      const Bf16 *xr = x + r * channels, *gr = g + r * channels;
-      const Bf16 *yr = Relu ? y + r * channels : nullptr;
-      for (int64_t c = 0; c < channels; ++c) {
-        const float d = gradAt<Relu>(gr, yr, c);
-        sum[c] += d;
-        centered[c] += d * (load(xr[c]) - mf[c]);
-      }
-    }
+    gradientSumRowsWith<Relu>(x, g, y, mf, channels, first, last, work);
     for (int64_t c = 0; c < 2 * channels; ++c)
       acc[c] += work[c];
   }
