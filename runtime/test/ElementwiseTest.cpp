@@ -610,7 +610,7 @@ TEST(CopyTest, EveryLayoutPairAndRank) {
 /// The conversions the compiler inserts run the specialised loops (where
 /// oneDNN does not take them: CopyTest.OneDnnTakesF32Copies).
 TEST(CopyTest, LayoutConversionsUseFastPaths) {
-  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
+  ScopedEnv ownLoops(kOwnLoops, "1");
   TestContext ctx(MEMFMT_KERNELS_FAST);
   struct Case {
     Layout from, to;
@@ -636,7 +636,7 @@ TEST(CopyTest, LayoutConversionsUseFastPaths) {
 /// L3: Nx2048x1x1 is both formats; its size-1 dims may carry any stride, and
 /// a copy between the two descriptions is a plain block copy.
 TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
-  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
+  ScopedEnv ownLoops(kOwnLoops, "1");
   for (memfmt_kernels_t kernels : kBothKernels) {
     TestContext ctx(kernels);
     Tensor in({2, 64, 1, 1}, std::vector<int64_t>{64, 1, 777, 5}, 0, 128);
@@ -656,7 +656,7 @@ TEST(CopyTest, SameBytesWithArbitrarySizeOneStrides) {
 /// views, a slice of channels - run the strided loop, ordered by the side
 /// with the longer unit-stride run.
 TEST(CopyTest, ViewsUseTheStridedLoop) {
-  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", "1");
+  ScopedEnv ownLoops(kOwnLoops, "1");
   TestContext ctx(MEMFMT_KERNELS_FAST);
   // channel_shuffle of [2, 6, 5, 3] channels-last with 2 groups.
   Tensor in({2, 3, 2, 5, 3}, std::vector<int64_t>{90, 1, 3, 18, 6}, 0, 180);
@@ -683,7 +683,7 @@ TEST(CopyTest, ViewsUseTheStridedLoop) {
 /// oneDNN (its jitted reorders beat the own loops: CpuBackend.cpp), with the
 /// same bytes.
 TEST(CopyTest, OneDnnTakesF32Copies) {
-  ScopedEnv ownLoops("MEMFMT_CPU_OWN_LOOPS", nullptr);
+  ScopedEnv ownLoops(kOwnLoops, nullptr);
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor nchw({3, 35, 9, 11}, C), nhwc({3, 35, 9, 11}, CL);
   nchw.fillRandom(46);

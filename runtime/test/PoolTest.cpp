@@ -26,11 +26,10 @@ constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
 const std::pair<Layout, Layout> kPoolLayouts[] = {
     {C, C}, {CL, CL}, {CLS, CLS}, {S, S}, {C, CL}, {CL, S}, {S, CL}};
 
-/// oneDNN takes f32 average pooling (not max pooling, whose NaNs it does not
-/// keep, nor adaptive pooling: CpuBackend.cpp) where it can; the tests below
-/// run the own loops with it set, and OneDnnTakesF32AveragePooling the
-/// default.
-constexpr const char *kOwnLoops = "MEMFMT_CPU_OWN_LOOPS";
+// oneDNN takes f32 average pooling (not max pooling, whose NaNs it does not
+// keep, nor adaptive pooling: CpuBackend.cpp) where it can; the tests below
+// run the own loops with kOwnLoops set, and OneDnnTakesF32AveragePooling the
+// default.
 
 /// Checks the implementation the fast kernels picked for a layout pair:
 /// channels-last pairs run the channels-last loops, NCHW pairs a dense loop

@@ -124,6 +124,11 @@ private:
   std::optional<std::string> previous;
 };
 
+/// Set to 1, the CPU backend keeps its own loops where it would run
+/// oneDNN's first (copies and pooling): the tests of those loops set
+/// it, the tests of the oneDNN routing leave it unset.
+constexpr const char *kOwnLoops = "MEMFMT_CPU_OWN_LOOPS";
+
 /// memfmt_context_create refuses environment variable `name` set to `value`
 /// with an error that names it ("NAME is 'value'").
 inline void expectEnvironmentRefused(const char *name, const char *value) {
