@@ -134,10 +134,13 @@ const char *
 adaptiveAvgPool2dBackwardFast(const args::adaptive_avg_pool2d_backward &a,
                               DType dtype);
 
-// BatchNormTraining.cpp
+// BatchNormReference.cpp
 void nativeBatchNormReference(const args::native_batch_norm &a);
-/// f32, or bf16 activations (`dtype`) in channels-last (rows) layouts.
-const char *nativeBatchNormFast(const args::native_batch_norm &a, DType dtype);
+/// Element c of the 1-D f32 per-channel tensor t (weight, bias, saved
+/// statistics), widened.
+inline double channelValue(const TensorView &t, int64_t c) {
+  return static_cast<double>(t.as<float>()[c * t.strides[0]]);
+}
 /// Writes save_mean, save_invstd and the running statistics of a training
 /// batch norm from its batch statistics: the per-channel `mean` and biased
 /// variance `var` (C values each) of `n` values per channel (the running
@@ -164,6 +167,10 @@ void batchNormGradientSums(const args::native_batch_norm_backward &a,
 /// grad_input from batchNormGradientSums' sums over `n` values per channel.
 void batchNormGradInput(const args::native_batch_norm_backward &a,
                         const double *sums, double n);
+
+// BatchNormTraining.cpp
+/// f32, or bf16 activations (`dtype`) in channels-last (rows) layouts.
+const char *nativeBatchNormFast(const args::native_batch_norm &a, DType dtype);
 /// f32, or bf16 activations (`dtype`) in channels-last (rows) layouts.
 const char *
 nativeBatchNormBackwardFast(const args::native_batch_norm_backward &a,

@@ -22,7 +22,7 @@
 //    replica's sums, as SyncBatchNorm leaves them (the step then averages
 //    them over the replicas like any gradient, memfmt.all_reduce).
 // Every replica must run the same model (the same n). The phases between
-// the all-reduces are the reference kernels' (BatchNormTraining.cpp): any
+// the all-reduces are the reference kernels' (BatchNormReference.cpp): any
 // strides, in double.
 //
 //===----------------------------------------------------------------------===//
