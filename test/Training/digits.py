@@ -184,9 +184,9 @@ def main():
         runs.append(("--precision bf16 ", bf16, bf16_accuracy, 1e-2,
                      bf16_device))
 
-    f32_runs = yardstick_runs(model, tx, ty, ex, ey, bf16=False)
-    theirs, torch_accuracy = f32_runs[2, False]
-    f32_runs = [losses for losses, _ in f32_runs.values()]
+    f32_yardstick = yardstick_runs(model, tx, ty, ex, ey, bf16=False)
+    theirs, torch_accuracy = f32_yardstick[2, False]
+    f32_runs = [losses for losses, _ in f32_yardstick.values()]
     bf16_runs = ([losses for losses, _ in
                   yardstick_runs(model, tx, ty, ex, ey, bf16=True).values()]
                  if has_bf16_instructions() else [])
@@ -204,7 +204,7 @@ def main():
         yardstick = f32_runs + (bf16_runs if prefix else [])
         epochs = []
         for e in range(EPOCHS):
-            means = [mean(run, e) for run in yardstick]
+            means = [mean(curve, e) for curve in yardstick]
             spread = max(max(means) - min(means), 0.25 * mean(theirs, e))
             epochs.append((mean(losses, e), min(means) - spread,
                            max(means) + spread))
