@@ -198,6 +198,36 @@ TEST(MaxBackwardTest, IgnoresIndicesOutsideTheWindow) {
   }
 }
 
+/// With padding a window starts left of column 0, so a flat index one row
+/// above a window's first real column is not a tap of it: the row and the
+/// column of an index are checked apart, not its offset from the window's
+/// first tap.
+TEST(MaxBackwardTest, IgnoresIndicesThatWrapAroundARow) {
+  for (memfmt_kernels_t kernels :
+       {MEMFMT_KERNELS_REFERENCE, MEMFMT_KERNELS_FAST}) {
+    TestContext ctx(kernels);
+    // 1x1x3x3 input, 3x3 windows, stride 1, padding 1: cell (1, 0) covers
+    // rows 0-2 and columns -1-1, so index 2 = (0, 2) is outside it although
+    // (0 * 3 - 1) + 3 = 2 is one row below its first tap.
+    Tensor go({1, 1, 3, 3});
+    IndexTensor indices({1, 1, 3, 3});
+    for (int64_t i = 0; i < 9; ++i) {
+      go.flat(i) = 0.0f;
+      indices.flat(i) = 4; // The centre, a tap of every window.
+    }
+    go.flat(3) = 1.0f; // Cell (1, 0) ...
+    indices.flat(3) = 2; // ... names (0, 2).
+    go.flat(4) = 2.0f; // Cell (1, 1) names the centre.
+    Tensor gi({1, 1, 3, 3});
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_max_pool2d_with_indices_backward_f32(
+                         ctx, 0, go.memref(), indices.memref(), gi.memref(), 3,
+                         3, 1, 1, 1, 1, 1, 1));
+    for (int64_t i = 0; i < 9; ++i)
+      EXPECT_EQ(gi.flat(i), i == 4 ? 2.0f : 0.0f) << "element " << i;
+  }
+}
+
 TEST(PoolBackwardErrorTest, BadShapesFailWithAMessage) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor go({1, 2, 3, 3}), gi({1, 3, 6, 6});
