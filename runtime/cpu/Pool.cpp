@@ -238,41 +238,62 @@ inline float maxKeepingNan(float v, float m) {
 /// One output pixel's channels [c0, channels) in blocks of kBlock, each
 /// block's running maximum in registers over the window's taps (`tap(kh,
 /// kw)` is the tap's pixel), stored once; returns where the blocks end.
-template <int64_t kBlock, typename Tap>
+/// With `Indices`, each channel's position (`at(kh, kw)`, h * W + w) rides
+/// along, taken with the value: the first tap, then every larger one or
+/// NaN (so the last NaN's), as the loop above.
+template <int64_t kBlock, bool Indices, typename Tap, typename At>
 [[gnu::always_inline]] inline int64_t
-maxChannelBlocks(float *yr, int64_t c0, int64_t channels, Window taps,
-                 Window tapCols, const Tap &tap) {
+maxChannelBlocks(float *yr, int64_t *ir, int64_t c0, int64_t channels,
+                 Window taps, Window tapCols, const Tap &tap, const At &at) {
   const float *firstTap = tap(taps.begin, tapCols.begin);
+  const int64_t firstAt = Indices ? at(taps.begin, tapCols.begin) : 0;
   for (; c0 + kBlock <= channels; c0 += kBlock) {
     float acc[kBlock];
-    for (int64_t j = 0; j < kBlock; ++j)
+    int64_t pos[kBlock];
+    for (int64_t j = 0; j < kBlock; ++j) {
       acc[j] = firstTap[c0 + j];
+      if constexpr (Indices)
+        pos[j] = firstAt;
+    }
     for (int64_t kh = taps.begin; kh < taps.end; ++kh)
       for (int64_t kw = tapCols.begin; kw < tapCols.end; ++kw) {
         const float *xr = tap(kh, kw) + c0;
-        for (int64_t j = 0; j < kBlock; ++j)
-          acc[j] = maxKeepingNan(xr[j], acc[j]);
+        if constexpr (Indices) {
+          const int64_t p = at(kh, kw);
+          for (int64_t j = 0; j < kBlock; ++j) {
+            const bool take = (xr[j] > acc[j]) | (xr[j] != xr[j]);
+            acc[j] = take ? xr[j] : acc[j];
+            pos[j] = take ? p : pos[j];
+          }
+        } else {
+          for (int64_t j = 0; j < kBlock; ++j)
+            acc[j] = maxKeepingNan(xr[j], acc[j]);
+        }
       }
-    for (int64_t j = 0; j < kBlock; ++j)
+    for (int64_t j = 0; j < kBlock; ++j) {
       yr[c0 + j] = acc[j];
+      if constexpr (Indices)
+        ir[c0 + j] = pos[j];
+    }
   }
   return c0;
 }
 
-/// maxRowsChannelsLast for f32 without positions (inference's max pool),
-/// compiled for each vector width (Vectorize.h), its channels in register
-/// blocks (maxChannelBlocks, 16 wide where the channels divide by 16, else
-/// 8, then one at a time). The loop above stores and reloads the output
-/// after every tap: as the baseline clone it ran ShuffleNet-v2's stem pool
-/// ([8, 24, 112, 112], 3x3 stride 2) at 1.3 ms and 3x slower as an AVX-512
-/// one (oneDNN's takes 0.39 ms, but its max does not keep NaNs).
-MEMFMT_VECTOR_CLONES
-void maxRowsChannelsLastF32(const float *x, float *y, int64_t begin,
-                            int64_t end, int64_t outH, int64_t outW,
-                            int64_t height, int64_t width, int64_t channels,
-                            const std::vector<Window> &rows,
-                            const std::vector<Window> &cols,
-                            const memfmt::runtime::cpu::MaxPoolWindow &w) {
+/// maxRowsChannelsLast for f32, compiled for each vector width
+/// (Vectorize.h), its channels in register blocks (maxChannelBlocks, 16
+/// wide where the channels divide by 16, else 8, then one at a time), with
+/// positions when `idx` is set (a training step's max pool). The loop above
+/// stores and reloads the output after every tap: as the baseline clone it
+/// ran ShuffleNet-v2's stem pool ([8, 24, 112, 112], 3x3 stride 2) at 1.3
+/// ms and 3x slower as an AVX-512 one (oneDNN's takes 0.39 ms, but its max
+/// does not keep NaNs); with positions, ResNet-50's stem pool at batch 8
+/// took 7.8 ms.
+template <bool Indices>
+[[gnu::always_inline]] inline void maxRowsChannelsLastF32With(
+    const float *x, float *y, int64_t *idx, int64_t begin, int64_t end,
+    int64_t outH, int64_t outW, int64_t height, int64_t width, int64_t channels,
+    const std::vector<Window> &rows, const std::vector<Window> &cols,
+    const memfmt::runtime::cpu::MaxPoolWindow &w) {
   for (int64_t row = begin; row < end; ++row) {
     const int64_t n = row / outH, oh = row % outH;
     const int64_t ih0 = oh * w.strideH - w.padTop;
@@ -281,18 +302,38 @@ void maxRowsChannelsLastF32(const float *x, float *y, int64_t begin,
       const int64_t iw0 = ow * w.strideW - w.padLeft;
       const Window tapCols = cols[ow];
       float *yr = y + (row * outW + ow) * channels;
+      int64_t *ir = Indices ? idx + (row * outW + ow) * channels : nullptr;
+      auto at = [&](int64_t kh, int64_t kw) {
+        return (ih0 + kh * w.dilationH) * width + iw0 + kw * w.dilationW;
+      };
       auto tap = [&](int64_t kh, int64_t kw) {
-        return x + ((n * height + ih0 + kh * w.dilationH) * width + iw0 +
-                    kw * w.dilationW) *
-                       channels;
+        return x + (n * height * width + at(kh, kw)) * channels;
       };
       int64_t c0 = 0;
       if (channels % 16 == 0)
-        c0 = maxChannelBlocks<16>(yr, c0, channels, taps, tapCols, tap);
-      c0 = maxChannelBlocks<8>(yr, c0, channels, taps, tapCols, tap);
-      maxChannelBlocks<1>(yr, c0, channels, taps, tapCols, tap);
+        c0 = maxChannelBlocks<16, Indices>(yr, ir, c0, channels, taps, tapCols,
+                                           tap, at);
+      c0 = maxChannelBlocks<8, Indices>(yr, ir, c0, channels, taps, tapCols,
+                                        tap, at);
+      maxChannelBlocks<1, Indices>(yr, ir, c0, channels, taps, tapCols, tap,
+                                   at);
     }
   }
+}
+
+MEMFMT_VECTOR_CLONES
+void maxRowsChannelsLastF32(const float *x, float *y, int64_t *idx,
+                            int64_t begin, int64_t end, int64_t outH,
+                            int64_t outW, int64_t height, int64_t width,
+                            int64_t channels, const std::vector<Window> &rows,
+                            const std::vector<Window> &cols,
+                            const memfmt::runtime::cpu::MaxPoolWindow &w) {
+  if (idx)
+    maxRowsChannelsLastF32With<true>(x, y, idx, begin, end, outH, outW, height,
+                                     width, channels, rows, cols, w);
+  else
+    maxRowsChannelsLastF32With<false>(x, y, idx, begin, end, outH, outW, height,
+                                      width, channels, rows, cols, w);
 }
 
 } // namespace
@@ -365,210 +406,130 @@ const char *cpu::maxPool2dFast(const TensorView &input,
       tapRanges<0>(outH, w.kernelH, w.strideH, w.padTop, w.dilationH, height);
   const std::vector<Window> &cols =
       tapRanges<1>(outW, w.kernelW, w.strideW, w.padLeft, w.dilationW, width);
-  // Channels-last: the loop above, but f32 with positions (its own loop
-  // below).
-  if (layout == DenseLayout::ChannelsLast &&
-      (!indices || dtype != DType::f32))
+  // Channels-last: register blocks for f32, the loop above for bf16.
+  if (layout == DenseLayout::ChannelsLast)
     return visitFloatElement(dtype, [&](auto element) {
       using T = decltype(element);
       const T *x = input.as<T>();
       T *y = output.as<T>();
       int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
-      parallelFor(output.sizes[0] * outH, 1,
-                  [&](int64_t begin, int64_t end, int) {
-                    if constexpr (std::is_same_v<T, float>)
-                      if (!idx)
-                        return maxRowsChannelsLastF32(
-                            x, y, begin, end, outH, outW, height, width,
-                            channels, rows, cols, w);
-                    maxRowsChannelsLast(x, y, idx, begin, end, outH, outW,
-                                        height, width, channels, rows, cols,
-                                        w);
-                  });
+      parallelFor(
+          output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int) {
+            if constexpr (std::is_same_v<T, float>)
+              maxRowsChannelsLastF32(x, y, idx, begin, end, outH, outW, height,
+                                     width, channels, rows, cols, w);
+            else
+              maxRowsChannelsLast(x, y, idx, begin, end, outH, outW, height,
+                                  width, channels, rows, cols, w);
+          });
       return "channels_last";
     });
   const float *x = input.as<float>();
   float *y = output.as<float>();
   int64_t *idx = indices ? indices->as<int64_t>() : nullptr;
 
-  if (layout == DenseLayout::Contiguous) {
-    // Output columns [colLo, colHi) have every tap inside the input; there
-    // the loops run over output columns innermost, independent iterations
-    // the compiler can vectorise. The columns at the edges go one by one.
-    int64_t colLo = 0;
-    auto full = [&](int64_t ow) {
-      return cols[ow].begin == 0 && cols[ow].end == w.kernelW;
-    };
-    while (colLo < outW && !full(colLo))
-      ++colLo;
-    int64_t colHi = colLo;
-    while (colHi < outW && full(colHi))
-      ++colHi;
-    parallelFor(
-        output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
-          for (int64_t p = begin; p < end; ++p) {
-            const float *xp = x + p * height * width;
-            for (int64_t oh = 0; oh < outH; ++oh) {
-              int64_t ih0 = oh * w.strideH - w.padTop;
-              float *yr = y + (p * outH + oh) * outW;
-              int64_t *ir = idx ? idx + (p * outH + oh) * outW : nullptr;
-              auto edge = [&](int64_t ow) {
-                int64_t iw0 = ow * w.strideW - w.padLeft;
-                // The first tap is the initial candidate (as in PyTorch).
-                int64_t bestIndex =
-                    (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
-                    cols[ow].begin * w.dilationW;
-                float best = xp[bestIndex];
-                for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
-                  int64_t ih = ih0 + kh * w.dilationH;
-                  for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
-                    int64_t iw = iw0 + kw * w.dilationW;
-                    float v = xp[ih * width + iw];
-                    if (v > best || v != v) {
-                      best = v;
-                      bestIndex = ih * width + iw;
-                    }
-                  }
-                }
-                yr[ow] = best;
-                if (ir)
-                  ir[ow] = bestIndex;
-              };
-              for (int64_t ow = 0; ow < colLo; ++ow)
-                edge(ow);
-              for (int64_t ow = colHi; ow < outW; ++ow)
-                edge(ow);
-              if (colLo == colHi)
-                continue;
-              if (ir) {
-                int64_t tapRows[kMaxTapRows];
-                int64_t numRows = 0;
-                for (int64_t kh = rows[oh].begin;
-                     kh < rows[oh].end && numRows < kMaxTapRows; ++kh)
-                  tapRows[numRows++] = ih0 + kh * w.dilationH;
-                if (numRows == rows[oh].end - rows[oh].begin &&
-                    height * width <= std::numeric_limits<int32_t>::max()) {
-                  int64_t left = maxRowWithIndices(
-                      xp, width, tapRows, numRows, w.kernelW, w.dilationW,
-                      w.strideW, w.padLeft, colLo, colHi, yr, ir);
-                  for (int64_t ow = left; ow < colHi; ++ow)
-                    edge(ow);
-                  continue;
-                }
-              }
-              // Interior: the first tap initialises, every tap then competes.
-              int64_t firstRow = ih0 + rows[oh].begin * w.dilationH;
-              for (int64_t ow = colLo; ow < colHi; ++ow) {
-                int64_t at = firstRow * width + ow * w.strideW - w.padLeft;
-                yr[ow] = xp[at];
-                if (ir)
-                  ir[ow] = at;
-              }
+  // Contiguous (channels-last returned above).
+  // Output columns [colLo, colHi) have every tap inside the input; there
+  // the loops run over output columns innermost, independent iterations
+  // the compiler can vectorise. The columns at the edges go one by one.
+  int64_t colLo = 0;
+  auto full = [&](int64_t ow) {
+    return cols[ow].begin == 0 && cols[ow].end == w.kernelW;
+  };
+  while (colLo < outW && !full(colLo))
+    ++colLo;
+  int64_t colHi = colLo;
+  while (colHi < outW && full(colHi))
+    ++colHi;
+  parallelFor(
+      output.sizes[0] * channels, 1, [&](int64_t begin, int64_t end, int) {
+        for (int64_t p = begin; p < end; ++p) {
+          const float *xp = x + p * height * width;
+          for (int64_t oh = 0; oh < outH; ++oh) {
+            int64_t ih0 = oh * w.strideH - w.padTop;
+            float *yr = y + (p * outH + oh) * outW;
+            int64_t *ir = idx ? idx + (p * outH + oh) * outW : nullptr;
+            auto edge = [&](int64_t ow) {
+              int64_t iw0 = ow * w.strideW - w.padLeft;
+              // The first tap is the initial candidate (as in PyTorch).
+              int64_t bestIndex = (ih0 + rows[oh].begin * w.dilationH) * width +
+                                  iw0 + cols[ow].begin * w.dilationW;
+              float best = xp[bestIndex];
               for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
                 int64_t ih = ih0 + kh * w.dilationH;
-                const float *row = xp + ih * width;
-                for (int64_t kw = 0; kw < w.kernelW; ++kw) {
-                  int64_t shift = kw * w.dilationW - w.padLeft;
-                  // Distinct tensors (validated), so the pointers do not alias.
-                  const float *__restrict src = row;
-                  float *__restrict dst = yr;
-                  const int64_t stride = w.strideW;
-                  if (ir) {
-                    int64_t *__restrict dstIndex = ir;
-                    const int64_t base = ih * width + shift;
-                    for (int64_t ow = colLo; ow < colHi; ++ow) {
-                      float v = src[ow * stride + shift];
-                      bool take = v > dst[ow] || v != v;
-                      dst[ow] = take ? v : dst[ow];
-                      dstIndex[ow] = take ? base + ow * stride : dstIndex[ow];
-                    }
-                  } else {
-                    for (int64_t ow = colLo; ow < colHi; ++ow) {
-                      float v = src[ow * stride + shift];
-                      dst[ow] = v > dst[ow] || v != v ? v : dst[ow];
-                    }
+                for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
+                  int64_t iw = iw0 + kw * w.dilationW;
+                  float v = xp[ih * width + iw];
+                  if (v > best || v != v) {
+                    best = v;
+                    bestIndex = ih * width + iw;
+                  }
+                }
+              }
+              yr[ow] = best;
+              if (ir)
+                ir[ow] = bestIndex;
+            };
+            for (int64_t ow = 0; ow < colLo; ++ow)
+              edge(ow);
+            for (int64_t ow = colHi; ow < outW; ++ow)
+              edge(ow);
+            if (colLo == colHi)
+              continue;
+            if (ir) {
+              int64_t tapRows[kMaxTapRows];
+              int64_t numRows = 0;
+              for (int64_t kh = rows[oh].begin;
+                   kh < rows[oh].end && numRows < kMaxTapRows; ++kh)
+                tapRows[numRows++] = ih0 + kh * w.dilationH;
+              if (numRows == rows[oh].end - rows[oh].begin &&
+                  height * width <= std::numeric_limits<int32_t>::max()) {
+                int64_t left = maxRowWithIndices(
+                    xp, width, tapRows, numRows, w.kernelW, w.dilationW,
+                    w.strideW, w.padLeft, colLo, colHi, yr, ir);
+                for (int64_t ow = left; ow < colHi; ++ow)
+                  edge(ow);
+                continue;
+              }
+            }
+            // Interior: the first tap initialises, every tap then competes.
+            int64_t firstRow = ih0 + rows[oh].begin * w.dilationH;
+            for (int64_t ow = colLo; ow < colHi; ++ow) {
+              int64_t at = firstRow * width + ow * w.strideW - w.padLeft;
+              yr[ow] = xp[at];
+              if (ir)
+                ir[ow] = at;
+            }
+            for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
+              int64_t ih = ih0 + kh * w.dilationH;
+              const float *row = xp + ih * width;
+              for (int64_t kw = 0; kw < w.kernelW; ++kw) {
+                int64_t shift = kw * w.dilationW - w.padLeft;
+                // Distinct tensors (validated), so the pointers do not alias.
+                const float *__restrict src = row;
+                float *__restrict dst = yr;
+                const int64_t stride = w.strideW;
+                if (ir) {
+                  int64_t *__restrict dstIndex = ir;
+                  const int64_t base = ih * width + shift;
+                  for (int64_t ow = colLo; ow < colHi; ++ow) {
+                    float v = src[ow * stride + shift];
+                    bool take = v > dst[ow] || v != v;
+                    dst[ow] = take ? v : dst[ow];
+                    dstIndex[ow] = take ? base + ow * stride : dstIndex[ow];
+                  }
+                } else {
+                  for (int64_t ow = colLo; ow < colHi; ++ow) {
+                    float v = src[ow * stride + shift];
+                    dst[ow] = v > dst[ow] || v != v ? v : dst[ow];
                   }
                 }
               }
             }
           }
-        });
-    return "contiguous";
-  }
-
-  // Channels-last with indices (without: maxRowsChannelsLast above).
-  parallelFor(output.sizes[0] * outH, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t n = row / outH, oh = row % outH;
-      int64_t ih0 = oh * w.strideH - w.padTop;
-      for (int64_t ow = 0; ow < outW; ++ow) {
-        int64_t iw0 = ow * w.strideW - w.padLeft;
-        int64_t at = (row * outW + ow) * channels;
-        float *yr = y + at;
-        int64_t *ir = idx + at;
-        // Blocks of 16 channels stay in registers over the whole window
-        // (values and positions) and are stored once; the channels past
-        // the last full block go through the loop below.
-        int64_t done = 0;
-        for (; done + 16 <= channels; done += 16) {
-          // -inf and the first tap's position: the first tap is taken
-          // unless it is -inf, whose position is then already there.
-          float best[16];
-          int64_t where[16];
-          const int64_t firstPosition =
-              (ih0 + rows[oh].begin * w.dilationH) * width + iw0 +
-              cols[ow].begin * w.dilationW;
-          std::fill(best, best + 16, -std::numeric_limits<float>::infinity());
-          std::fill(where, where + 16, firstPosition);
-          for (int64_t kh = rows[oh].begin; kh < rows[oh].end; ++kh) {
-            int64_t ih = ih0 + kh * w.dilationH;
-            for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
-              int64_t iw = iw0 + kw * w.dilationW;
-              const float *xr =
-                  x + ((n * height + ih) * width + iw) * channels + done;
-              const int64_t position = ih * width + iw;
-              for (int j = 0; j < 16; ++j) {
-                float v = xr[j];
-                bool take = v > best[j] || v != v;
-                best[j] = take ? v : best[j];
-                where[j] = take ? position : where[j];
-              }
-            }
-          }
-          std::copy(best, best + 16, yr + done);
-          std::copy(where, where + 16, ir + done);
         }
-        bool first = true;
-        for (int64_t kh = rows[oh].begin; kh < rows[oh].end && done < channels;
-             ++kh) {
-          int64_t ih = ih0 + kh * w.dilationH;
-          for (int64_t kw = cols[ow].begin; kw < cols[ow].end; ++kw) {
-            int64_t iw = iw0 + kw * w.dilationW;
-            const float *xr = x + ((n * height + ih) * width + iw) * channels;
-            int64_t position = ih * width + iw;
-            if (first) {
-              std::copy(xr + done, xr + channels, yr + done);
-              std::fill(ir + done, ir + channels, position);
-              first = false;
-            } else {
-              // Selects, not branches, so that the loop vectorises (masked
-              // blends of the values and the indices).
-              const float *__restrict src = xr;
-              float *__restrict dst = yr;
-              int64_t *__restrict dstIndex = ir;
-              for (int64_t c = done; c < channels; ++c) {
-                float v = src[c];
-                bool take = v > dst[c] || v != v;
-                dst[c] = take ? v : dst[c];
-                dstIndex[c] = take ? position : dstIndex[c];
-              }
-            }
-          }
-        }
-      }
-    }
-  });
-  return "channels_last";
+      });
+  return "contiguous";
 }
 
 //===----------------------------------------------------------------------===//
