@@ -283,10 +283,12 @@ const char *denseImages(const TensorView &gi) {
 
 /// Runs `scatter(image, n)` for every image n of the dense grad_input `gi`
 /// of storage type T on the threads, `image` being an f32 image of
-/// `gi`'s strides (without dim 0) set to zeros: grad_input's own for f32,
-/// a per-thread scratch image rounded into grad_input afterwards for bf16.
+/// `gi`'s strides (without dim 0): grad_input's own for f32, a per-thread
+/// scratch image rounded into grad_input afterwards for bf16. The image is
+/// set to zeros first unless `zeroed` is false (the scatter then writes
+/// every element itself).
 template <typename T, typename Scatter>
-void scatterImages(const TensorView &gi, Scatter scatter) {
+void scatterImages(const TensorView &gi, bool zeroed, Scatter scatter) {
   const int64_t size = gi.sizes[1] * gi.sizes[2] * gi.sizes[3];
   T *out = gi.as<T>();
   parallelFor(gi.sizes[0], 1, [&](int64_t begin, int64_t end, int) {
@@ -300,7 +302,8 @@ void scatterImages(const TensorView &gi, Scatter scatter) {
         acc = image;
       else
         acc = scratch;
-      std::fill(acc, acc + size, 0.0f);
+      if (zeroed)
+        std::fill(acc, acc + size, 0.0f);
       scatter(acc, n);
       if constexpr (!std::is_same_v<T, float>)
         for (int64_t i = 0; i < size; ++i)
@@ -322,9 +325,25 @@ void maxPoolBackwardImages(const args::max_pool2d_with_indices_backward &a) {
   // Per image: zero it, then each cell's C gradients go to the positions
   // its C indices name, when they are taps of the cell's window (as in the
   // reference); a position several cells chose sums their gradients in f32.
-  scatterImages<T>(gi, [&](float *image, int64_t n) {
+  // Channels-last images are zeroed a row of pixels at a time, just before
+  // the first window that reaches the row: a cell's taps lie in rows below
+  // the end of its window, which only moves down, so the rows being added
+  // to stay in cache and the image is written once, not zeroed and then
+  // read back.
+  const bool byRows = os[1] == 1 && os[3] == channels && os[2] == w * channels;
+  const int64_t windowRows = (a.kernel_h - 1) * a.dilation_h + 1;
+  scatterImages<T>(gi, !byRows, [&](float *image, int64_t n) {
+    int64_t zeroRows = 0; // Rows [0, zeroRows) are zeroed.
+    auto zeroRowsTo = [&](int64_t end) {
+      end = std::min(end, h);
+      if (byRows && end > zeroRows) {
+        std::fill(image + zeroRows * os[2], image + end * os[2], 0.0f);
+        zeroRows = end;
+      }
+    };
     for (int64_t oh = 0; oh < outH; ++oh) {
       const int64_t firstRow = oh * a.stride_h - a.pad_top;
+      zeroRowsTo(firstRow + windowRows);
       for (int64_t ow = 0; ow < outW; ++ow) {
         const int64_t firstCol = ow * a.stride_w - a.pad_left;
         const T *cellGrad = g + n * gs[0] + oh * gs[2] + ow * gs[3];
@@ -347,6 +366,7 @@ void maxPoolBackwardImages(const args::max_pool2d_with_indices_backward &a) {
         }
       }
     }
+    zeroRowsTo(h);
   });
 }
 
@@ -361,7 +381,7 @@ void adaptiveAvgPoolBackwardImages(
   // Per image: zero it, then each cell spreads its C gradients, divided by
   // its window's size, over the window [floor(o * in / out),
   // ceil((o + 1) * in / out)) of each axis.
-  scatterImages<T>(gi, [&](float *image, int64_t n) {
+  scatterImages<T>(gi, true, [&](float *image, int64_t n) {
     for (int64_t oh = 0; oh < outH; ++oh) {
       const int64_t h0 = oh * h / outH, h1 = ((oh + 1) * h + outH - 1) / outH;
       for (int64_t ow = 0; ow < outW; ++ow) {

@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The OpenMP queries behind Parallel.h. Clang with GNU OpenMP
+// The OpenMP calls behind Parallel.h. Clang with GNU OpenMP
 // (-fopenmp=libgomp) finds no <omp.h>, so the four standard OpenMP API
 // functions used here are declared by hand when the header is missing; their
-// C signatures are fixed by the OpenMP specification.
+// C signatures are fixed by the OpenMP specification. Parallel regions start
+// with GOMP_parallel, the entry point GCC compiles `#pragma omp parallel`
+// to (GNU OpenMP's ABI since GCC 4.9; LLVM's OpenMP library exports it
+// too), because Clang generates nothing for the pragma with libgomp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,8 @@ int omp_get_thread_num(void);
 int omp_get_num_threads(void);
 }
 #endif
+extern "C" void GOMP_parallel(void (*fn)(void *), void *data,
+                              unsigned numThreads, unsigned flags);
 #endif
 
 using namespace memfmt::runtime;
@@ -36,6 +41,11 @@ int memfmt::runtime::hardwareThreads() {
 }
 
 #ifdef MEMFMT_HAVE_OPENMP
+void memfmt::runtime::runOnThreads(int threads, void (*fn)(void *),
+                                   void *data) {
+  GOMP_parallel(fn, data, static_cast<unsigned>(threads), 0);
+}
+
 int memfmt::runtime::maxThreads() { return omp_get_max_threads(); }
 int memfmt::runtime::threadIndex() { return omp_get_thread_num(); }
 int memfmt::runtime::teamSize() { return omp_get_num_threads(); }
@@ -50,6 +60,9 @@ ThreadScope::~ThreadScope() {
     omp_set_num_threads(previous);
 }
 #else
+void memfmt::runtime::runOnThreads(int, void (*fn)(void *), void *data) {
+  fn(data);
+}
 int memfmt::runtime::maxThreads() { return 1; }
 int memfmt::runtime::threadIndex() { return 0; }
 int memfmt::runtime::teamSize() { return 1; }

@@ -10,7 +10,11 @@
 // thread's OpenMP thread count to the context's for the duration of a kernel
 // call and restores it afterwards, so a caller's own OpenMP settings are left
 // alone. parallelFor splits an index range into one contiguous chunk per
-// thread; the body must not throw (allocate before the loop).
+// thread; the body must not throw (allocate before the loop). Its parallel
+// region is started by a call into the OpenMP library (runOnThreads), not
+// by `#pragma omp parallel`: Clang with GNU OpenMP (-fopenmp=libgomp) links
+// the library but ignores the pragmas, which left every loop of the runtime
+// on one thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,33 +51,38 @@ private:
   [[maybe_unused]] int previous; // The thread count to restore.
 };
 
+/// Runs `fn(data)` once on each of `threads` threads of the OpenMP pool,
+/// the calling thread being thread 0, and returns when every one is done
+/// (without OpenMP: once, on the calling thread).
+void runOnThreads(int threads, void (*fn)(void *), void *data);
+
 /// Runs `body(begin, end, thread)` over [0, count) split into one contiguous
 /// chunk per thread, `thread` in [0, maxThreads()). Runs on the calling
 /// thread alone when `count` is below `minPerThread` * 2 or there is one
 /// thread.
 template <typename Body>
 void parallelFor(int64_t count, int64_t minPerThread, Body &&body) {
-  (void)minPerThread; // Unused without OpenMP.
   if (count <= 0)
     return;
-#ifdef MEMFMT_HAVE_OPENMP
   int64_t wanted = std::min<int64_t>(
       maxThreads(), count / std::max<int64_t>(minPerThread, 1));
-  if (wanted > 1) {
-#pragma omp parallel num_threads(static_cast <int>(wanted))
-    {
-      int64_t team = teamSize();
-      int64_t thread = threadIndex();
-      int64_t chunk = (count + team - 1) / team;
-      int64_t begin = std::min(count, thread * chunk);
-      int64_t end = std::min(count, begin + chunk);
-      if (begin < end)
-        body(begin, end, static_cast<int>(thread));
-    }
+  if (wanted <= 1) {
+    body(int64_t(0), count, 0);
     return;
   }
-#endif
-  body(int64_t(0), count, 0);
+  auto region = [&] {
+    int64_t team = teamSize();
+    int64_t thread = threadIndex();
+    int64_t chunk = (count + team - 1) / team;
+    int64_t begin = std::min(count, thread * chunk);
+    int64_t end = std::min(count, begin + chunk);
+    if (begin < end)
+      body(begin, end, static_cast<int>(thread));
+  };
+  using Region = decltype(region);
+  runOnThreads(
+      static_cast<int>(wanted),
+      [](void *data) { (*static_cast<Region *>(data))(); }, &region);
 }
 
 } // namespace memfmt::runtime
