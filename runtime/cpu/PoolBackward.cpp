@@ -330,14 +330,14 @@ void maxPoolBackwardImages(const args::max_pool2d_with_indices_backward &a) {
   // the end of its window, which only moves down, so the rows being added
   // to stay in cache and the image is written once, not zeroed and then
   // read back.
-  const bool byRows = os[1] == 1 && os[3] == channels && os[2] == w * channels;
-  const int64_t windowRows = (a.kernel_h - 1) * a.dilation_h + 1;
+  const bool byRows = gi.isChannelsLastContiguous(); // As denseImages.
+  const int64_t rowSize = w * channels, windowRows = (a.kernel_h - 1) * a.dilation_h + 1;
   scatterImages<T>(gi, !byRows, [&](float *image, int64_t n) {
     int64_t zeroRows = 0; // Rows [0, zeroRows) are zeroed.
     auto zeroRowsTo = [&](int64_t end) {
       end = std::min(end, h);
       if (byRows && end > zeroRows) {
-        std::fill(image + zeroRows * os[2], image + end * os[2], 0.0f);
+        std::fill(image + zeroRows * rowSize, image + end * rowSize, 0.0f);
         zeroRows = end;
       }
     };

@@ -7,21 +7,28 @@ so that it can be reproduced from the test log alone.
 On success it prints libFuzzer's output unchanged (the tests FileCheck its
 "Done ... runs" and stat:: lines). On failure (non-zero exit, or no "Done"
 line) it prints the part of the output that explains it -- the sanitizer or
-libFuzzer report, at most 60 lines from its first line -- and then every
-input libFuzzer left in ARTIFACT_DIR (crash-*, timeout-*, oom-*, leak-*,
-slow-unit-*) in base64, with the command that replays it, and exits 1. The
+libFuzzer report, at most 60 lines from a few lines before its first --
+and then every input libFuzzer left in ARTIFACT_DIR (crash-*, timeout-*,
+oom-*, leak-*, slow-unit-*) in base64, with the command that replays it,
+and exits 1. The
 inputs come last because CI logs keep the end of a long output: a failure
 seen only on a CI machine can then be replayed anywhere.
 """
 
 import base64
 import os
+import re
 import subprocess
 import sys
 
-REPORT_MARKERS = ("==ERROR", "ERROR: libFuzzer", "runtime error:",
-                  "deadly signal", "ERROR: AddressSanitizer",
-                  "ERROR: LeakSanitizer", "out-of-memory", "timeout")
+# The first line of a report: "==PID==ERROR: AddressSanitizer/
+# LeakSanitizer ..." or "==PID== ERROR: libFuzzer: ..." (crash, deadly
+# signal, timeout, out-of-memory), UBSan's "runtime error:", or libFuzzer's
+# timeout alarm.
+REPORT_START = re.compile(r"==\d+== ?ERROR|runtime error:|ALARM:")
+# Lines kept before the report: what the target printed before it aborted
+# (RuntimeFuzzer's "... failed but changed a buffer").
+CONTEXT_LINES = 5
 ARTIFACT_PREFIXES = ("crash-", "timeout-", "oom-", "leak-", "slow-unit-")
 REPORT_LINES = 60
 
@@ -39,9 +46,10 @@ def main(argv):
         return 0
     print(f"fuzzer failed (exit code {run.returncode}): {' '.join(command)}")
     first = next((i for i, l in enumerate(lines)
-                  if any(m in l for m in REPORT_MARKERS)), None)
+                  if REPORT_START.search(l)), None)
     if first is None:  # Killed from outside, or stopped without a report.
-        first = max(0, len(lines) - REPORT_LINES)
+        first = len(lines) - REPORT_LINES
+    first = max(0, first - CONTEXT_LINES)
     print("\n".join(lines[first:first + REPORT_LINES]))
     stats = [l for l in lines[first + REPORT_LINES:] if l.startswith("stat::")]
     print("\n".join(stats))
