@@ -230,6 +230,21 @@ def read_safetensors(path):
     return tensors, metadata
 
 
+def train_mode(model):
+    """`model` in training mode as memfmt trains it: batch norm on batch
+    statistics, but dropout and stochastic depth off (a model exported to
+    ONNX in eval mode, what memfmt-compile --train reads, has neither);
+    returns the model."""
+    import torch
+    import torchvision
+    model.train()
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Dropout,
+                               torchvision.ops.StochasticDepth)):
+            module.eval()
+    return model
+
+
 def torch_sgd_steps(model, batches, lr, momentum, weight_decay, nesterov,
                     dampening=0.0):
     """Trains `model` (train mode) with torch.optim.SGD on (x, y) numpy
@@ -239,7 +254,7 @@ def torch_sgd_steps(model, batches, lr, momentum, weight_decay, nesterov,
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
                                 dampening=dampening,
                                 weight_decay=weight_decay, nesterov=nesterov)
-    model.train()
+    train_mode(model)
     losses = []
     for x, y in batches:
         optimizer.zero_grad()

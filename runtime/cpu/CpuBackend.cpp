@@ -229,6 +229,8 @@ void reference(const args::native_batch_norm_backward &a) {
 void reference(const args::threshold_backward &a) {
   thresholdBackwardReference(a);
 }
+void reference(const args::eltwise_backward &a) { eltwiseBackwardReference(a); }
+void reference(const args::sum_to_size &a) { sumToSizeReference(a); }
 void reference(const args::avg_pool2d_backward &a) {
   avgPool2dBackwardReference(a);
 }
@@ -554,6 +556,18 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::threshold_backward &a) {
   return dispatchTyped(call, a, a.grad_input,
                        [&](DType dtype) { return thresholdBackwardFast(a, dtype); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::eltwise_backward &a) {
+  return dispatchTyped(call, a, a.grad_input, [&](DType dtype) {
+    return eltwiseBackwardFast(a, dtype);
+  });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::sum_to_size &a) {
+  return dispatchTyped(call, a, a.output,
+                       [&](DType dtype) { return sumToSizeFast(a, dtype); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

@@ -183,6 +183,14 @@ void thresholdBackwardReference(const args::threshold_backward &a);
 /// f32 or bf16 (`dtype`), on tensors dense in one common layout.
 const char *thresholdBackwardFast(const args::threshold_backward &a,
                                   DType dtype);
+void eltwiseBackwardReference(const args::eltwise_backward &a);
+/// f32 or bf16 (`dtype`), on tensors dense in one common layout.
+const char *eltwiseBackwardFast(const args::eltwise_backward &a, DType dtype);
+
+// Reduce.cpp
+void sumToSizeReference(const args::sum_to_size &a);
+/// f32 or bf16 (`dtype`), where input has a unit-stride dim.
+const char *sumToSizeFast(const args::sum_to_size &a, DType dtype);
 
 // Loss.cpp
 /// The first row n whose target[n] lies outside [0, classes), or -1.

@@ -1,16 +1,19 @@
-//===- ElementwiseBackward.cpp - fill and threshold_backward --------------===//
+//===- ElementwiseBackward.cpp - fill and the elementwise gradients -------===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The two elementwise training kernels:
+// The elementwise training kernels:
 //  * fill writes one value into every element (the loss gradient's seed);
 //  * threshold_backward passes grad_output (or grad_output + addend, the
 //    fused gradient sum of a value with two uses) where self is above the
 //    threshold and writes 0 elsewhere (relu's gradient). Like ATen's
 //    threshold kernel it tests `self <= threshold` and zeroes those
-//    elements, so a NaN in self lets its gradient through.
+//    elements, so a NaN in self lets its gradient through;
+//  * eltwise_backward is the gradient of each eltwise function (sigmoid,
+//    SiLU, hardswish, hardsigmoid, clamp, GELU), by ElementwiseMath.h's
+//    formulas, which the CUDA kernel shares.
 // The references walk any strides with forEachStrided; the fast variants
 // take tensors that are dense in one common layout (NCHW, channels-last or
 // any other order) as flat arrays split across threads, in loops the
@@ -24,9 +27,11 @@
 #include "StridedLoop.h"
 #include "Vectorize.h"
 
+#include "lib/ElementwiseMath.h"
 #include "lib/TrainingMath.h"
 
 #include <algorithm>
+#include <type_traits>
 
 using namespace memfmt::runtime;
 
@@ -129,5 +134,99 @@ const char *cpu::thresholdBackwardFast(const args::threshold_backward &a,
     return nullptr;
   return visitFloatElement(dtype, [&](auto element) {
     return thresholdBackwardDense<decltype(element)>(a);
+  });
+}
+
+void cpu::eltwiseBackwardReference(const args::eltwise_backward &a) {
+  const TensorView &gi = a.grad_input;
+  const float *g = a.grad_output.as<float>(), *s = a.self.as<float>();
+  float *y = gi.as<float>();
+  const int64_t op = a.op;
+  const float alpha = static_cast<float>(a.alpha),
+              beta = static_cast<float>(a.beta);
+  forEachStrided<3>(
+      gi.rank, gi.sizes, {gi.strides, a.grad_output.strides, a.self.strides},
+      kMinPerThread,
+      [&](const OperandOffsets<3> &at, int64_t count,
+          const OperandOffsets<3> &step) {
+        for (int64_t i = 0; i < count; ++i)
+          y[at[0] + i * step[0]] = math::eltwiseBackward(
+              op, g[at[1] + i * step[1]], s[at[2] + i * step[2]], alpha, beta);
+      });
+}
+
+namespace {
+
+/// grad_input[i] = fn(grad_output[i], self[i]) over dense tensors of storage
+/// type T in one layout, computed in f32 and rounded once (the widened
+/// reference's bits); `Vector` where fn is plain arithmetic (no libm call).
+template <typename T, bool Vector, typename Fn>
+void denseGradient(const args::eltwise_backward &a, Fn fn) {
+  const T *g = a.grad_output.as<T>(), *s = a.self.as<T>();
+  T *y = a.grad_input.as<T>();
+  parallelFor(a.grad_input.numElements(), kMinPerThread / 4,
+              [&](int64_t begin, int64_t end, int) {
+                if constexpr (Vector) {
+                  MEMFMT_INDEPENDENT_ITERATIONS
+                  for (int64_t i = begin; i < end; ++i)
+                    y[i] = cpu::store<T>(fn(cpu::load(g[i]), cpu::load(s[i])));
+                } else {
+                  for (int64_t i = begin; i < end; ++i)
+                    y[i] = cpu::store<T>(fn(cpu::load(g[i]), cpu::load(s[i])));
+                }
+              });
+}
+
+template <typename T>
+const char *eltwiseBackwardDense(const args::eltwise_backward &a) {
+  const float alpha = static_cast<float>(a.alpha),
+              beta = static_cast<float>(a.beta);
+  // The function's code as a constant, so that its switch folds away and the
+  // loop vectorises where the gradient is plain arithmetic (the
+  // piecewise-linear ones and sigmoid's, from its output); the others call
+  // libm per element.
+  auto run = [&](auto op, auto vector) {
+    denseGradient<T, decltype(vector)::value>(a, [=](float g, float s) {
+      return math::eltwiseBackward(decltype(op)::value, g, s, alpha, beta);
+    });
+  };
+  using Vector = std::true_type;
+  using Scalar = std::false_type;
+  switch (a.op) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_SIGMOID>(), Vector());
+    break;
+  case MEMFMT_ELTWISE_HARDSIGMOID:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_HARDSIGMOID>(),
+        Vector());
+    break;
+  case MEMFMT_ELTWISE_HARDSWISH:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_HARDSWISH>(), Vector());
+    break;
+  case MEMFMT_ELTWISE_CLAMP:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_CLAMP>(), Vector());
+    break;
+  case MEMFMT_ELTWISE_GELU_ERF:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_GELU_ERF>(), Scalar());
+    break;
+  case MEMFMT_ELTWISE_GELU_TANH:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_GELU_TANH>(), Scalar());
+    break;
+  default:
+    run(std::integral_constant<int64_t, MEMFMT_ELTWISE_SILU>(), Scalar());
+  }
+  return "dense";
+}
+
+} // namespace
+
+const char *cpu::eltwiseBackwardFast(const args::eltwise_backward &a,
+                                     DType dtype) {
+  const TensorView &gi = a.grad_input;
+  if (!gi.isDense() || !a.grad_output.sameLayoutAs(gi) ||
+      !a.self.sameLayoutAs(gi))
+    return nullptr;
+  return visitFloatElement(dtype, [&](auto element) {
+    return eltwiseBackwardDense<decltype(element)>(a);
   });
 }

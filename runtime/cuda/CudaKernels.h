@@ -117,6 +117,20 @@ cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
                                     const void *addend, float threshold,
                                     cudaStream_t stream);
 
+/// grad_input = eltwiseBackward(op, grad_output, self, alpha, beta)
+/// (lib/ElementwiseMath.h), f32. Operands: grad_input, grad_output, self.
+cudaError_t launchEltwiseBackward(const StridedPlan<3> &plan, void *gradInput,
+                                  const void *gradOutput, const void *self,
+                                  int64_t op, float alpha, float beta,
+                                  cudaStream_t stream);
+
+/// sum_to_size, f32: output element i (plan `outputs`: output, input
+/// offsets) is the sum in double of input over `reduced` (the summed dims'
+/// sizes and input strides). One thread per output element.
+cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
+                            const StridedPlan<1> &reduced, void *output,
+                            const void *input, cudaStream_t stream);
+
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {
   kSgdParamOut = 0,

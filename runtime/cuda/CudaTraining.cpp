@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The host side of the CUDA backend's training kernels that are memfmt's
-// own: fill, threshold_backward, sgd_update and increment (Training.cu), the
+// own: fill, threshold_backward, eltwise_backward, sum_to_size, sgd_update
+// and increment (Training.cu), the
 // cross-entropy loss and its gradient (Loss.cu), and the data-parallel
 // all_reduce with the NCCL group it runs on (Nccl.h). Each plans its
 // launch and enqueues it on the context's stream. The cuDNN and cuBLAS
@@ -58,6 +59,55 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       launchThresholdBackward(plan, gi.data, a.grad_output.data, a.self.data,
                               a.has_addend ? a.addend.data : nullptr,
                               static_cast<float>(a.threshold), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::eltwise_backward &a) {
+  if (memfmt_status_t s = enterTraining(call))
+    return s;
+  const TensorView &gi = a.grad_input;
+  const int64_t *strides[3] = {gi.strides, a.grad_output.strides,
+                               a.self.strides};
+  StridedPlan<3> plan =
+      planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
+  call.setImpl(implOf(plan));
+  MEMFMT_LAUNCH_TRY(call, "the eltwise_backward kernel",
+                    launchEltwiseBackward(plan, gi.data, a.grad_output.data,
+                                          a.self.data, a.op,
+                                          static_cast<float>(a.alpha),
+                                          static_cast<float>(a.beta), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::sum_to_size &a) {
+  if (memfmt_status_t s = enterTraining(call))
+    return s;
+  const TensorView &x = a.input, &y = a.output;
+  // The output's index space with the input strides of its kept dims (0
+  // where it has size 1), and the summed dims of the input.
+  const int64_t lead = x.rank - y.rank;
+  int64_t keptStrides[kMaxRank] = {};
+  int64_t reducedSizes[kMaxRank] = {}, reducedStrides[kMaxRank] = {};
+  int reducedRank = 0;
+  for (int64_t d = 0; d < x.rank; ++d) {
+    bool summed = d < lead || (y.sizes[d - lead] == 1 && x.sizes[d] != 1);
+    if (d >= lead)
+      keptStrides[d - lead] = summed ? 0 : x.strides[d];
+    if (summed) {
+      reducedSizes[reducedRank] = x.sizes[d];
+      reducedStrides[reducedRank++] = x.strides[d];
+    }
+  }
+  const int64_t *outputStrides[2] = {y.strides, keptStrides};
+  StridedPlan<2> outputs =
+      planStrided<2>(static_cast<int>(y.rank), y.sizes, outputStrides);
+  const int64_t *summedStrides[1] = {reducedStrides};
+  StridedPlan<1> reduced =
+      planStrided<1>(reducedRank, reducedSizes, summedStrides);
+  call.setImpl("per_output");
+  MEMFMT_LAUNCH_TRY(call, "the sum_to_size kernel",
+                    launchSumToSize(outputs, reduced, y.data, x.data, stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -5,8 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The training step's elementwise kernels on CUDA: fill (splat constants,
-// such as the loss gradient's seed), threshold_backward (relu's gradient)
-// sgd_update (one torch.optim.SGD step of a parameter and its momentum
+// such as the loss gradient's seed), threshold_backward (relu's gradient),
+// eltwise_backward (the other activations' gradients, by the CPU's
+// lib/ElementwiseMath.h formulas), sum_to_size (a broadcast operand's
+// gradient: one thread per output element, summing in double in the order
+// of the reduced index space), sgd_update (one torch.optim.SGD step of a parameter and its momentum
 // buffer) and increment (the optimizer's step count, one thread). Each thread
 // walks elements of a StridedPlan (CudaPlan.h), so every layout works and
 // in-place updates read an element before they write it; by L9 the operands of
@@ -18,6 +21,7 @@
 
 #include "CudaKernels.h"
 #include "DeviceTypes.cuh"
+#include "lib/ElementwiseMath.h"
 #include "lib/TrainingMath.h"
 
 namespace memfmt::runtime::cuda {
@@ -44,6 +48,34 @@ __global__ void thresholdBackwardKernel(StridedPlan<4> plan, float *gradInput,
     if (addend)
       grad = __fadd_rn(grad, addend[off[3]]);
     gradInput[off[0]] = math::thresholdGrad(grad, self[off[2]], threshold);
+  }
+}
+
+__global__ void eltwiseBackwardKernel(StridedPlan<3> plan, float *gradInput,
+                                      const float *gradOutput,
+                                      const float *self, int64_t op,
+                                      float alpha, float beta) {
+  for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
+    int64_t off[3];
+    offsetsOf(plan, i, off);
+    gradInput[off[0]] = math::eltwiseBackward(op, gradOutput[off[1]],
+                                              self[off[2]], alpha, beta);
+  }
+}
+
+__global__ void sumToSizeKernel(StridedPlan<2> outputs,
+                                StridedPlan<1> reduced, float *output,
+                                const float *input) {
+  for (int64_t i = globalThread(); i < outputs.total; i += gridThreads()) {
+    int64_t off[2];
+    offsetsOf(outputs, i, off);
+    double sum = 0;
+    for (int64_t j = 0; j < reduced.total; ++j) {
+      int64_t r[1];
+      offsetsOf(reduced, j, r);
+      sum += input[off[1] + r[0]];
+    }
+    output[off[0]] = static_cast<float>(sum);
   }
 }
 
@@ -96,6 +128,30 @@ cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
       plan, static_cast<float *>(gradInput),
       static_cast<const float *>(gradOutput), static_cast<const float *>(self),
       static_cast<const float *>(addend), threshold);
+  return cudaGetLastError();
+}
+
+cudaError_t launchEltwiseBackward(const StridedPlan<3> &plan, void *gradInput,
+                                  const void *gradOutput, const void *self,
+                                  int64_t op, float alpha, float beta,
+                                  cudaStream_t stream) {
+  if (plan.total == 0)
+    return cudaSuccess;
+  eltwiseBackwardKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(
+      plan, static_cast<float *>(gradInput),
+      static_cast<const float *>(gradOutput), static_cast<const float *>(self),
+      op, alpha, beta);
+  return cudaGetLastError();
+}
+
+cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
+                            const StridedPlan<1> &reduced, void *output,
+                            const void *input, cudaStream_t stream) {
+  if (outputs.total == 0)
+    return cudaSuccess;
+  sumToSizeKernel<<<blocksFor(outputs.total), kThreads, 0, stream>>>(
+      outputs, reduced, static_cast<float *>(output),
+      static_cast<const float *>(input));
   return cudaGetLastError();
 }
 

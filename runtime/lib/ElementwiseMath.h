@@ -68,6 +68,53 @@ MEMFMT_HOST_DEVICE inline float eltwise(int64_t op, float x, float alpha,
   }
 }
 
+/// The gradient of `eltwise(op, x, alpha, beta)` (eltwise_backward): `grad`
+/// times the derivative at `self`, which is sigmoid's output y and every
+/// other op's input x, in ATen's formulas and order of operations
+/// (sigmoid_backward, silu_backward, hardswish_backward,
+/// hardsigmoid_backward, gelu_backward; clamp passes grad where alpha <= x
+/// <= beta, as torch's clamp_backward, so a NaN x gets 0).
+MEMFMT_HOST_DEVICE inline float
+eltwiseBackward(int64_t op, float grad, float self, float alpha, float beta) {
+  switch (op) {
+  case MEMFMT_ELTWISE_SIGMOID:
+    return grad * (1.0f - self) * self;
+  case MEMFMT_ELTWISE_HARDSIGMOID: {
+    // ATen's -3 < x < 3 for its alpha = 1/6, beta = 1/2: the linear piece.
+    float t = alpha * self + beta;
+    return t > 0.0f && t < 1.0f ? grad * alpha : 0.0f;
+  }
+  case MEMFMT_ELTWISE_HARDSWISH:
+    if (self < -3.0f)
+      return 0.0f;
+    return self <= 3.0f ? grad * (self / 3.0f + 0.5f) : grad;
+  case MEMFMT_ELTWISE_CLAMP:
+    return self >= alpha && self <= beta ? grad : 0.0f;
+  case MEMFMT_ELTWISE_GELU_ERF: {
+    float cdf = 0.5f * (1.0f + erff(self * 0.70710678118654752f));
+    float pdf = 0.39894228040143268f * expf(self * self * -0.5f);
+    return grad * (cdf + self * pdf);
+  }
+  case MEMFMT_ELTWISE_GELU_TANH: {
+    const float beta2 = 0.79788456080286536f, kappa = 0.044715f;
+    float square = self * self;
+    float inner = beta2 * (self + kappa * (square * self));
+    float t = tanhf(inner);
+    float left = 0.5f * self;
+    float leftDerivative = 0.5f * (1.0f + t);
+    float rightDerivative =
+        left * (1.0f - t * t) * (beta2 * (1.0f + 3.0f * kappa * square));
+    return grad * (leftDerivative + rightDerivative);
+  }
+  case MEMFMT_ELTWISE_SILU: {
+    float s = sigmoid(self);
+    return grad * s * (1.0f + self * (1.0f - s));
+  }
+  default:
+    return grad;
+  }
+}
+
 /// `op` (a memfmt_binary_op_t) of `a` and `b`.
 MEMFMT_HOST_DEVICE inline float binary(int64_t op, float a, float b) {
   switch (op) {

@@ -18,12 +18,17 @@
 //    update: shapes, finite hyper-parameters in range, and outputs apart
 //    from inputs by the bytes they span (exact aliases only where a kernel
 //    updates in place: the running statistics, the parameter and momentum);
+//  * eltwise_backward: a known function, gradients shaped like self, the
+//    gradient apart from the inputs; sum_to_size: the output's shape one
+//    the input broadcasts from, the output apart from the input;
 //  * all_reduce and increment: output shaped like the input (0-d for the
 //    step count's increment), and either the input itself or apart from it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Validate.h"
+
+#include "ElementwiseMath.h"
 
 #include "ValidateChecks.h"
 
@@ -369,6 +374,38 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
        {&a.self, "self"},
        a.has_addend ? Operand{&a.addend, "addend"} : Operand{}},
       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::eltwise_backward &a) {
+  if (!math::isEltwiseOp(a.op))
+    return invalid(call, "op " + std::to_string(a.op) +
+                             " is not a memfmt_eltwise_op_t (1 to 7)");
+  if (std::isnan(a.alpha) || std::isnan(a.beta))
+    return invalid(call, "alpha and beta must not be NaN");
+  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", a.self,
+                          " (self's shape)"));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", a.self, " (self's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"}, {&a.self, "self"}},
+                       {{&a.grad_input, "grad_input"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::sum_to_size &a) {
+  const TensorView &x = a.input, &y = a.output;
+  bool broadcasts = y.rank <= x.rank;
+  for (int64_t d = 0; broadcasts && d < y.rank; ++d) {
+    int64_t size = y.sizes[d], inputSize = x.sizes[x.rank - y.rank + d];
+    broadcasts = size == inputSize || size == 1;
+  }
+  if (!broadcasts)
+    return invalid(call, "output " + formatShape(y) + " is not a shape input " +
+                             formatShape(x) +
+                             " broadcasts from (each of its dims, aligned "
+                             "to the right, input's size or 1)");
+  return checkAllApart(call, {{&a.input, "input"}}, {{&a.output, "output"}});
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

@@ -147,6 +147,9 @@ inline void expectEnvironmentRefused(const char *name, const char *value) {
 #define EXPECT_KERNEL_OK(ctx, expr)                                            \
   EXPECT_EQ(static_cast<memfmt_status_t>(expr), MEMFMT_STATUS_OK)              \
       << memfmt_context_last_error(ctx)
+#define ASSERT_KERNEL_OK(ctx, expr)                                            \
+  ASSERT_EQ(static_cast<memfmt_status_t>(expr), MEMFMT_STATUS_OK)              \
+      << memfmt_context_last_error(ctx)
 
 /// For the DISABLED_Time* tests (run with --gtest_also_run_disabled_tests):
 /// milliseconds per call of `call` over `runs` calls, after one warm-up call

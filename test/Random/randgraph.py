@@ -1036,8 +1036,11 @@ NON_TRAINABLE = ("running_mean", "running_var")
 
 class GradGenerator(Generator):
     """Random graphs over the ops with a VJP only (conv2d, batch_norm, relu,
-    add of same-shape tensors, max_pool2d (+with_indices), avg_pool2d,
-    adaptive_avg_pool2d, flatten, reshape, linear, clone, contiguous),
+    the eltwise functions (sigmoid, silu, hardswish, hardsigmoid, clamp,
+    gelu), add, mul, sub and div with broadcasting (a broadcast operand's
+    gradient is summed to its shape), max_pool2d (+with_indices),
+    avg_pool2d, adaptive_avg_pool2d, flatten, reshape, linear, clone,
+    contiguous),
     every input with the same batch N, ending in one logits tensor [N, K]:
     each value nothing consumes goes through a head (pool / flatten /
     reshape, then linear to K) and the heads are summed, so every branch,
@@ -1061,25 +1064,6 @@ class GradGenerator(Generator):
         # (the running variance divides by N*H*W - 1; PyTorch refuses too).
         return super().batch_norm(
             lambda t: t.shape[0] * t.shape[2] * t.shape[3] > 1)
-
-    def add(self):
-        # An add with broadcasting has no VJP yet: both operands have the
-        # result's shape (another value, the same value twice, a branch
-        # through relu, or a weight of the activation's shape).
-        a = self.pick()
-        ta = self.ty(a)
-        choice = self.r.random()
-        b = None
-        if choice < 0.45:
-            b = self.pick(pred=lambda t: t.shape == ta.shape)
-        elif choice < 0.65:
-            b = self.param(self.layer("add"), "weight", ta.shape,
-                           formatted=ta.rank() == 4)
-        if b is None:
-            b = self.relu_of(a)
-        ops = [a, b] if self.r.random() < 0.5 else [b, a]
-        t = joined(ta.shape, [self.ty(v) for v in ops])
-        return self.add_op("add", ops, [t])[0]
 
     def conversion(self):
         x = self.pick()
@@ -1128,7 +1112,10 @@ class GradGenerator(Generator):
         if self.r.random() < 0.3:
             self.input()
         weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
-                   (self.add, 3), (lambda: self.pool("max_pool2d"), 2),
+                   (self.eltwise, 2), (self.add, 3),
+                   (lambda: self.add("mul"), 2), (lambda: self.add("sub"), 1),
+                   (lambda: self.add("div"), 1),
+                   (lambda: self.pool("max_pool2d"), 2),
                    (lambda: self.pool("max_pool2d_with_indices"), 1),
                    (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),
                    (self.flatten, 1), (self.reshape, 1), (self.linear, 1),

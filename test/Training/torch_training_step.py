@@ -18,14 +18,19 @@
 # The truth is PyTorch in float64. Every tensor must be within the issue's
 # limit of it (gradients 1e-4, SGD state 1e-3, relative to max |truth|) or,
 # where the problem is so ill-conditioned that PyTorch's own f32 runs are
-# not, memfmt's largest error must be at most twice the largest of
-# PyTorch's f32 NCHW and channels-last runs. Measured here: a ResNet-18 step is well-conditioned
+# not, within twice the larger error of PyTorch's f32 NCHW and
+# channels-last runs on that tensor; a tensor f32 cannot resolve at all
+# (torch f32 more than 10% off) only within twice torch f32's largest
+# error on any tensor. Measured here: a ResNet-18 step is well-conditioned
 # (memfmt 2e-5 from float64, as torch f32), but a ResNet-50 step at batch
 # 4-16 from a random initialisation is not — torch 1.13's own f32 gradients
 # are 10-30% from float64 on some layer3/layer4 tensors (max |diff| over
 # max |truth|; batch-norm channels that barely vary amplify rounding), and
-# after a few SGD steps trajectories part further. Every line prints the
-# worst tensor, its error and PyTorch f32's.
+# after a few SGD steps trajectories part further. MobileNet and
+# EfficientNet have batch-norm biases whose exact gradient is 0 (each is
+# followed by a convolution and another batch norm, which removes any
+# shift), so f32 gives noise there. Every line prints the tensor closest
+# to its limit, its error and PyTorch f32's.
 #
 # REQUIRES: torch, memfmt-compile, memfmt-train, python-package
 # The sanitizer build runs the kernels under ASan in its GoogleTests; a
@@ -60,10 +65,12 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from torchref import (read_safetensors, rel_error, run, seeded_model,  # noqa: E402
-                      torch_sgd_steps, write_safetensors)
+                      torch_sgd_steps, train_mode, write_safetensors)
 
 GRAD_TOLERANCE = 1e-4
 STEP_TOLERANCE = 1e-3
+# A relative error of torch f32 from float64 beyond which a tensor is noise.
+CHAOTIC = 0.1
 LR, MOMENTUM, WEIGHT_DECAY = 1e-3, 0.9, 1e-4
 FORMATS = ("channels-last", "contiguous")
 
@@ -73,19 +80,26 @@ class Checks:
         self.passed = self.failed = 0
 
     def report(self, what, ours, torch32, tolerance, against="float64"):
-        """ours, torch32: {tensor name: relative error from float64}. Passes
-        when every tensor is within `tolerance`, or (an ill-conditioned
-        step) the largest error is at most twice torch f32's largest."""
-        worst = max(ours, key=ours.get)
+        """ours, torch32: {tensor name: relative error from float64}. Each
+        tensor passes when within `tolerance` or within twice torch f32's
+        error on that same tensor (an ill-conditioned one). Where torch
+        f32 itself is more than CHAOTIC off (a batch-norm bias whose
+        gradient is 0 in exact arithmetic, since the next batch norm removes
+        any shift; momenta after steps that amplify rounding), f32 cannot
+        resolve the tensor at all, and the limit is twice torch f32's
+        largest error on any tensor."""
         torch_worst = max(torch32.values())
-        limit = max(tolerance, 2 * torch_worst)
-        ok = ours[worst] <= limit
+        limits = {n: max(tolerance, 2 * (torch32[n] if torch32[n] <= CHAOTIC
+                                         else torch_worst))
+                  for n in ours}
+        worst = max(ours, key=lambda n: ours[n] / limits[n])
+        ok = all(ours[n] <= limits[n] for n in ours)
         self.passed += ok
         self.failed += not ok
         print(f"{what}: {'PASS' if ok else 'FAIL'} ({len(ours)} tensors; "
-              f"worst {worst} {ours[worst]:.2e} from {against} (torch f32 "
-              f"{torch32[worst]:.2e} there); torch f32's largest "
-              f"{torch_worst:.2e}; limit {limit:.2e})")
+              f"closest to its limit: {worst} {ours[worst]:.2e} from "
+              f"{against} (torch f32 {torch32[worst]:.2e}; limit "
+              f"{limits[worst]:.2e}))")
         sys.stdout.flush()
 
 
@@ -138,7 +152,7 @@ def memfmt_gradients(args, name, fmt, weights, x, y):
 
 
 def torch_gradients(model, x, y, dtype=torch.float32, channels_last=False):
-    model = copy.deepcopy(model).to(dtype).train()
+    model = train_mode(copy.deepcopy(model).to(dtype))
     inputs = torch.from_numpy(x).to(dtype)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)

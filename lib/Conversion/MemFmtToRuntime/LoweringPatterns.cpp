@@ -44,34 +44,6 @@ namespace {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// The eltwise kernel's function (memfmt_eltwise_op_t) and parameters for
-/// each unary elementwise op.
-struct EltwiseFunction {
-  int64_t op;
-  double alpha = 0.0, beta = 0.0;
-};
-EltwiseFunction eltwiseFunctionOf(SigmoidOp) {
-  return {MEMFMT_ELTWISE_SIGMOID};
-}
-EltwiseFunction eltwiseFunctionOf(SiluOp) { return {MEMFMT_ELTWISE_SILU}; }
-EltwiseFunction eltwiseFunctionOf(HardswishOp) {
-  return {MEMFMT_ELTWISE_HARDSWISH};
-}
-EltwiseFunction eltwiseFunctionOf(HardsigmoidOp op) {
-  return {MEMFMT_ELTWISE_HARDSIGMOID, op.getAlpha().convertToDouble(),
-          op.getBeta().convertToDouble()};
-}
-EltwiseFunction eltwiseFunctionOf(ClampOp op) {
-  double inf = std::numeric_limits<double>::infinity();
-  return {MEMFMT_ELTWISE_CLAMP,
-          op.getMin() ? op.getMin()->convertToDouble() : -inf,
-          op.getMax() ? op.getMax()->convertToDouble() : inf};
-}
-EltwiseFunction eltwiseFunctionOf(GeluOp op) {
-  return {op.getApproximate() == "tanh" ? MEMFMT_ELTWISE_GELU_TANH
-                                        : MEMFMT_ELTWISE_GELU_ERF};
-}
-
 /// The activation of a fused_conv2d or linear (its `activation` names a
 /// ConvActivation, which the op's verifier checked), or {0} for none.
 template <typename OpTy> EltwiseFunction activationOf(OpTy conv) {

@@ -255,6 +255,40 @@ struct ThresholdBackwardLowering : RuntimePattern<ThresholdBackwardOp> {
   }
 };
 
+/// sigmoid_backward, ..., gelu_backward: the eltwise_backward kernel with
+/// the forward function's code and parameters.
+template <typename OpTy> struct EltwiseBackwardLowering : RuntimePattern<OpTy> {
+  using RuntimePattern<OpTy>::RuntimePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &) const override {
+    EltwiseFunction f = eltwiseFunctionOf(op);
+    Value self = op->getOperand(1);
+    return this->calls.call(
+        op, elementTypeOf(self),
+        kernels::eltwise_backward{
+            .grad_output = this->calls.view(op.getGradOutput()),
+            .self = this->calls.view(self),
+            .grad_input = this->calls.view(op.getGradInput()),
+            .op = f.op,
+            .alpha = f.alpha,
+            .beta = f.beta,
+        });
+  }
+};
+
+struct SumToSizeLowering : RuntimePattern<SumToSizeOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(SumToSizeOp op,
+                                PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getInput()),
+                      kernels::sum_to_size{
+                          .input = calls.view(op.getInput()),
+                          .output = calls.view(op.getOutput()),
+                      });
+  }
+};
+
 struct MaxPoolWithIndicesBackwardLowering
     : RuntimePattern<MaxPool2dWithIndicesBackwardOp> {
   using RuntimePattern::RuntimePattern;
@@ -482,12 +516,18 @@ struct ConstantLowering : RuntimePattern<arith::ConstantOp> {
 
 void mlir::memfmt::populateTrainingToRuntimePatterns(
     RewritePatternSet &patterns, RuntimeCallBuilder &calls) {
-  patterns.add<NativeBatchNormLowering, NativeBatchNormBackwardLowering,
-               ConvolutionBackwardLowering, LinearBackwardLowering,
-               ThresholdBackwardLowering, MaxPoolWithIndicesBackwardLowering,
-               AvgPoolBackwardLowering, AdaptiveAvgPoolBackwardLowering,
-               CrossEntropyLossLowering, CrossEntropyLossBackwardLowering,
-               SgdUpdateLowering, AllReduceLowering, IncrementLowering,
-               AssignWeightLowering, ConstantLowering>(patterns.getContext(),
-                                                       calls);
+  patterns.add<
+      NativeBatchNormLowering, NativeBatchNormBackwardLowering,
+      ConvolutionBackwardLowering, LinearBackwardLowering,
+      ThresholdBackwardLowering, EltwiseBackwardLowering<SigmoidBackwardOp>,
+      EltwiseBackwardLowering<SiluBackwardOp>,
+      EltwiseBackwardLowering<HardswishBackwardOp>,
+      EltwiseBackwardLowering<HardsigmoidBackwardOp>,
+      EltwiseBackwardLowering<ClampBackwardOp>,
+      EltwiseBackwardLowering<GeluBackwardOp>, SumToSizeLowering,
+      MaxPoolWithIndicesBackwardLowering, AvgPoolBackwardLowering,
+      AdaptiveAvgPoolBackwardLowering, CrossEntropyLossLowering,
+      CrossEntropyLossBackwardLowering, SgdUpdateLowering, AllReduceLowering,
+      IncrementLowering, AssignWeightLowering, ConstantLowering>(
+      patterns.getContext(), calls);
 }

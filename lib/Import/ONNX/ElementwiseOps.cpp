@@ -40,7 +40,19 @@ static double shortestDecimal(float value) {
   return value;
 }
 
-/// BatchNormalization (inference): memfmt.batch_norm.
+/// ATen's batch-norm momentum (the weight of the batch statistic in the
+/// running one) from ONNX's (the weight of the running statistic, what
+/// torch.onnx writes as 1 - momentum): 1 - m, as the decimal a user wrote
+/// (0.99 gives 0.01, not 0.010000000000000009).
+static double atenMomentum(float onnxMomentum) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g",
+                1.0 - shortestDecimal(onnxMomentum));
+  return std::strtod(text, nullptr);
+}
+
+/// BatchNormalization (inference): memfmt.batch_norm, with the running
+/// statistics' momentum a training step compiled from the model uses.
 static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
   OpBuilder &builder = importer.getBuilder();
   if (failed(importer.checkArity(node, 5, 5, 5)))
@@ -52,11 +64,13 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
                                   "and variance) are not supported; memfmt "
                                   "compiles inference");
   FailureOr<float> epsilon = importer.floatAttr(node, "epsilon", 1e-5f);
+  FailureOr<float> momentum = importer.floatAttr(node, "momentum", 0.9f);
   FailureOr<int64_t> training = importer.intAttr(node, "training_mode", 0);
   FailureOr<int64_t> isTest =
       importer.intAttr(node, "is_test", importer.getOpset() < 7 ? 0 : 1);
   FailureOr<int64_t> spatial = importer.intAttr(node, "spatial", 1);
-  if (failed(epsilon) || failed(training) || failed(isTest) || failed(spatial))
+  if (failed(epsilon) || failed(momentum) || failed(training) ||
+      failed(isTest) || failed(spatial))
     return failure();
   if (*training != 0)
     return importer.unsupported(node,
@@ -72,6 +86,10 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
                                 "not supported");
   if (*epsilon < 0 || !std::isfinite(*epsilon))
     return importer.invalid(node, "epsilon must be finite and >= 0");
+  if (!(*momentum >= 0 && *momentum <= 1))
+    return importer.invalid(node, "momentum is " + std::to_string(*momentum) +
+                                      ", expected a value in [0, 1] (the "
+                                      "weight of the running statistics)");
   OnnxValue &x = *node.inputs[0];
   if (x.shape.size() < 2)
     return importer.invalid(node, "the input " + formatShape(x.shape) +
@@ -93,14 +111,19 @@ static LogicalResult convertBatchNorm(GraphImporter &importer, Node &node) {
       return failure();
     operands.push_back(*operand);
   }
-  // Leave eps unset when it is the default 1e-5, as the zoo does.
+  // Leave eps and momentum unset at their defaults (1e-5, 0.1), as the zoo
+  // does.
   double eps = shortestDecimal(*epsilon);
   FloatAttr epsAttr = eps == 1e-5 ? FloatAttr() : builder.getF64FloatAttr(eps);
+  double runningMomentum = atenMomentum(*momentum);
+  FloatAttr momentumAttr = runningMomentum == 0.1
+                               ? FloatAttr()
+                               : builder.getF64FloatAttr(runningMomentum);
   FailureOr<Value> y = importer.verified(
       node,
       BatchNormOp::create(builder, node.loc, importer.tensorType(x.shape),
                           operands[0], operands[1], operands[2], operands[3],
-                          operands[4], epsAttr, FloatAttr(), BoolAttr()));
+                          operands[4], epsAttr, momentumAttr, BoolAttr()));
   if (failed(y))
     return failure();
   importer.setOutput(node, 0, OnnxValue::runtime(*y, x.shape));
@@ -443,7 +466,9 @@ void mlir::memfmt::onnx_import::registerElementwiseOps(
        {{1, convertBatchNorm}},
        {"`batch_norm`",
         "inference; `epsilon` (the shortest decimal of the float; 1e-5 is "
-        "left at the default); parameters constant or at run time",
+        "left at the default); `momentum` m becomes the running statistics' "
+        "`momentum = 1 - m` of a training step; parameters constant or at "
+        "run time",
         "`training_mode = 1`, the training outputs, `is_test = 0` (opset < "
         "7), `spatial = 0`"}});
   registry.add({"Relu",

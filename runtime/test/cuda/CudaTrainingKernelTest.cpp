@@ -10,7 +10,9 @@
 // place, every gradient mask, the unsupported-layout error), the linear
 // layer's gradients on cuBLAS (every mask, row-major, strided and padded
 // operands, edge shapes), fill (every dtype and layout), threshold_backward
-// (layout pairs, ties, NaN), sgd_update (torch.optim.SGD's options, bit for
+// (layout pairs, ties, NaN), eltwise_backward (every function, layout
+// pairs, kinks and NaN), sum_to_size (the shapes VJPs reduce to, every
+// layout), sgd_update (torch.optim.SGD's options, bit for
 // bit, in and out of place), the step count's increment and the
 // cross-entropy loss and its gradient
 // (and NaN for a target out of range, where the CPU refuses it). The
@@ -23,7 +25,10 @@
 #include "../BatchNormCalls.h"
 #include "CudaTestUtil.h"
 
+#include "memfmt/runtime/elementwise_ops.h"
+
 #include <cmath>
+#include <limits>
 
 using namespace memfmt::test;
 
@@ -238,6 +243,78 @@ TEST(CudaThresholdBackwardTest, EveryLayoutPairWithTiesAndNaN) {
           if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
             EXPECT_EQ(env().implOf(0), "flat") << what;
         }
+}
+
+TEST(CudaEltwiseBackwardTest, EveryFunctionAndLayoutPair) {
+  MEMFMT_REQUIRE_CUDA(env());
+  struct Function {
+    int64_t op;
+    double alpha, beta;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const Function functions[] = {{MEMFMT_ELTWISE_SIGMOID, 0, 0},
+                                {MEMFMT_ELTWISE_HARDSIGMOID, 1.0 / 6, 0.5},
+                                {MEMFMT_ELTWISE_HARDSWISH, 0, 0},
+                                {MEMFMT_ELTWISE_CLAMP, 0, 6},
+                                {MEMFMT_ELTWISE_CLAMP, -1, inf},
+                                {MEMFMT_ELTWISE_GELU_ERF, 0, 0},
+                                {MEMFMT_ELTWISE_GELU_TANH, 0, 0},
+                                {MEMFMT_ELTWISE_SILU, 0, 0}};
+  for (const Function &f : functions)
+    for (const std::vector<int64_t> &shape : kElementwiseShapes)
+      for (Layout in : kLayouts)
+        for (Layout out : kLayouts) {
+          Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
+              gi(Kind::F32, shape, out);
+          std::string what = "eltwise_backward op " + std::to_string(f.op) +
+                             " " + name(Kind::F32, in, out) + " " +
+                             gi.describe();
+          grad.fill(1, -2, 2);
+          self.fill(2, -8, 8);
+          if (self.values.numElements() > 4)
+            self.set(1, -3.0f).set(2, 3.0f).set(3, 6.0f).set(4, std::nanf(""));
+          ASSERT_EQ(_mlir_ciface_memfmt_eltwise_backward_f32(
+                        env().gpu, 0, grad.device(env().gpu),
+                        self.device(env().gpu), gi.device(env().gpu), f.op,
+                        f.alpha, f.beta),
+                    MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(_mlir_ciface_memfmt_eltwise_backward_f32(
+                        env().cpu, 0, grad.host(), self.host(), gi.host(), f.op,
+                        f.alpha, f.beta),
+                    MEMFMT_STATUS_OK);
+          // The same formulas (lib/ElementwiseMath.h); libm and CUDA's
+          // exp/erf/tanh may differ in the last bits.
+          expectMatch(gi, gi.download(), Match::Elementwise, what);
+        }
+}
+
+TEST(CudaSumToSizeTest, TheShapesVjpsReduceTo) {
+  MEMFMT_REQUIRE_CUDA(env());
+  const std::pair<std::vector<int64_t>, std::vector<int64_t>> cases[] = {
+      {{3, 24, 5, 7}, {3, 24, 1, 1}},
+      {{3, 24, 5, 7}, {24, 1, 1}},
+      {{3, 24, 5, 7}, {}},
+      {{2, 1, 5, 5}, {2, 1, 1, 1}},
+      {{4, 16, 1, 1}, {4, 16, 1, 1}},
+      {{1, 3, 7, 5}, {3, 7, 1}}};
+  for (const auto &[inShape, outShape] : cases)
+    for (Layout in : kLayouts)
+      for (Layout out : kLayouts) {
+        Buf x(Kind::F32, inShape, in), y(Kind::F32, outShape, out);
+        std::string what = "sum_to_size " + name(Kind::F32, in, out) + " " +
+                           x.describe() + " -> " + y.describe();
+        x.fill(1, -2, 2);
+        ASSERT_EQ(_mlir_ciface_memfmt_sum_to_size_f32(
+                      env().gpu, 0, x.device(env().gpu), y.device(env().gpu)),
+                  MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_sum_to_size_f32(env().cpu, 0, x.host(),
+                                                      y.host()),
+                  MEMFMT_STATUS_OK);
+        // Both sum in double and round once.
+        expectMatch(y, y.download(), Match::Elementwise, what);
+      }
 }
 
 struct CudaSgdCase {

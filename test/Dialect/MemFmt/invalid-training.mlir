@@ -604,3 +604,66 @@ func.func @step_count_not_scalar() -> tensor<2xi64> {
   %0 = memfmt.weight "optimizer.step" {zero_init} : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// The elementwise functions' gradients, sum_to_size
+//===----------------------------------------------------------------------===//
+
+// sigmoid_backward: grad_output has the output's shape.
+func.func @sigmoid_backward_shape(%g: tensor<2x3x4x5xf32>, %y: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{expected grad_output shape [2, 3, 4, 4], got [2, 3, 4, 5]}}
+  %0 = memfmt.sigmoid_backward %g, %y : (tensor<2x3x4x5xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// clamp_backward: grad_input has self's shape.
+func.func @clamp_backward_result_shape(%g: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{expected grad_input shape [2, 3, 4, 4], got [2, 3, 4, 5]}}
+  %0 = memfmt.clamp_backward %g, %x {max = 6.0 : f64} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x5xf32>
+  return
+}
+
+// -----
+
+// L9: grad_output in self's memory format.
+func.func @silu_backward_format(%g: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, %x: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{expects 'grad_output' in the memory format of 'self' (contiguous; L9: a gradient has its primal's memory format), got strides [48, 1, 12, 3]}}
+  %0 = memfmt.silu_backward %g, %x : (tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @hardsigmoid_backward_nan(%g: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'alpha' is NaN}}
+  %0 = memfmt.hardsigmoid_backward %g, %x {alpha = 0x7FF8000000000000 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_backward_approximate(%g: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "erf"}}
+  %0 = memfmt.gelu_backward %g, %x {approximate = "erf"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sum_to_size_not_broadcast(%g: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{result shape [2, 2, 1, 1] is not a shape the input [2, 3, 4, 4] broadcasts from (each dim, aligned to the right, the input's size or 1)}}
+  %0 = memfmt.sum_to_size %g : tensor<2x3x4x4xf32> -> tensor<2x2x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @sum_to_size_rank(%g: tensor<3x4xf32>) {
+  // expected-error @+1 {{result shape [1, 3, 4] is not a shape the input [3, 4] broadcasts from}}
+  %0 = memfmt.sum_to_size %g : tensor<3x4xf32> -> tensor<1x3x4xf32>
+  return
+}

@@ -240,3 +240,46 @@ func.func @step_count(%g: tensor<4xf32>) {
   memfmt.assign_weight "optimizer.step", %n : tensor<i64>
   return
 }
+
+// The gradients of the elementwise functions, with the forward ops'
+// attributes (defaults elided), in channels-last (L9: the gradients take
+// self's strides), and sum_to_size down to a squeeze-excite scale, a layer
+// scale and a 0-d tensor.
+// CHECK-LABEL: func.func @eltwise_backward
+// CHECK: memfmt.sigmoid_backward %{{.+}}, %{{.+}} : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+// CHECK: memfmt.silu_backward
+// CHECK: memfmt.hardswish_backward
+// CHECK: memfmt.hardsigmoid_backward %{{.+}}, %{{.+}} :
+// CHECK: memfmt.hardsigmoid_backward %{{.+}}, %{{.+}} {alpha = 2.000000e-01 : f64}
+// CHECK: memfmt.clamp_backward %{{.+}}, %{{.+}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: memfmt.clamp_backward %{{.+}}, %{{.+}} {min = -1.000000e+00 : f64}
+// CHECK: memfmt.gelu_backward %{{.+}}, %{{.+}} :
+// CHECK: memfmt.gelu_backward %{{.+}}, %{{.+}} {approximate = "tanh"}
+// GENERIC-LABEL: sym_name = "eltwise_backward"
+// GENERIC: "memfmt.hardsigmoid_backward"({{.*}}) <{alpha = 0.16666666666666666 : f64, beta = 5.000000e-01 : f64}>
+// GENERIC: "memfmt.gelu_backward"({{.*}}) <{approximate = "none"}>
+func.func @eltwise_backward(%g: tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, %x: tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>> {
+  %0 = memfmt.sigmoid_backward %g, %x : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %1 = memfmt.silu_backward %0, %x : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %2 = memfmt.hardswish_backward %1, %x : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %3 = memfmt.hardsigmoid_backward %2, %x : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %4 = memfmt.hardsigmoid_backward %3, %x {alpha = 0.2 : f64} : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %5 = memfmt.clamp_backward %4, %x {min = 0.0 : f64, max = 6.0 : f64} : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %6 = memfmt.clamp_backward %5, %x {min = -1.0 : f64} : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %7 = memfmt.gelu_backward %6, %x : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  %8 = memfmt.gelu_backward %7, %x {approximate = "tanh"} : (tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>, tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>) -> tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+  return %8 : tensor<1x3x2x2xf32, #memfmt.strides<[12, 1, 6, 3]>>
+}
+
+// CHECK-LABEL: func.func @sum_to_size
+// CHECK: memfmt.sum_to_size %{{.+}} : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<2x5x1x1xf32>
+// CHECK: memfmt.sum_to_size %{{.+}} : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<5x1x1xf32>
+// CHECK: memfmt.sum_to_size %{{.+}} : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<f32>
+// GENERIC-LABEL: sym_name = "sum_to_size"
+// GENERIC: "memfmt.sum_to_size"
+func.func @sum_to_size(%g: tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>>) -> (tensor<2x5x1x1xf32>, tensor<5x1x1xf32>, tensor<f32>) {
+  %0 = memfmt.sum_to_size %g : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<2x5x1x1xf32>
+  %1 = memfmt.sum_to_size %g : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<5x1x1xf32>
+  %2 = memfmt.sum_to_size %g : tensor<2x5x3x7xf32, #memfmt.strides<[105, 1, 35, 5]>> -> tensor<f32>
+  return %0, %1, %2 : tensor<2x5x1x1xf32>, tensor<5x1x1xf32>, tensor<f32>
+}

@@ -227,6 +227,12 @@ static LogicalResult verifyUnaryElementwise(Operation *op) {
       failed(verifyShape(op, tensorType(op->getResult(0)),
                          tensorType(input).getShape(), "result")))
     return failure();
+  if (failed(verifyEltwiseAttributes(op)))
+    return failure();
+  return verifyResultFormats(op);
+}
+
+LogicalResult mlir::memfmt::detail::verifyEltwiseAttributes(Operation *op) {
   for (StringRef name : {"min", "max", "alpha", "beta"})
     if (auto value = op->getAttrOfType<FloatAttr>(name))
       if (std::isnan(value.getValueAsDouble()))
@@ -236,7 +242,7 @@ static LogicalResult verifyUnaryElementwise(Operation *op) {
       return op->emitOpError()
              << "approximate must be \"none\" or \"tanh\", got \""
              << approximate.getValue() << "\"";
-  return verifyResultFormats(op);
+  return success();
 }
 
 /// The binary elementwise ops (add, mul, ...): NumPy broadcasting, aligned

@@ -383,6 +383,47 @@ ThresholdBackwardOp::getGradientOperandFormat(unsigned index) {
   return gradientOperandFormat(index, getGradOutputMutable(), getSelf());
 }
 
+LogicalResult mlir::memfmt::detail::verifyEltwiseBackward(Operation *op) {
+  OpOperand &gradOutput = op->getOpOperand(0);
+  Value self = op->getOperand(1);
+  if (failed(verifyCommon(op)) || failed(verifyEltwiseAttributes(op)) ||
+      failed(verifyShape(op, tensorType(gradOutput.get()),
+                         tensorType(self).getShape(), "grad_output")))
+    return failure();
+  StringRef selfName = isa<SigmoidBackwardOp>(op) ? "output" : "self";
+  return verifyGradientsOf(op, self, selfName, gradOutput, "grad_output",
+                           op->getResult(0), "grad_input");
+}
+
+std::optional<MemoryFormat>
+mlir::memfmt::detail::eltwiseBackwardGradientFormat(Operation *op,
+                                                    unsigned index) {
+  return gradientOperandFormat(index, op->getOpOperand(0), op->getOperand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// SumToSizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SumToSizeOp::verify() {
+  if (failed(verifyCommon(*this)))
+    return failure();
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> output = getOutput().getType().getShape();
+  bool broadcasts = output.size() <= input.size();
+  for (size_t d = 0; broadcasts && d < output.size(); ++d) {
+    int64_t size = output[d],
+            inputSize = input[input.size() - output.size() + d];
+    broadcasts = size == inputSize || size == 1;
+  }
+  if (!broadcasts)
+    return emitOpError() << "result shape " << formatList(output)
+                         << " is not a shape the input " << formatList(input)
+                         << " broadcasts from (each dim, aligned to the "
+                            "right, the input's size or 1)";
+  return verifyResultFormats(*this);
+}
+
 LogicalResult MaxPool2dWithIndicesBackwardOp::verify() {
   if (failed(verifyCommon(*this)))
     return failure();

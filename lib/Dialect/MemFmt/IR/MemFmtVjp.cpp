@@ -5,11 +5,13 @@
 //===----------------------------------------------------------------------===//
 //
 // VjpOpInterface (MemFmtVjpInterface.td) for every op a ResNet / ResNeXt /
-// wide-ResNet training forward contains: one function per op, with the
-// formula it implements in its doc comment, as PyTorch's derivatives.yaml
-// writes them. Each builds its operands' gradients from its results'
-// gradients out of the backward ops of MemFmtTrainingOps.td, computes only
-// the gradients asked for (`output_mask`), and gives every gradient its
+// wide-ResNet training forward contains, and for the activations and
+// broadcasting arithmetic of the CNNs beyond them (MobileNet's ReLU6 and
+// hardswish, EfficientNet's SiLU and squeeze-excite scales): one function per
+// op, with the formula it implements in its doc comment, as PyTorch's
+// derivatives.yaml writes them. Each builds its operands' gradients from its
+// results' gradients out of the backward ops of MemFmtTrainingOps.td, computes
+// only the gradients asked for (`output_mask`), and gives every gradient its
 // primal's memory format (L9): where a gradient arrives in another format
 // (the inverse of a conversion, an `add` of mixed formats) it is converted
 // back with `memfmt.contiguous`, which L3 makes free where both formats
@@ -20,6 +22,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/IR/TensorLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -257,25 +260,171 @@ ReluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
       });
 }
 
-/// add of two same-shape tensors: `grad_self = grad_other = grad`, each in
-/// its operand's format (L9). A broadcast operand would need its gradient
-/// summed over the broadcast dims, which no op does yet.
+/// `grad`, of a broadcasting op's result shape, as the gradient of its
+/// operand `primal`: summed over the dims the op broadcast `primal` along
+/// (`sum_to_size`, as autograd sums a broadcast input's gradient), in
+/// primal's format (L9).
+static Value sumToPrimal(OpBuilder &b, Location loc, Value grad, Value primal) {
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  auto primalType = cast<RankedTensorType>(primal.getType());
+  if (gradType.getShape() != primalType.getShape())
+    grad = SumToSizeOp::create(
+        b, loc,
+        RankedTensorType::get(primalType.getShape(), gradType.getElementType()),
+        grad);
+  return toPrimalFormat(b, loc, grad, primal);
+}
+
+/// `grad * factor` of `grad`'s type (factor broadcast).
+static Value multiply(OpBuilder &b, Location loc, Value grad, Value factor) {
+  return MulOp::create(b, loc, grad.getType(), grad, factor);
+}
+
+/// `-grad`: `grad` times a splat -1 (a 0-d constant, broadcast).
+static Value negate(OpBuilder &b, Location loc, Value grad) {
+  auto scalarType = RankedTensorType::get(
+      {}, cast<RankedTensorType>(grad.getType()).getElementType());
+  Value minusOne = arith::ConstantOp::create(
+      b, loc, scalarType, DenseElementsAttr::get(scalarType, -1.0f));
+  return multiply(b, loc, grad, minusOne);
+}
+
+/// add: `grad_self = grad_other = grad`, each summed to its operand's shape
+/// where add broadcast it and in its operand's format (L9).
 FailureOr<SmallVector<Value>> AddOp::buildVjp(OpBuilder &b,
                                               ArrayRef<Value> resultGrads,
                                               ArrayRef<bool> operandNeedsGrad) {
   SmallVector<Value> grads = noGradients(*this);
-  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+  if (!resultGrads[0])
     return grads;
-  ArrayRef<int64_t> shape = getOutput().getType().getShape();
-  if (getSelf().getType().getShape() != shape ||
-      getOther().getType().getShape() != shape)
-    return emitOpError() << "with broadcasting is not differentiable yet: "
-                            "only an add of two tensors of the result's shape "
-                            "has a VJP";
   for (unsigned i = 0; i < 2; ++i)
     if (operandNeedsGrad[i])
-      grads[i] = toPrimalFormat(b, getLoc(), resultGrads[0], getOperand(i));
+      grads[i] = sumToPrimal(b, getLoc(), resultGrads[0], getOperand(i));
   return grads;
+}
+
+/// mul: `grad_self = grad * other`, `grad_other = grad * self`, each summed
+/// to its operand's shape (a squeeze-excite scale's gradient sums over H
+/// and W).
+FailureOr<SmallVector<Value>> MulOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  Value grad = resultGrads[0];
+  if (!grad)
+    return grads;
+  for (unsigned i = 0; i < 2; ++i)
+    if (operandNeedsGrad[i])
+      grads[i] = sumToPrimal(b, getLoc(),
+                             multiply(b, getLoc(), grad, getOperand(1 - i)),
+                             getOperand(i));
+  return grads;
+}
+
+/// sub: `grad_self = grad`, `grad_other = -grad`, summed to their shapes.
+FailureOr<SmallVector<Value>> SubOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  Value grad = resultGrads[0];
+  if (!grad)
+    return grads;
+  if (operandNeedsGrad[0])
+    grads[0] = sumToPrimal(b, getLoc(), grad, getSelf());
+  if (operandNeedsGrad[1])
+    grads[1] = sumToPrimal(b, getLoc(), negate(b, getLoc(), grad), getOther());
+  return grads;
+}
+
+/// div: `grad_self = grad / other`, `grad_other = -grad * self / (other *
+/// other)` (ATen's div_tensor_other_backward), summed to their shapes.
+FailureOr<SmallVector<Value>> DivOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  Value grad = resultGrads[0];
+  if (!grad)
+    return grads;
+  Location loc = getLoc();
+  if (operandNeedsGrad[0])
+    grads[0] = sumToPrimal(
+        b, loc, DivOp::create(b, loc, grad.getType(), grad, getOther()),
+        getSelf());
+  if (operandNeedsGrad[1]) {
+    Value numerator = multiply(b, loc, negate(b, loc, grad), getSelf());
+    Value square =
+        MulOp::create(b, loc, getOther().getType(), getOther(), getOther());
+    grads[1] = sumToPrimal(
+        b, loc, DivOp::create(b, loc, grad.getType(), numerator, square),
+        getOther());
+  }
+  return grads;
+}
+
+/// The VJP of an eltwise function: `grad_input = <op>_backward(grad, x)`
+/// with the forward's attributes (sigmoid's takes its output instead).
+template <typename BackwardOp, typename ForwardOp, typename... Attributes>
+static SmallVector<Value> eltwiseVjp(ForwardOp op, OpBuilder &b,
+                                     ArrayRef<Value> resultGrads,
+                                     ArrayRef<bool> operandNeedsGrad,
+                                     Value self, Attributes... attributes) {
+  return firstOperandVjp(
+      op, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return BackwardOp::create(b, op.getLoc(), op.getInput().getType(), grad,
+                                  self, attributes...);
+      });
+}
+
+/// sigmoid: `grad_input = sigmoid_backward(grad, output)` = grad * (1 - y)
+/// * y.
+FailureOr<SmallVector<Value>>
+SigmoidOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                    ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<SigmoidBackwardOp>(*this, b, resultGrads, operandNeedsGrad,
+                                       getOutput());
+}
+
+/// silu: `grad_input = silu_backward(grad, input)`.
+FailureOr<SmallVector<Value>>
+SiluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                 ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<SiluBackwardOp>(*this, b, resultGrads, operandNeedsGrad,
+                                    getInput());
+}
+
+/// hardswish: `grad_input = hardswish_backward(grad, input)`.
+FailureOr<SmallVector<Value>>
+HardswishOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                      ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<HardswishBackwardOp>(*this, b, resultGrads,
+                                         operandNeedsGrad, getInput());
+}
+
+/// hardsigmoid: `grad_input = hardsigmoid_backward(grad, input)` with the
+/// forward's alpha and beta.
+FailureOr<SmallVector<Value>>
+HardsigmoidOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                        ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<HardsigmoidBackwardOp>(*this, b, resultGrads,
+                                           operandNeedsGrad, getInput(),
+                                           getAlphaAttr(), getBetaAttr());
+}
+
+/// clamp: `grad_input = clamp_backward(grad, input)`, grad where min <=
+/// input <= max, as autograd's clamp_backward (ReLU6's gradient).
+FailureOr<SmallVector<Value>>
+ClampOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                  ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<ClampBackwardOp>(*this, b, resultGrads, operandNeedsGrad,
+                                     getInput(), getMinAttr(), getMaxAttr());
+}
+
+/// gelu: `grad_input = gelu_backward(grad, input)`, same approximation.
+FailureOr<SmallVector<Value>>
+GeluOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                 ArrayRef<bool> operandNeedsGrad) {
+  return eltwiseVjp<GeluBackwardOp>(*this, b, resultGrads, operandNeedsGrad,
+                                    getInput(), getApproximateAttr());
 }
 
 //===----------------------------------------------------------------------===//

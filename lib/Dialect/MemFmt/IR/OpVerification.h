@@ -82,6 +82,21 @@ LogicalResult verifyGradientFormat(Operation *op, Value grad,
                                    StringRef gradName, Value primal,
                                    StringRef primalName);
 
+/// The attributes of an elementwise function (memfmt.clamp, gelu, ...) and
+/// of its gradient: no NaN among `min`, `max`, `alpha`, `beta`, and
+/// `approximate` "none" or "tanh".
+LogicalResult verifyEltwiseAttributes(Operation *op);
+
+/// The gradient of an elementwise function (sigmoid_backward, ...): its
+/// attributes, grad_output and grad_input shaped like operand 1 (self, or
+/// sigmoid's output) and in its format (L9).
+LogicalResult verifyEltwiseBackward(Operation *op);
+
+/// getGradientOperandFormat of those gradients: grad_output (operand 0)
+/// takes operand 1's format.
+std::optional<MemoryFormat> eltwiseBackwardGradientFormat(Operation *op,
+                                                          unsigned index);
+
 } // namespace mlir::memfmt::detail
 
 #endif // MEMFMT_LIB_DIALECT_MEMFMT_IR_OPVERIFICATION_H

@@ -97,18 +97,6 @@ func.func @max_pool_without_indices(%x: tensor<2x4x4x4xf32>, %t: tensor<2xi64>) 
 
 // -----
 
-// A broadcasting add would need its gradient summed over the broadcast
-// dims: not differentiable yet.
-func.func @broadcasting_add(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
-  %b = memfmt.weight "bias" : tensor<5xf32>
-  // expected-error @+1 {{'memfmt.add' op with broadcasting is not differentiable yet: only an add of two tensors of the result's shape has a VJP}}
-  %y = memfmt.add %x, %b : tensor<2x5xf32>, tensor<5xf32> -> tensor<2x5xf32>
-  %l = memfmt.cross_entropy_loss %y, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
-  return %l : tensor<f32>
-}
-
-// -----
-
 // An op of another dialect on the path is reported by name as well.
 func.func @foreign_op(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %w = memfmt.weight "w" : tensor<2x5xf32>

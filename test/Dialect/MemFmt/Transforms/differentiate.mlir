@@ -222,3 +222,95 @@ func.func @shared_weight(%t: tensor<2xi64>) -> tensor<f32> {
   %l = memfmt.cross_entropy_loss %s, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The ops of MobileNet and EfficientNet blocks after a convolution: ReLU6
+// (clamp) and SiLU gradients, a squeeze-excite scale [N, C, 1, 1]
+// (hardsigmoid of a pointwise convolution of the pooled activation)
+// broadcast by mul over H and W, whose gradient sum_to_size sums back, and a
+// layer scale [C, 1, 1] weight, summed over N, H and W. The activation's
+// two gradients (through the scale's pooling and through the product) are
+// summed.
+// CHECK-LABEL: func.func @squeeze_excite(
+// CHECK-SAME: -> (tensor<f32>, tensor<4x3x1x1xf32> {memfmt.gradient_of = "conv.weight"}, tensor<4x4x1x1xf32> {memfmt.gradient_of = "se.fc.weight"}, tensor<4x1x1xf32> {memfmt.gradient_of = "scale"}, tensor<5x16xf32> {memfmt.gradient_of = "fc.weight"})
+// CHECK: %[[SCALE:.+]] = memfmt.weight "scale"
+// CHECK: %[[C:.+]] = memfmt.conv2d %arg0
+// CHECK: %[[R6:.+]] = memfmt.clamp %[[C]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: %[[A:.+]] = memfmt.silu %[[R6]]
+// CHECK: %[[P:.+]] = memfmt.adaptive_avg_pool2d %[[A]]
+// CHECK: %[[Q:.+]] = memfmt.conv2d %[[P]]
+// CHECK: %[[S:.+]] = memfmt.hardsigmoid %[[Q]]
+// CHECK: %[[M:.+]] = memfmt.mul %[[A]], %[[S]] : tensor<2x4x2x2xf32>, tensor<2x4x1x1xf32> -> tensor<2x4x2x2xf32>
+// CHECK: memfmt.mul %[[M]], %[[SCALE]] : tensor<2x4x2x2xf32>, tensor<4x1x1xf32> -> tensor<2x4x2x2xf32>
+// CHECK: memfmt.cross_entropy_loss
+// CHECK: %[[GL:.+]] = memfmt.reshape
+// The layer scale: M's gradient grad * scale, the scale's grad * M summed
+// over N, H, W.
+// CHECK: %[[GM:.+]] = memfmt.mul %[[GL]], %[[SCALE]] : tensor<2x4x2x2xf32>, tensor<4x1x1xf32> -> tensor<2x4x2x2xf32>
+// CHECK: %[[GSCALE_FULL:.+]] = memfmt.mul %[[GL]], %[[M]] : tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32> -> tensor<2x4x2x2xf32>
+// CHECK: %[[GSCALE:.+]] = memfmt.sum_to_size %[[GSCALE_FULL]] : tensor<2x4x2x2xf32> -> tensor<4x1x1xf32>
+// The squeeze-excite product: A's share grad * S, the scale's grad * A
+// summed over H and W.
+// CHECK: %[[GA1:.+]] = memfmt.mul %[[GM]], %[[S]] : tensor<2x4x2x2xf32>, tensor<2x4x1x1xf32> -> tensor<2x4x2x2xf32>
+// CHECK: %[[GS_FULL:.+]] = memfmt.mul %[[GM]], %[[A]] : tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32> -> tensor<2x4x2x2xf32>
+// CHECK: %[[GS:.+]] = memfmt.sum_to_size %[[GS_FULL]] : tensor<2x4x2x2xf32> -> tensor<2x4x1x1xf32>
+// CHECK: %[[GQ:.+]] = memfmt.hardsigmoid_backward %[[GS]], %[[Q]] : (tensor<2x4x1x1xf32>, tensor<2x4x1x1xf32>) -> tensor<2x4x1x1xf32>
+// CHECK: %[[GP:.+]], %[[GW:.+]], %{{.+}} = memfmt.convolution_backward %[[GQ]], %[[P]]
+// CHECK: %[[GA2:.+]] = memfmt.adaptive_avg_pool2d_backward %[[GP]], %[[A]]
+// CHECK: %[[GA:.+]] = memfmt.add
+// CHECK-SAME: %[[GA2]]
+// CHECK: %[[GR6:.+]] = memfmt.silu_backward %[[GA]], %[[R6]]
+// CHECK: %[[GC:.+]] = memfmt.clamp_backward %[[GR6]], %[[C]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: %{{.+}}, %[[GCW:.+]], %{{.+}} = memfmt.convolution_backward %[[GC]], %arg0
+// CHECK: return %{{.+}}, %[[GCW]], %[[GW]], %[[GSCALE]], %{{.+}}
+func.func @squeeze_excite(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %cw = memfmt.weight "conv.weight" : tensor<4x3x1x1xf32>
+  %w = memfmt.weight "se.fc.weight" : tensor<4x4x1x1xf32>
+  %scale = memfmt.weight "scale" : tensor<4x1x1xf32>
+  %fc = memfmt.weight "fc.weight" : tensor<5x16xf32>
+  %c = memfmt.conv2d %x, %cw : (tensor<2x3x2x2xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x2x2xf32>
+  %r6 = memfmt.clamp %c {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x4x2x2xf32> -> tensor<2x4x2x2xf32>
+  %a = memfmt.silu %r6 : tensor<2x4x2x2xf32> -> tensor<2x4x2x2xf32>
+  %p = memfmt.adaptive_avg_pool2d %a {output_size = array<i64: 1, 1>} : tensor<2x4x2x2xf32> -> tensor<2x4x1x1xf32>
+  %q = memfmt.conv2d %p, %w : (tensor<2x4x1x1xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x1x1xf32>
+  %s = memfmt.hardsigmoid %q : tensor<2x4x1x1xf32> -> tensor<2x4x1x1xf32>
+  %m = memfmt.mul %a, %s : tensor<2x4x2x2xf32>, tensor<2x4x1x1xf32> -> tensor<2x4x2x2xf32>
+  %l = memfmt.mul %m, %scale : tensor<2x4x2x2xf32>, tensor<4x1x1xf32> -> tensor<2x4x2x2xf32>
+  %f = memfmt.flatten %l {start_dim = 1 : i64} : tensor<2x4x2x2xf32> -> tensor<2x16xf32>
+  %y = memfmt.linear %f, %fc : (tensor<2x16xf32>, tensor<5x16xf32>) -> tensor<2x5xf32>
+  %loss = memfmt.cross_entropy_loss %y, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// sub and div with a broadcast weight: sub's second operand gets -grad (a
+// 0-d constant -1 broadcast), div's `-grad * self / (other * other)`, both
+// summed to the weight's shape; the first operands get grad and grad / w.
+// CHECK-LABEL: func.func @sub_div(
+// CHECK: %[[B:.+]] = memfmt.weight "b"
+// CHECK: %[[D:.+]] = memfmt.weight "d"
+// CHECK: %[[S:.+]] = memfmt.sub %arg0, %[[B]]
+// CHECK: %[[Q:.+]] = memfmt.div %[[S]], %[[D]]
+// CHECK: %[[GQ:.+]] = memfmt.reshape
+// CHECK: %[[GS:.+]] = memfmt.div %[[GQ]], %[[D]] : tensor<2x3x2x2xf32>, tensor<3x1x1xf32> -> tensor<2x3x2x2xf32>
+// CHECK: %[[M1:.+]] = arith.constant dense<-1.000000e+00> : tensor<f32>
+// CHECK: %[[NEG:.+]] = memfmt.mul %[[GQ]], %[[M1]] : tensor<2x3x2x2xf32>, tensor<f32> -> tensor<2x3x2x2xf32>
+// CHECK: %[[NUM:.+]] = memfmt.mul %[[NEG]], %[[S]]
+// CHECK: %[[SQ:.+]] = memfmt.mul %[[D]], %[[D]] : tensor<3x1x1xf32>, tensor<3x1x1xf32> -> tensor<3x1x1xf32>
+// CHECK: %[[GD_FULL:.+]] = memfmt.div %[[NUM]], %[[SQ]]
+// CHECK: %[[GD:.+]] = memfmt.sum_to_size %[[GD_FULL]] : tensor<2x3x2x2xf32> -> tensor<3x1x1xf32>
+// CHECK: %[[M2:.+]] = arith.constant dense<-1.000000e+00> : tensor<f32>
+// CHECK: %[[NEGS:.+]] = memfmt.mul %[[GS]], %[[M2]]
+// CHECK: %[[GB:.+]] = memfmt.sum_to_size %[[NEGS]] : tensor<2x3x2x2xf32> -> tensor<1xf32>
+// CHECK: return %{{.+}}, %[[GB]], %[[GD]]
+func.func @sub_div(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %b = memfmt.weight "b" : tensor<1xf32>
+  %d = memfmt.weight "d" : tensor<3x1x1xf32>
+  %s = memfmt.sub %x, %b : tensor<2x3x2x2xf32>, tensor<1xf32> -> tensor<2x3x2x2xf32>
+  %q = memfmt.div %s, %d : tensor<2x3x2x2xf32>, tensor<3x1x1xf32> -> tensor<2x3x2x2xf32>
+  %f = memfmt.flatten %q {start_dim = 1 : i64} : tensor<2x3x2x2xf32> -> tensor<2x12xf32>
+  %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x12xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -136,8 +136,11 @@ def batchnorm():
                                    name="bn", epsilon=1e-3),
                   helper.make_node("BatchNormalization",
                                    ["y", "s", "bias", "mean", "var"], ["z"],
-                                   name="bn_default_eps")],
-                 [vi("x", [2, c, 4, 4])], [vi("z", [2, c, 4, 4])],
+                                   name="bn_default_eps"),
+                  helper.make_node("BatchNormalization",
+                                   ["z", "s", "bias", "mean", "var"], ["m"],
+                                   name="bn_momentum", momentum=0.99)],
+                 [vi("x", [2, c, 4, 4])], [vi("m", [2, c, 4, 4])],
                  [init("s", rand(c)), init("bias", rand(c)),
                   init("mean", rand(c)),
                   init("var", np.abs(rand(c)) + 0.5)], opset=15)
@@ -1021,15 +1024,19 @@ def invalid_shapes():
         helper.make_node("Split", ["x"], ["s0", "s1"], name="split_sum",
                          split=[1, 1], axis=1),
         helper.make_node("Gemm", ["g", "gw"], ["gy"], name="gemm_inner"),
+        helper.make_node("BatchNormalization", ["x", "s", "s", "s", "s"],
+                         ["b"], name="bn_momentum", momentum=1.5),
         helper.make_node("Relu", ["x"], ["declared"], name="relu"),
     ]
     return build(nodes, [vi("x", [1, 3, 4, 4]), vi("g", [2, 5])],
                  [vi("c", [1, 2, 2, 2]), vi("r", [5, 9]),
                   vi("s0", [1, 1, 4, 4]), vi("s1", [1, 1, 4, 4]),
-                  vi("gy", [2, 4]), vi("declared", [1, 3, 5, 4])],
+                  vi("gy", [2, 4]), vi("b", [1, 3, 4, 4]),
+                  vi("declared", [1, 3, 5, 4])],
                  [init("w", rand(2, 4, 3, 3)),
                   init("shape", np.array([5, -1], np.int64)),
-                  init("gw", rand(6, 4))], opset=11)
+                  init("gw", rand(6, 4)), init("s", np.abs(rand(3)) + 0.5)],
+                 opset=11)
 
 
 @model

@@ -310,7 +310,7 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp,
 class MemFmt_UnaryElementwiseOp<string mnemonic, string formula,
                                 list<Trait> traits = []>
     : MemFmt_Op<mnemonic, !listconcat([Pure, PropagatesL5, InPlace,
-                                         PerSample], traits)> {
+                                         PerSample, Vjp], traits)> {
   let summary = formula # " (aten::" # mnemonic # ")";
   let arguments = (ins MemFmt_Tensor:$input);
   let results = (outs MemFmt_Tensor:$output);
@@ -373,7 +373,7 @@ def MemFmt_GeluOp : MemFmt_UnaryElementwiseOp<"gelu",
 /// name); by L5 the result is channels-last if either operand is.
 class MemFmt_BinaryElementwiseOp<string mnemonic, string formula>
     : MemFmt_Op<mnemonic, [Pure, PropagatesL5, InPlace,
-                           PerSampleOperands]> {
+                           PerSampleOperands, Vjp]> {
   let summary = formula # " with broadcasting (aten::" # mnemonic # ")";
   let arguments = (ins MemFmt_Tensor:$self, MemFmt_Tensor:$other);
   let results = (outs MemFmt_Tensor:$output);

@@ -262,6 +262,83 @@ def MemFmt_ThresholdBackwardOp : MemFmt_Op<"threshold_backward",
   let hasVerifier = 1;
 }
 
+/// The gradient of an elementwise function of MemFmtOps.td (ATen's
+/// `<name>_backward`): `grad_input = grad_output * f'(x)`, element by
+/// element, with the forward op's attributes. The second operand is what
+/// ATen's backward op takes: the forward's input `self` (its `output` for
+/// sigmoid). By L9 `grad_output` and `grad_input` have its memory format.
+class MemFmt_EltwiseBackwardOp<string mnemonic, string formula>
+    : MemFmt_Op<mnemonic, [Pure, GradientLayout]> {
+  let summary = formula # " (aten::" # mnemonic # ")";
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self);
+  let results = (outs MemFmt_Tensor:$grad_input);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::memfmt::detail::verifyEltwiseBackward(*this);
+    }
+    std::optional<unsigned> $cppClass::getPreservedOperand(unsigned) {
+      return 1;
+    }
+    std::optional<::mlir::memfmt::MemoryFormat>
+    $cppClass::getGradientOperandFormat(unsigned index) {
+      return ::mlir::memfmt::detail::eltwiseBackwardGradientFormat(*this,
+                                                                   index);
+    }
+  }];
+}
+
+def MemFmt_SigmoidBackwardOp : MemFmt_EltwiseBackwardOp<"sigmoid_backward",
+    "grad_output * (1 - output) * output"> {
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$output);
+}
+
+def MemFmt_SiluBackwardOp : MemFmt_EltwiseBackwardOp<"silu_backward",
+    "grad_output * s * (1 + self * (1 - s)), s = sigmoid(self)">;
+
+def MemFmt_HardswishBackwardOp : MemFmt_EltwiseBackwardOp<
+    "hardswish_backward",
+    "self < -3 ? 0 : self <= 3 ? grad_output * (self / 3 + 1 / 2) : "
+    "grad_output">;
+
+def MemFmt_HardsigmoidBackwardOp : MemFmt_EltwiseBackwardOp<
+    "hardsigmoid_backward",
+    "0 < alpha * self + beta < 1 ? grad_output * alpha : 0"> {
+  let description = [{
+    With `memfmt.hardsigmoid`'s `alpha` and `beta` (ATen's `-3 < self < 3
+    ? grad_output / 6 : 0` for its defaults 1/6 and 1/2).
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self,
+                   DefaultValuedAttr<F64Attr, "1.0 / 6.0">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.5">:$beta);
+}
+
+def MemFmt_ClampBackwardOp : MemFmt_EltwiseBackwardOp<"clamp_backward",
+    "min <= self <= max ? grad_output : 0"> {
+  let description = [{
+    The gradient of `memfmt.clamp` as PyTorch's autograd takes it
+    (`clamp_backward` of derivatives.yaml, not an ATen op of its own): the
+    gradient passes where `self` lies within the bounds, ends included, and
+    is 0 outside and where `self` is NaN. An absent bound does not limit.
+
+    ```mlir
+    %gi = memfmt.clamp_backward %go, %x {min = 0.0 : f64, max = 6.0 : f64}
+        : (tensor<8x32x56x56xf32>, tensor<8x32x56x56xf32>)
+        -> tensor<8x32x56x56xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self,
+                   OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max);
+}
+
+def MemFmt_GeluBackwardOp : MemFmt_EltwiseBackwardOp<"gelu_backward",
+    "grad_output * (Phi(self) + self * phi(self)), exactly or by tanh"> {
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$self,
+                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+}
+
 def MemFmt_MaxPool2dWithIndicesBackwardOp
     : MemFmt_Op<"max_pool2d_with_indices_backward", [Pure, GradientLayout]> {
   let summary = "backward of max pooling "
@@ -343,6 +420,30 @@ def MemFmt_AdaptiveAvgPool2dBackwardOp
   let assemblyFormat = [{
     $grad_output `,` $self attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_SumToSizeOp : MemFmt_Op<"sum_to_size", [Pure, AnyLayout]> {
+  let summary = "sum down to a shape the input broadcasts from "
+                "(aten::sum_to_size)";
+  let description = [{
+    The gradient of an operand that an elementwise op broadcast: `input` is
+    summed over its leading dims beyond the result's rank and over the dims
+    where the result has size 1 (the result's dims are aligned to the right
+    of the input's, each the input's size or 1). The sum is taken in double
+    and rounded once. The result's layout is its type's; a VJP gives it its
+    primal's format with `memfmt.contiguous`, free where L3 holds (a
+    squeeze-excite scale `[N, C, 1, 1]`).
+
+    ```mlir
+    %gs = memfmt.sum_to_size %g
+        : tensor<8x96x14x14xf32, #memfmt.strides<[18816, 1, 1344, 96]>>
+        -> tensor<8x96x1x1xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$input);
+  let results = (outs MemFmt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
 }
 
