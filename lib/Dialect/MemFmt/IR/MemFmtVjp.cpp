@@ -538,6 +538,147 @@ CloneOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 }
 
 //===----------------------------------------------------------------------===//
+// Data movement: permute, channel_shuffle, cat, chunk, slice
+//===----------------------------------------------------------------------===//
+
+/// The contiguous type of `like`'s shape and element type: what a VJP
+/// gives a result whose layout the layout passes choose afterwards (they
+/// run over the whole step, L9).
+static RankedTensorType contiguousType(Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  return RankedTensorType::get(type.getShape(), type.getElementType());
+}
+
+/// `dim` of a `rank`-D tensor, negative dims counted from the end.
+static int64_t normalizedDim(int64_t dim, int64_t rank) {
+  return dim < 0 ? dim + rank : dim;
+}
+
+/// A splat 0 of `shape`: the gradient of elements nothing reads (filled once
+/// at load, as every splat constant).
+static Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type elementType) {
+  auto type = RankedTensorType::get(shape, elementType);
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getFloatAttr(elementType, 0.0)));
+}
+
+/// permute: `grad_input = permute(grad, inverse(dims))`.
+FailureOr<SmallVector<Value>>
+PermuteOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                    ArrayRef<bool> operandNeedsGrad) {
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        ArrayRef<int64_t> dims = getDims();
+        SmallVector<int64_t> inverse(dims.size());
+        for (auto [k, dim] : llvm::enumerate(dims))
+          inverse[dim] = k;
+        Value permuted =
+            PermuteOp::create(b, getLoc(), contiguousType(getInput()), grad,
+                              b.getDenseI64ArrayAttr(inverse));
+        return toPrimalFormat(b, getLoc(), permuted, getInput());
+      });
+}
+
+/// channel_shuffle with g groups sends input channel i * (C / g) + j to
+/// output channel j * g + i; its inverse is the shuffle with C / g groups.
+FailureOr<SmallVector<Value>>
+ChannelShuffleOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                           ArrayRef<bool> operandNeedsGrad) {
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        int64_t channels = getInput().getType().getShape()[1];
+        Value shuffled = ChannelShuffleOp::create(
+            b, getLoc(), contiguousType(getInput()), grad,
+            b.getI64IntegerAttr(channels / getGroups()));
+        return toPrimalFormat(b, getLoc(), shuffled, getInput());
+      });
+}
+
+/// cat: each operand's gradient is its slice of `grad` along `dim`.
+FailureOr<SmallVector<Value>> CatOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> resultGrads,
+                                              ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  Value grad = resultGrads[0];
+  if (!grad)
+    return grads;
+  int64_t dim = normalizedDim(getDim(), getOutput().getType().getRank());
+  int64_t offset = 0;
+  for (auto [i, operand] : llvm::enumerate(getTensors())) {
+    int64_t size = cast<RankedTensorType>(operand.getType()).getShape()[dim];
+    if (operandNeedsGrad[i]) {
+      Value piece =
+          SliceOp::create(b, getLoc(), contiguousType(operand), grad,
+                          b.getI64IntegerAttr(dim), b.getI64IntegerAttr(offset),
+                          b.getI64IntegerAttr(offset + size), IntegerAttr());
+      grads[i] = toPrimalFormat(b, getLoc(), piece, operand);
+    }
+    offset += size;
+  }
+  return grads;
+}
+
+/// chunk: `grad_input = cat(grad of each piece)`, zeros for a piece whose
+/// result has no gradient.
+FailureOr<SmallVector<Value>>
+ChunkOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                  ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!operandNeedsGrad[0] ||
+      llvm::all_of(resultGrads, [](Value grad) { return !grad; }))
+    return grads;
+  SmallVector<Value> pieces;
+  for (auto [grad, piece] : llvm::zip(resultGrads, getOutputs())) {
+    auto type = cast<RankedTensorType>(piece.getType());
+    pieces.push_back(
+        grad ? grad
+             : zeros(b, getLoc(), type.getShape(), type.getElementType()));
+  }
+  int64_t dim = normalizedDim(getDim(), getInput().getType().getRank());
+  Value whole = CatOp::create(b, getLoc(), contiguousType(getInput()), pieces,
+                              b.getI64IntegerAttr(dim));
+  grads[0] = toPrimalFormat(b, getLoc(), whole, getInput());
+  return grads;
+}
+
+/// slice with unit step: `grad_input` is `grad` at [start, end) along
+/// `dim` and 0 elsewhere, `cat(zeros, grad, zeros)` (ATen's
+/// slice_backward).
+FailureOr<SmallVector<Value>>
+SliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                  ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  Value grad = resultGrads[0];
+  if (!grad || !operandNeedsGrad[0])
+    return grads;
+  if (getStep() != 1)
+    return emitOpError() << "with step " << getStep()
+                         << " has no vector-Jacobian product yet (only unit "
+                            "steps, as ShuffleNet's channel split)";
+  RankedTensorType inputType = getInput().getType();
+  int64_t dim = normalizedDim(getDim(), inputType.getRank());
+  SmallVector<Value> parts;
+  auto zerosAlong = [&](int64_t size) {
+    SmallVector<int64_t> shape(inputType.getShape());
+    shape[dim] = size;
+    parts.push_back(zeros(b, getLoc(), shape, inputType.getElementType()));
+  };
+  if (getStart() > 0)
+    zerosAlong(getStart());
+  parts.push_back(grad);
+  if (getEnd() < inputType.getShape()[dim])
+    zerosAlong(inputType.getShape()[dim] - getEnd());
+  Value whole = parts.size() == 1
+                    ? grad
+                    : CatOp::create(b, getLoc(), contiguousType(getInput()),
+                                    parts, b.getI64IntegerAttr(dim));
+  grads[0] = toPrimalFormat(b, getLoc(), whole, getInput());
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
 

@@ -314,3 +314,62 @@ func.func @sub_div(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x12xf32>, tensor<2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// ShuffleNet's and DenseNet's data movement: the channel split (two
+// slices), the concatenation, the channel shuffle and a permute. cat's
+// operands get their slices of the gradient; a slice's gradient is the
+// gradient between zeros (cat with a splat 0); the shuffle's gradient is
+// the shuffle with C / groups groups; permute's the inverse permute.
+// CHECK-LABEL: func.func @shuffle_block(
+// CHECK: %[[C:.+]] = memfmt.conv2d %arg0
+// CHECK: %[[A:.+]] = memfmt.slice %[[C]] {dim = 1 : i64, end = 2 : i64, start = 0 : i64}
+// CHECK: %[[B:.+]] = memfmt.slice %[[C]] {dim = 1 : i64, end = 6 : i64, start = 2 : i64}
+// CHECK: %[[R:.+]] = memfmt.relu %[[B]]
+// CHECK: %[[J:.+]] = memfmt.cat %[[A]], %[[R]] {dim = 1 : i64}
+// CHECK: %[[S:.+]] = memfmt.channel_shuffle %[[J]] {groups = 2 : i64}
+// CHECK: %[[P:.+]] = memfmt.permute %[[S]] {dims = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[GP:.+]] = memfmt.reshape
+// CHECK: %[[GS:.+]] = memfmt.permute %[[GP]] {dims = array<i64: 0, 3, 1, 2>} : tensor<2x3x3x6xf32> -> tensor<2x6x3x3xf32>
+// CHECK: %[[GJ:.+]] = memfmt.channel_shuffle %[[GS]] {groups = 3 : i64} : tensor<2x6x3x3xf32> -> tensor<2x6x3x3xf32>
+// CHECK: %[[GA:.+]] = memfmt.slice %[[GJ]] {dim = 1 : i64, end = 2 : i64, start = 0 : i64} : tensor<2x6x3x3xf32> -> tensor<2x2x3x3xf32>
+// CHECK: %[[GR:.+]] = memfmt.slice %[[GJ]] {dim = 1 : i64, end = 6 : i64, start = 2 : i64} : tensor<2x6x3x3xf32> -> tensor<2x4x3x3xf32>
+// CHECK: %[[GB:.+]] = memfmt.threshold_backward %[[GR]], %[[R]]
+// CHECK: %[[Z0:.+]] = arith.constant dense<0.000000e+00> : tensor<2x2x3x3xf32>
+// CHECK: %[[GC1:.+]] = memfmt.cat %[[Z0]], %[[GB]] {dim = 1 : i64} : tensor<2x2x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x6x3x3xf32>
+// CHECK: %[[Z1:.+]] = arith.constant dense<0.000000e+00> : tensor<2x4x3x3xf32>
+// CHECK: %[[GC2:.+]] = memfmt.cat %[[GA]], %[[Z1]] {dim = 1 : i64} : tensor<2x2x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x6x3x3xf32>
+// CHECK: %[[GC:.+]] = memfmt.add
+// CHECK: memfmt.convolution_backward %[[GC]], %arg0
+func.func @shuffle_block(%x: tensor<2x3x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv.weight" : tensor<6x3x1x1xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<2x3x3x3xf32>, tensor<6x3x1x1xf32>) -> tensor<2x6x3x3xf32>
+  %a = memfmt.slice %c {dim = 1 : i64, start = 0 : i64, end = 2 : i64} : tensor<2x6x3x3xf32> -> tensor<2x2x3x3xf32>
+  %b = memfmt.slice %c {dim = 1 : i64, start = 2 : i64, end = 6 : i64} : tensor<2x6x3x3xf32> -> tensor<2x4x3x3xf32>
+  %r = memfmt.relu %b : tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
+  %j = memfmt.cat %a, %r {dim = 1 : i64} : tensor<2x2x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x6x3x3xf32>
+  %s = memfmt.channel_shuffle %j {groups = 2 : i64} : tensor<2x6x3x3xf32> -> tensor<2x6x3x3xf32>
+  %p = memfmt.permute %s {dims = array<i64: 0, 2, 3, 1>} : tensor<2x6x3x3xf32> -> tensor<2x3x3x6xf32>
+  %f = memfmt.flatten %p {start_dim = 1 : i64} : tensor<2x3x3x6xf32> -> tensor<2x54xf32>
+  %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x54xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// chunk: the pieces' gradients concatenated, zeros for a piece the loss
+// does not read.
+// CHECK-LABEL: func.func @chunk(
+// CHECK: %[[A:.+]]:3 = memfmt.chunk
+// CHECK: %[[Z:.+]] = arith.constant dense<0.000000e+00> : tensor<2x2x2x2xf32>
+// CHECK: memfmt.cat %{{.+}}, %[[Z]], %{{.+}} {dim = 1 : i64} : tensor<2x2x2x2xf32>, tensor<2x2x2x2xf32>, tensor<2x1x2x2xf32> -> tensor<2x5x2x2xf32>
+func.func @chunk(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv.weight" : tensor<5x3x1x1xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<2x3x2x2xf32>, tensor<5x3x1x1xf32>) -> tensor<2x5x2x2xf32>
+  %p:3 = memfmt.chunk %c {chunks = 3 : i64, dim = 1 : i64} : tensor<2x5x2x2xf32> -> tensor<2x2x2x2xf32>, tensor<2x2x2x2xf32>, tensor<2x1x2x2xf32>
+  %j = memfmt.cat %p#0, %p#2 {dim = 1 : i64} : tensor<2x2x2x2xf32>, tensor<2x1x2x2xf32> -> tensor<2x3x2x2xf32>
+  %f = memfmt.flatten %j {start_dim = 1 : i64} : tensor<2x3x2x2xf32> -> tensor<2x12xf32>
+  %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x12xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -707,7 +707,7 @@ def MemFmt_ResizeAsOp : MemFmt_FixedLayoutOp<"resize_as", [
 // Views and data movement: permute, slice, channel_shuffle
 //===----------------------------------------------------------------------===//
 
-def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure, PerSampleIf,
+def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure, PerSampleIf, Vjp,
     DeclareOpInterfaceMethods<MemFmt_ElementCopyOpInterface,
                               ["getSourceView"]>,
     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
@@ -738,7 +738,8 @@ def MemFmt_PermuteOp : MemFmt_Op<"permute", [Pure, PerSampleIf,
   let hasCanonicalizer = 1;
 }
 
-def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf]> {
+def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf,
+                                         Vjp]> {
   let summary = "elements start, start + step, ... < end of `dim` "
                 "(aten::slice)";
   let description = [{
@@ -772,7 +773,7 @@ def MemFmt_SliceOp : MemFmt_Op<"slice", [Pure, PropagatesL5, PerSampleIf]> {
 
 def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
                                                            PropagatesL5,
-                                                           PerSample]> {
+                                                           PerSample, Vjp]> {
   let summary = "interleave `groups` groups of channels (aten::channel_shuffle)";
   let description = [{
     For an input `[N, C, *]` and `g = groups`: output channel `j * g + i`
@@ -798,7 +799,8 @@ def MemFmt_ChannelShuffleOp : MemFmt_Op<"channel_shuffle", [Pure,
 // Concatenation and chunking
 //===----------------------------------------------------------------------===//
 
-def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5, PerSampleIfOperands]> {
+def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5, PerSampleIfOperands,
+                                     Vjp]> {
   let summary = "concatenate along `dim` (aten::cat)";
   let description = [{
     Format-preserving (L5): the result is channels-last if an input is.
@@ -817,7 +819,8 @@ def MemFmt_CatOp : MemFmt_Op<"cat", [Pure, PropagatesL5, PerSampleIfOperands]> {
   let hasVerifier = 1;
 }
 
-def MemFmt_ChunkOp : MemFmt_Op<"chunk", [Pure, PropagatesL5, PerSampleIf]> {
+def MemFmt_ChunkOp : MemFmt_Op<"chunk", [Pure, PropagatesL5, PerSampleIf,
+                                         Vjp]> {
   let summary = "split into `chunks` pieces along `dim` (aten::chunk)";
   let description = [{
     Every piece has `ceil(size / chunks)` elements along `dim` but the last,

@@ -72,8 +72,8 @@ constexpr size_t MaxTensorRank = 8;
 
 /// The most inputs plus outputs a model entry point may take (a training
 /// step built with --gradients returns one gradient per parameter: 161 for
-/// ResNet-50).
-constexpr size_t MaxModelTensors = 256;
+/// ResNet-50, 362 for DenseNet-121).
+constexpr size_t MaxModelTensors = 512;
 
 /// Element types of model tensors.
 enum class ElementType { F32, F16, BF16, I64 };
