@@ -23,6 +23,11 @@ configuration alike:
     parameters and SGD), ratioed to bf16 rows only (like with like);
   * with --unfused: memfmt channels-last compiled with --fusion=false (no
     training fusion), so what the fusion buys is measured in the same run.
+Models memfmt's zoo does not build (mobilenet_v2, efficientnet_b0, ...)
+are exported by torch.onnx (eval mode, batch norms kept, opset 13) and
+compiled from the file; the eval-mode export has no dropout or stochastic
+depth, so every PyTorch configuration trains with those modules in eval
+mode too (scripts/torchref.py's train_mode), the same computation.
 Each round times --iters steps per configuration; a configuration's figure
 is the median over rounds of per-round medians. Memory: memfmt's is exact,
 the planned arena plus the weights blob (parameters, running statistics and
@@ -50,11 +55,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
-from torchref import write_safetensors  # noqa: E402
+from torchref import train_mode, write_safetensors  # noqa: E402
 from run import cpu_flags, has_bf16, median, run_peer_script  # noqa: E402
 import machine  # noqa: E402
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.01, 0.9, 1e-4
+# The models memfmt-compile --model builds; others go through ONNX.
+ZOO = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
+       "resnext50_32x4d", "wide_resnet50_2")
 
 
 def log(msg):
@@ -62,13 +70,14 @@ def log(msg):
 
 
 def torch_model(torch, torchvision, name, weights, channels_last):
-    """The torchvision model in train mode with the weights of `weights`
-    (a state_dict saved by torch.save), and its SGD optimizer."""
+    """The torchvision model in train mode (dropout and stochastic depth
+    off, as memfmt trains it) with the weights of `weights` (a state_dict
+    saved by torch.save), and its SGD optimizer."""
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)()
     if weights:
         model.load_state_dict(torch.load(weights))
-    model.train()
+    train_mode(model)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM,
@@ -239,14 +248,24 @@ def main():
                 builds.insert(1, ("channels-last", ["--fusion=false"]))
             if bf16:
                 builds.append(("channels-last", ["--precision", "bf16"]))
+            if name in ZOO:
+                source = ["--model", name, "--batch", str(batch), "--height",
+                          str(args.size), "--width", str(args.size),
+                          "--weights", weights]
+            else:
+                source = [os.path.join(work, f"{name}.{batch}.onnx")]
+                torch.onnx.export(
+                    reference.eval(), torch.zeros(batch, 3, args.size,
+                                                  args.size), source[0],
+                    opset_version=13,
+                    training=torch.onnx.TrainingMode.PRESERVE,
+                    do_constant_folding=False)
             for fmt, flags in builds:
                 d = os.path.join(work, f"{name}.{batch}.{fmt}{''.join(flags)}")
                 subprocess.run(
-                    [os.path.join(ROOT, "build/bin/memfmt-compile"), "--model",
-                     name, "--train", "--batch", str(batch), "--height",
-                     str(args.size), "--width", str(args.size),
-                     "--memory-format", fmt, "--weights", weights, "--lr",
-                     str(LR), "--momentum", str(MOMENTUM), "--weight-decay",
+                    [os.path.join(ROOT, "build/bin/memfmt-compile")] + source +
+                    ["--train", "--memory-format", fmt, "--lr", str(LR),
+                     "--momentum", str(MOMENTUM), "--weight-decay",
                      str(WEIGHT_DECAY), "-o", d] + flags, check=True,
                     capture_output=True)
                 label = " ".join([f"memfmt {fmt}"] + flags)

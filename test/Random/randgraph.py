@@ -591,16 +591,21 @@ class Generator:
         self.live.extend(names[1:])
         return names[0]
 
-    def permute(self):
-        """A random permutation: a view where the permuted strides are a
-        memory format (what the layout passes make it), else a contiguous
-        copy."""
+    def permute(self, keep_batch=False):
+        """A random permutation (of the dims after the first with
+        `keep_batch`): a view where the permuted strides are a memory format
+        (what the layout passes make it), else a contiguous copy."""
         x = self.pick()
         t = self.ty(x)
-        if t.rank() < 2:
+        if t.rank() < (3 if keep_batch else 2):
             return None
         perm = list(range(t.rank()))
-        self.r.shuffle(perm)
+        if keep_batch:
+            rest = perm[1:]
+            self.r.shuffle(rest)
+            perm = [0] + rest
+        else:
+            self.r.shuffle(perm)
         shape = [t.shape[d] for d in perm]
         strides = t.strides or contiguous_strides(t.shape)
         view = [strides[d] for d in perm]
@@ -613,14 +618,16 @@ class Generator:
         return self.add_op("permute", [x], [result],
                            f"dims = {self.arr(perm)}")[0]
 
-    def slice(self):
+    def slice(self, first_dim=0, steps=(1, 1, 2, 3)):
         x = self.pick()
         t = self.ty(x)
-        dim = self.r.randrange(t.rank())
+        if t.rank() <= first_dim:
+            return None
+        dim = self.r.randrange(first_dim, t.rank())
         size = t.shape[dim]
         start = self.r.randint(0, size - 1)
         end = self.r.randint(start + 1, size)
-        step = self.r.choice([1, 1, 2, 3])
+        step = self.r.choice(steps)
         shape = list(t.shape)
         shape[dim] = (end - start + step - 1) // step
         return self.add_op(
@@ -1038,9 +1045,10 @@ class GradGenerator(Generator):
     """Random graphs over the ops with a VJP only (conv2d, batch_norm, relu,
     the eltwise functions (sigmoid, silu, hardswish, hardsigmoid, clamp,
     gelu), add, mul, sub and div with broadcasting (a broadcast operand's
-    gradient is summed to its shape), max_pool2d (+with_indices),
-    avg_pool2d, adaptive_avg_pool2d, flatten, reshape, linear, clone,
-    contiguous),
+    gradient is summed to its shape), cat, chunk, unit-step slice, permute
+    and channel_shuffle (along dims after the batch), max_pool2d
+    (+with_indices), avg_pool2d, adaptive_avg_pool2d, flatten, reshape,
+    linear, clone, contiguous),
     every input with the same batch N, ending in one logits tensor [N, K]:
     each value nothing consumes goes through a head (pool / flatten /
     reshape, then linear to K) and the heads are summed, so every branch,
@@ -1081,6 +1089,45 @@ class GradGenerator(Generator):
             else in_format(t, fmt)
         return self.add_op(kind, [x], [result], attrs)[0]
 
+    # Data movement that keeps the batch dim (every value keeps N): cat and
+    # chunk along the channels, unit-step slices after the batch dim (a
+    # step has no VJP), permutes that leave the batch first.
+    def cat(self):
+        a = self.pick(4)
+        ta = self.ty(a)
+        b = self.pick(4, lambda t: t.shape[0] == ta.shape[0] and
+                      t.shape[2:] == ta.shape[2:])
+        if b is None or self.r.random() < 0.3:
+            b = self.relu_of(a)
+        ops = [a, b] if self.r.random() < 0.5 else [b, a]
+        if self.r.random() < 0.3:
+            ops.append(a)
+        shape = list(ta.shape)
+        shape[1] = sum(self.ty(v).shape[1] for v in ops)
+        t = joined(shape, [self.ty(v) for v in ops])
+        return self.add_op("cat", ops, [t], "dim = 1 : i64")[0]
+
+    def chunk(self):
+        x = self.pick(4, lambda t: t.shape[1] >= 2)
+        if x is None:
+            return None
+        t = self.ty(x)
+        chunks = self.r.randint(2, t.shape[1])
+        step = -(-t.shape[1] // chunks)
+        sizes = [min(step, t.shape[1] - b)
+                 for b in range(0, t.shape[1], step)]
+        types = [joined([t.shape[0], s] + t.shape[2:], [t]) for s in sizes]
+        names = self.add_op("chunk", [x], types,
+                            f"chunks = {chunks} : i64, dim = 1 : i64")
+        self.live.extend(names[1:])
+        return names[0]
+
+    def slice(self):
+        return super().slice(first_dim=1, steps=(1,))
+
+    def permute(self):
+        return super().permute(keep_batch=True)
+
     def head(self, v):
         """`v` to logits [N, K]."""
         t = self.ty(v)
@@ -1114,7 +1161,9 @@ class GradGenerator(Generator):
         weights = [(self.conv2d, 6), (self.batch_norm, 3), (self.relu, 3),
                    (self.eltwise, 2), (self.add, 3),
                    (lambda: self.add("mul"), 2), (lambda: self.add("sub"), 1),
-                   (lambda: self.add("div"), 1),
+                   (lambda: self.add("div"), 1), (self.cat, 1),
+                   (self.chunk, 1), (self.slice, 1), (self.permute, 1),
+                   (self.channel_shuffle, 1),
                    (lambda: self.pool("max_pool2d"), 2),
                    (lambda: self.pool("max_pool2d_with_indices"), 1),
                    (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),

@@ -122,6 +122,20 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
   auto isCL = [&](Value v) {
     return channelsLast.contains(v) || declaredChannelsLast(v);
   };
+  // The strides each L6 result will be re-inferred with in step 3, from
+  // its operand's final strides: those of an L6 operand come from here,
+  // not from its declared type (a permute of a permute whose source changed
+  // format has neither its declared strides nor the dense channels-last
+  // ones).
+  llvm::DenseMap<Value, SmallVector<int64_t>> preservedStrides;
+  auto finalStrides = [&](Value v) -> SmallVector<int64_t> {
+    if (auto it = preservedStrides.find(v); it != preservedStrides.end())
+      return it->second;
+    auto type = cast<RankedTensorType>(v.getType());
+    if (isCL(v) && getFormattedType(v))
+      return getStrides(getTypeInFormat(type, MemoryFormat::ChannelsLast));
+    return getStrides(type);
+  };
   if (argsChannelsLast)
     for (BlockArgument arg : func.getArguments())
       if (RankedTensorType type = getFormattedType(arg);
@@ -160,14 +174,14 @@ PropagateChannelsLastPass::analyze(func::FuncOp func, bool argsChannelsLast,
         if (!from || !type)
           continue;
         Value source = op->getOperand(*from);
-        auto sourceType = cast<RankedTensorType>(source.getType());
         bool sourceCL = isCL(source);
-        SmallVector<int64_t> strides =
-            sourceCL && getFormattedType(source)
-                ? getStrides(
-                      getTypeInFormat(sourceType, MemoryFormat::ChannelsLast))
-                : getStrides(sourceType);
-        strides = op.getPreservedStrides(result.getResultNumber(), strides);
+        SmallVector<int64_t> strides = op.getPreservedStrides(
+            result.getResultNumber(), finalStrides(source));
+        SmallVector<int64_t> &known = preservedStrides[result];
+        if (known != strides) {
+          known = strides;
+          changed = true;
+        }
         if (layout::isChannelsLastContiguous(type.getShape(), strides) &&
             (sourceCL || !layout::isContiguous(type.getShape(), strides)))
           mark(result);
