@@ -560,6 +560,11 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 
 memfmt_status_t CpuBackend::run(KernelCall &call,
                                 const args::eltwise_backward &a) {
+#ifdef MEMFMT_HAVE_ONEDNN
+  memfmt_status_t status = MEMFMT_STATUS_OK;
+  if (fast() && unary->run(call, a, status))
+    return status;
+#endif
   return dispatchTyped(call, a, a.grad_input, [&](DType dtype) {
     return eltwiseBackwardFast(a, dtype);
   });

@@ -368,6 +368,9 @@ public:
   bool run(KernelCall &call, const args::copy &a, memfmt_status_t &status);
   /// sigmoid, silu and gelu (f32; input and output of one layout).
   bool run(KernelCall &call, const args::eltwise &a, memfmt_status_t &status);
+  /// Their gradients (f32 and bf16; the three tensors of one layout).
+  bool run(KernelCall &call, const args::eltwise_backward &a,
+           memfmt_status_t &status);
   bool run(KernelCall &call, const args::cast_f32_to &a,
            memfmt_status_t &status);
   bool run(KernelCall &call, const args::cast_to_f32_from &a,
@@ -387,11 +390,13 @@ private:
                int64_t padBottom, int64_t padRight, dnnl::algorithm algorithm,
                memfmt_status_t &status);
   /// Runs the entry of `call`'s node for `key` (built by `build` when
-  /// needed) from `input` to `output`.
+  /// needed) from `input` (and `extraInput`, the entry's `extra`) to
+  /// `output`.
   template <typename Build>
   bool runEntry(KernelCall &call, const PrimitiveKey &key,
                 const TensorView &input, const TensorView &output,
-                const char *what, Build build, memfmt_status_t &status);
+                const char *what, Build build, memfmt_status_t &status,
+                const TensorView *extraInput = nullptr);
   /// A reorder from `input` (of `inType`) to `output` (of `outType`).
   bool runReorder(KernelCall &call, const TensorView &input, DType inType,
                   const TensorView &output, DType outType,

@@ -6,13 +6,14 @@
 //
 // The gradients that make the CNNs beyond ResNet trainable, on both kernel
 // families and in every test layout:
-//  * eltwise_backward for each eltwise function against ATen's backward
-//    formulas written out here in double (values at each function's kinks
-//    included: clamp's bounds pass the gradient, hardswish's -3 and 3,
-//    hardsigmoid's open interval, a NaN), and against a central difference
-//    of the forward kernel itself away from the kinks, so that the formula
-//    and the function agree; bf16 in the dense loops against the f32
-//    kernel on the same values;
+//  * eltwise_backward for each eltwise function (oneDNN's eltwise_backward
+//    for the smooth ones, the dense loops for the piecewise-linear ones)
+//    against ATen's backward formulas written out here in double (values at
+//    each function's kinks included: clamp's bounds pass the gradient,
+//    hardswish's -3 and 3, hardsigmoid's open interval, a NaN), and against a
+//    central difference of the forward kernel itself away from the kinks, so
+//    that the formula and the function agree; bf16 in the dense loops against
+//    the f32 kernel on the same values;
 //  * sum_to_size against a naive double sum, for the shapes VJPs reduce to
 //    (a squeeze-excite scale [N, C, 1, 1], a layer scale [C, 1, 1] that
 //    also drops the batch dim, a bias [C], everything to a 0-d tensor, a
@@ -133,9 +134,17 @@ TEST(EltwiseBackwardTest, MatchesATenFormulasInEveryLayout) {
               << what << " element " << i << " at x = " << x.flat(i);
         }
         EXPECT_TRUE(gi.gapsIntact()) << what;
+        // oneDNN's eltwise_backward where it has the function (the smooth
+        // ones), else the dense loop.
+        bool piecewise = f.op == MEMFMT_ELTWISE_CLAMP ||
+                         f.op == MEMFMT_ELTWISE_HARDSIGMOID ||
+                         f.op == MEMFMT_ELTWISE_HARDSWISH;
         if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
             inLayout != S)
-          EXPECT_EQ(ctx.implOf(0), "dense") << what;
+          EXPECT_EQ(ctx.implOf(0), memfmt_runtime_has_onednn() && !piecewise
+                                       ? "onednn"
+                                       : "dense")
+              << what;
       }
 }
 

@@ -143,6 +143,11 @@ std::string mlir::memfmt::checkTrainingPipelineOptions(
 
 void mlir::memfmt::buildMemFmtTrainingPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
+  // Canonical forms first, so that the VJPs are those of the ops the step
+  // runs: x * sigmoid(x) differentiates as silu (one silu_backward, not a
+  // sigmoid kept alive for its gradient beside the silu), an exporter's
+  // reshape - permute - reshape as one channel_shuffle.
+  pm.addPass(createCanonicalizerPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createTrainingForward());
   funcPm.addPass(createDifferentiate());
