@@ -560,34 +560,40 @@ class Generator:
             operands.append(self.param(layer, "bias", [m], False))
         return self.add_op("linear", operands, [TType([n, m])])[0]
 
-    def cat(self):
+    def cat(self, dim=0):
+        """cat along `dim` (the batch by default: the plan's gather)."""
         a = self.pick(4)
         ta = self.ty(a)
-        b = self.pick(4, lambda t: t.shape[1:] == ta.shape[1:])
+        b = self.pick(4, lambda t: all(t.shape[d] == ta.shape[d]
+                                       for d in range(4) if d != dim))
         if b is None or self.r.random() < 0.3:
             b = self.relu_of(a)
         ops = [a, b] if self.r.random() < 0.5 else [b, a]
         if self.r.random() < 0.3:
             ops.append(a)
         shape = list(ta.shape)
-        shape[0] = sum(self.ty(v).shape[0] for v in ops)
+        shape[dim] = sum(self.ty(v).shape[dim] for v in ops)
         t = joined(shape, [self.ty(v) for v in ops])
-        return self.add_op("cat", ops, [t])[0]
+        return self.add_op("cat", ops, [t],
+                           f"dim = {dim} : i64" if dim else "")[0]
 
-    def chunk(self):
-        x = self.pick(4, lambda t: t.shape[0] >= 2)
+    def chunk(self, dim=0):
+        """chunk along `dim` (the batch by default: the plan's scatter)."""
+        x = self.pick(4, lambda t: t.shape[dim] >= 2)
         if x is None:
             return None
         t = self.ty(x)
-        chunks = self.r.randint(2, t.shape[0])
-        step = -(-t.shape[0] // chunks)
+        chunks = self.r.randint(2, t.shape[dim])
+        step = -(-t.shape[dim] // chunks)
         sizes = []
         begin = 0
-        while begin < t.shape[0]:
-            sizes.append(min(step, t.shape[0] - begin))
+        while begin < t.shape[dim]:
+            sizes.append(min(step, t.shape[dim] - begin))
             begin += step
-        types = [joined([s] + t.shape[1:], [t]) for s in sizes]
-        names = self.add_op("chunk", [x], types, f"chunks = {chunks} : i64")
+        types = [joined(t.shape[:dim] + [s] + t.shape[dim + 1:], [t])
+                 for s in sizes]
+        names = self.add_op("chunk", [x], types, f"chunks = {chunks} : i64" +
+                            (f", dim = {dim} : i64" if dim else ""))
         self.live.extend(names[1:])
         return names[0]
 
@@ -1093,34 +1099,10 @@ class GradGenerator(Generator):
     # chunk along the channels, unit-step slices after the batch dim (a
     # step has no VJP), permutes that leave the batch first.
     def cat(self):
-        a = self.pick(4)
-        ta = self.ty(a)
-        b = self.pick(4, lambda t: t.shape[0] == ta.shape[0] and
-                      t.shape[2:] == ta.shape[2:])
-        if b is None or self.r.random() < 0.3:
-            b = self.relu_of(a)
-        ops = [a, b] if self.r.random() < 0.5 else [b, a]
-        if self.r.random() < 0.3:
-            ops.append(a)
-        shape = list(ta.shape)
-        shape[1] = sum(self.ty(v).shape[1] for v in ops)
-        t = joined(shape, [self.ty(v) for v in ops])
-        return self.add_op("cat", ops, [t], "dim = 1 : i64")[0]
+        return super().cat(dim=1)
 
     def chunk(self):
-        x = self.pick(4, lambda t: t.shape[1] >= 2)
-        if x is None:
-            return None
-        t = self.ty(x)
-        chunks = self.r.randint(2, t.shape[1])
-        step = -(-t.shape[1] // chunks)
-        sizes = [min(step, t.shape[1] - b)
-                 for b in range(0, t.shape[1], step)]
-        types = [joined([t.shape[0], s] + t.shape[2:], [t]) for s in sizes]
-        names = self.add_op("chunk", [x], types,
-                            f"chunks = {chunks} : i64, dim = 1 : i64")
-        self.live.extend(names[1:])
-        return names[0]
+        return super().chunk(dim=1)
 
     def slice(self):
         return super().slice(first_dim=1, steps=(1,))
