@@ -129,8 +129,11 @@ constexpr int64_t kBlock = 64;
 
 template <typename T>
 const char *sumToSizeUnitStride(const args::sum_to_size &a) {
-  Reduction r(a);
   const TensorView &x = a.input;
+  // An empty input (its data may be null) sums to zeros: the reference.
+  if (x.numElements() == 0)
+    return nullptr;
+  Reduction r(a);
   int64_t lead = x.rank - a.output.rank;
   // The input's unit-stride dim: summed or kept.
   int64_t unit = -1;
