@@ -105,6 +105,14 @@ struct Reduction {
 } // namespace
 
 void cpu::sumToSizeReference(const args::sum_to_size &a) {
+  // An empty input sums to zeros. Its strides are arbitrary (any strides
+  // describe no elements), so no offset is formed from them.
+  if (a.input.numElements() == 0) {
+    args::fill zeros{};
+    zeros.output = a.output;
+    fillReference(zeros);
+    return;
+  }
   const Reduction r(a);
   const float *x = a.input.as<float>();
   float *y = a.output.as<float>();

@@ -357,6 +357,32 @@ TEST(SumToSizeTest, Bf16SumsInDoubleAndRoundsOnce) {
     }
 }
 
+/// An empty input sums to zeros, whatever its strides: they describe no
+/// element, so any value is valid and no offset may be formed from them
+/// (the runtime fuzzer's INT64_MIN strides overflowed the reference's
+/// offsets).
+TEST(SumToSizeTest, EmptyInputSumsToZerosWhateverItsStrides) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (memfmt_kernels_t kernels : kFamilies)
+    for (std::vector<int64_t> strides :
+         {std::vector<int64_t>{12, 3, 1}, std::vector<int64_t>{1, 1, 4},
+          std::vector<int64_t>{kMin, kMin, kMin}}) {
+      TestContext ctx(kernels);
+      Tensor x({0, 4, 3}, strides, 0, 1), y({1, 4, 1}, CL);
+      ASSERT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sum_to_size_f32(
+                                ctx, 0, x.memref(), y.memref()))
+          << x.describe();
+      for (int64_t i = 0; i < y.numElements(); ++i)
+        EXPECT_EQ(y.flat(i), 0.0f) << x.describe() << " element " << i;
+      Half xh({0, 4, 3}, strides, 0, 1), yh({4, 1});
+      ASSERT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sum_to_size_bf16(
+                                ctx, 1, xh.memref(), yh.memref()))
+          << xh.describe();
+      for (int64_t i = 0; i < yh.numElements(); ++i)
+        EXPECT_EQ(yh.flat(i), 0) << xh.describe() << " element " << i;
+    }
+}
+
 TEST(SumToSizeTest, RejectsShapesTheInputDoesNotBroadcastFrom) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor x({2, 3, 4, 5}), wrong({2, 2, 1, 1}), tooLong({1, 2, 3, 4, 5});
