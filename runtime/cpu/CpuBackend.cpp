@@ -231,6 +231,9 @@ void reference(const args::threshold_backward &a) {
 }
 void reference(const args::eltwise_backward &a) { eltwiseBackwardReference(a); }
 void reference(const args::sum_to_size &a) { sumToSizeReference(a); }
+void reference(const args::layer_norm_backward &a) {
+  layerNormBackwardReference(a);
+}
 void reference(const args::avg_pool2d_backward &a) {
   avgPool2dBackwardReference(a);
 }
@@ -269,6 +272,12 @@ args::linear_backward forWidening(const args::linear_backward &a) {
 args::native_batch_norm_backward
 forWidening(const args::native_batch_norm_backward &a) {
   return withoutAbsentGradients(a);
+}
+args::layer_norm_backward forWidening(const args::layer_norm_backward &a) {
+  args::layer_norm_backward wide = withoutAbsentGradients(a);
+  if (!wide.has_weight)
+    wide.weight.sizes[0] = 0;
+  return wide;
 }
 
 } // namespace
@@ -573,6 +582,24 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::sum_to_size &a) {
   return dispatchTyped(call, a, a.output,
                        [&](DType dtype) { return sumToSizeFast(a, dtype); });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::layer_norm_backward &a) {
+  // Rows to differentiate, or weight and bias gradients to write (zeros
+  // when there are no rows).
+  const TensorView &x = a.input;
+  if (x.numElements() == 0 &&
+      (x.sizes[x.rank - 1] == 0 || (!a.has_grad_weight && !a.has_grad_bias))) {
+    call.setImpl("empty");
+    return MEMFMT_STATUS_OK;
+  }
+  if (fast())
+    if (const char *impl = layerNormBackwardFast(a, call.dtype())) {
+      call.setImpl(impl);
+      return MEMFMT_STATUS_OK;
+    }
+  return runReference(call, a);
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call,

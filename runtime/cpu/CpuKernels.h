@@ -106,6 +106,12 @@ const char *layerNormFast(const args::layer_norm &a);
 /// The layouts the fast layer norms (the loop, oneDNN) take.
 bool layerNormRows(const TensorView &t, int64_t &rowStride);
 
+// LayerNormBackward.cpp
+void layerNormBackwardReference(const args::layer_norm_backward &a);
+/// f32 or bf16 (`dtype`), on rows layerNormRows takes.
+const char *layerNormBackwardFast(const args::layer_norm_backward &a,
+                                  DType dtype);
+
 // Softmax.cpp
 void softmaxReference(const args::softmax &a);
 /// Rows with unit stride along `dim` in both tensors (any other strides).

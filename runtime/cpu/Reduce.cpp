@@ -23,6 +23,7 @@
 
 #include "CpuKernels.h"
 #include "Element.h"
+#include "RowSums.h"
 
 #include "lib/Parallel.h"
 
@@ -169,20 +170,12 @@ const char *sumToSizeUnitStride(const args::sum_to_size &a) {
                   for (int64_t o = begin; o < end; ++o) {
                     int64_t base, out;
                     r.offsetsOf(o, base, out);
-                    double lane[8] = {};
+                    cpu::Lanes lane = {};
                     r.forEachReduced(r.reducedRank - 1, [&](int64_t offset) {
-                      const T *p = in + base + offset;
-                      int64_t i = 0;
-                      for (; i + 8 <= run; i += 8)
-                        for (int j = 0; j < 8; ++j)
-                          lane[j] += cpu::load(p[i + j]);
-                      for (; i < run; ++i)
-                        lane[i % 8] += cpu::load(p[i]);
+                      cpu::addContiguous(lane, in + base + offset, run);
                     });
-                    double sum = 0;
-                    for (double v : lane)
-                      sum += v;
-                    y[out] = cpu::store<T>(static_cast<float>(sum));
+                    y[out] = cpu::store<T>(
+                        static_cast<float>(cpu::laneSum(lane)));
                   }
                 });
     return "contiguous_runs";

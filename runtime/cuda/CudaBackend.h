@@ -99,7 +99,8 @@ enum ScratchSlot : int {
   kConvGradInput = 9,
   kConvGradWeight = 10,
   kLossRows = 11,
-  kNumScratchSlots = 12
+  kLayerNormRows = 12,
+  kNumScratchSlots = 13
 };
 
 class CudaBackend final : public Backend {

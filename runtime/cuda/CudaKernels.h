@@ -131,6 +131,22 @@ cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
                             const StridedPlan<1> &reduced, void *output,
                             const void *input, cudaStream_t stream);
 
+/// layer_norm_backward, f32 (Kernels.def). `rows` walks the rows (the dims
+/// before the last) with operands grad_input, grad_output, input; `d`
+/// elements per row, `steps` their strides in the three; `statistics` is
+/// device scratch for two doubles per row. One thread per row computes its
+/// mean, rstd and (when gradInput is not null) its grad_input; then one
+/// thread per column sums grad_weight and grad_bias (each when not null,
+/// with its stride) over the rows in plan order.
+cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
+                                    const int64_t (&steps)[3], void *gradInput,
+                                    const void *gradOutput, const void *input,
+                                    const void *weight, int64_t weightStride,
+                                    void *gradWeight, int64_t gradWeightStride,
+                                    void *gradBias, int64_t gradBiasStride,
+                                    double eps, double *statistics,
+                                    cudaStream_t stream);
+
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {
   kSgdParamOut = 0,

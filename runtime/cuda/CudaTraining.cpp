@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The host side of the CUDA backend's training kernels that are memfmt's
-// own: fill, threshold_backward, eltwise_backward, sum_to_size, sgd_update
+// own: fill, threshold_backward, eltwise_backward, sum_to_size,
+// layer_norm_backward, sgd_update
 // and increment (Training.cu), the
 // cross-entropy loss and its gradient (Loss.cu), and the data-parallel
 // all_reduce with the NCCL group it runs on (Nccl.h). Each plans its
@@ -108,6 +109,41 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sum_to_size &a) {
   call.setImpl("per_output");
   MEMFMT_LAUNCH_TRY(call, "the sum_to_size kernel",
                     launchSumToSize(outputs, reduced, y.data, x.data, stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::layer_norm_backward &a) {
+  if (memfmt_status_t s = enterTraining(call))
+    return s;
+  const TensorView &x = a.input, &go = a.grad_output;
+  const TensorView &gi = a.has_grad_input ? a.grad_input : go;
+  const int64_t last = x.rank - 1, d = x.sizes[last];
+  // The rows' index space: every dim but the last (size 1 there).
+  int64_t rowSizes[kMaxRank];
+  std::copy(x.sizes, x.sizes + x.rank, rowSizes);
+  rowSizes[last] = 1;
+  const int64_t *strides[3] = {gi.strides, go.strides, x.strides};
+  StridedPlan<3> rows =
+      planStrided<3>(static_cast<int>(x.rank), rowSizes, strides);
+  const int64_t steps[3] = {gi.strides[last], go.strides[last],
+                            x.strides[last]};
+  void *statistics = nullptr;
+  if (memfmt_status_t s =
+          scratch(call, kLayerNormRows,
+                  std::max<size_t>(1, 2 * sizeof(double) * rows.total),
+                  &statistics))
+    return s;
+  call.setImpl("per_row");
+  MEMFMT_LAUNCH_TRY(
+      call, "the layer_norm_backward kernels",
+      launchLayerNormBackward(
+          rows, d, steps, a.has_grad_input ? a.grad_input.data : nullptr,
+          go.data, x.data, a.has_weight ? a.weight.data : nullptr,
+          a.weight.strides[0], a.has_grad_weight ? a.grad_weight.data : nullptr,
+          a.grad_weight.strides[0],
+          a.has_grad_bias ? a.grad_bias.data : nullptr, a.grad_bias.strides[0],
+          a.eps, static_cast<double *>(statistics), stream));
   return MEMFMT_STATUS_OK;
 }
 

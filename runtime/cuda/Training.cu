@@ -9,7 +9,9 @@
 // eltwise_backward (the other activations' gradients, by the CPU's
 // lib/ElementwiseMath.h formulas), sum_to_size (a broadcast operand's
 // gradient: one thread per output element, summing in double in the order
-// of the reduced index space), sgd_update (one torch.optim.SGD step of a parameter and its momentum
+// of the reduced index space), layer_norm_backward (a thread per row for the
+// statistics and grad_input, then a thread per column for the weight and
+// bias sums, in row order), sgd_update (one torch.optim.SGD step of a parameter and its momentum
 // buffer) and increment (the optimizer's step count, one thread). Each thread
 // walks elements of a StridedPlan (CudaPlan.h), so every layout works and
 // in-place updates read an element before they write it; by L9 the operands of
@@ -76,6 +78,72 @@ __global__ void sumToSizeKernel(StridedPlan<2> outputs,
       sum += input[off[1] + r[0]];
     }
     output[off[0]] = static_cast<float>(sum);
+  }
+}
+
+/// The rows of layer_norm_backward: statistics[2 r] and [2 r + 1] get row
+/// r's mean and rstd (as the forward's, in double), grad_input its gradient.
+__global__ void layerNormBackwardRowsKernel(
+    StridedPlan<3> rows, int64_t d, int64_t giStep, int64_t goStep,
+    int64_t xStep, float *gradInput, const float *gradOutput,
+    const float *input, const float *weight, int64_t weightStride, double eps,
+    double *statistics) {
+  for (int64_t r = globalThread(); r < rows.total; r += gridThreads()) {
+    int64_t off[3];
+    offsetsOf(rows, r, off);
+    const float *x = input + off[2], *go = gradOutput + off[1];
+    double sum = 0;
+    for (int64_t i = 0; i < d; ++i)
+      sum += x[i * xStep];
+    const double mean = sum / double(d);
+    double squares = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      double dev = x[i * xStep] - mean;
+      squares += dev * dev;
+    }
+    const double rstd = 1.0 / sqrt(squares / double(d) + eps);
+    statistics[2 * r] = mean;
+    statistics[2 * r + 1] = rstd;
+    if (!gradInput)
+      continue;
+    double sumG = 0, sumGX = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      double g = double(go[i * goStep]) * (weight ? weight[i * weightStride] : 1.0);
+      sumG += g;
+      sumGX += g * (x[i * xStep] - mean) * rstd;
+    }
+    float *gi = gradInput + off[0];
+    for (int64_t i = 0; i < d; ++i) {
+      double g = double(go[i * goStep]) * (weight ? weight[i * weightStride] : 1.0);
+      double xhat = (x[i * xStep] - mean) * rstd;
+      gi[i * giStep] = static_cast<float>(
+          rstd * (g - sumG / double(d) - xhat * sumGX / double(d)));
+    }
+  }
+}
+
+/// The columns of layer_norm_backward: grad_weight and grad_bias of column
+/// i summed over the rows in plan order.
+__global__ void layerNormBackwardColumnsKernel(
+    StridedPlan<3> rows, int64_t d, int64_t goStep, int64_t xStep,
+    const float *gradOutput, const float *input, const double *statistics,
+    float *gradWeight, int64_t gradWeightStride, float *gradBias,
+    int64_t gradBiasStride) {
+  for (int64_t i = globalThread(); i < d; i += gridThreads()) {
+    double sumW = 0, sumB = 0;
+    for (int64_t r = 0; r < rows.total; ++r) {
+      int64_t off[3];
+      offsetsOf(rows, r, off);
+      double g = gradOutput[off[1] + i * goStep];
+      double xhat =
+          (input[off[2] + i * xStep] - statistics[2 * r]) * statistics[2 * r + 1];
+      sumW += g * xhat;
+      sumB += g;
+    }
+    if (gradWeight)
+      gradWeight[i * gradWeightStride] = static_cast<float>(sumW);
+    if (gradBias)
+      gradBias[i * gradBiasStride] = static_cast<float>(sumB);
   }
 }
 
@@ -152,6 +220,36 @@ cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
   sumToSizeKernel<<<blocksFor(outputs.total), kThreads, 0, stream>>>(
       outputs, reduced, static_cast<float *>(output),
       static_cast<const float *>(input));
+  return cudaGetLastError();
+}
+
+cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
+                                    const int64_t (&steps)[3], void *gradInput,
+                                    const void *gradOutput, const void *input,
+                                    const void *weight, int64_t weightStride,
+                                    void *gradWeight, int64_t gradWeightStride,
+                                    void *gradBias, int64_t gradBiasStride,
+                                    double eps, double *statistics,
+                                    cudaStream_t stream) {
+  if (d == 0)
+    return cudaSuccess;
+  const float *go = static_cast<const float *>(gradOutput);
+  const float *x = static_cast<const float *>(input);
+  if (rows.total > 0) {
+    layerNormBackwardRowsKernel<<<blocksFor(rows.total), kThreads, 0,
+                                  stream>>>(
+        rows, d, steps[0], steps[1], steps[2], static_cast<float *>(gradInput),
+        go, x, static_cast<const float *>(weight), weightStride, eps,
+        statistics);
+    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+      return error;
+  }
+  if (!gradWeight && !gradBias)
+    return cudaSuccess;
+  layerNormBackwardColumnsKernel<<<blocksFor(d), kThreads, 0, stream>>>(
+      rows, d, steps[1], steps[2], go, x, statistics,
+      static_cast<float *>(gradWeight), gradWeightStride,
+      static_cast<float *>(gradBias), gradBiasStride);
   return cudaGetLastError();
 }
 

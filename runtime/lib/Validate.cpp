@@ -170,11 +170,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::eltwise &a) {
-  if (!math::isEltwiseOp(a.op))
-    return invalid(call, "op " + std::to_string(a.op) +
-                             " is not a memfmt_eltwise_op_t (1 to 7)");
-  if (std::isnan(a.alpha) || std::isnan(a.beta))
-    return invalid(call, "alpha and beta must not be NaN");
+  MEMFMT_CHECK(checkEltwiseFunction(call, a.op, a.alpha, a.beta));
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   MEMFMT_CHECK(checkDistinct(call, a.output, "output"));
@@ -185,13 +181,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::layer_norm &a) {
   MEMFMT_CHECK(checkFlag(call, a.has_weight, "has_weight"));
   MEMFMT_CHECK(checkFlag(call, a.has_bias, "has_bias"));
-  if (a.input.rank < 1)
-    return invalid(call, "input has rank 0 (shape " + formatShape(a.input) +
-                             "), expected at least 1 (the last dim is "
-                             "normalized)");
-  if (!std::isfinite(a.eps) || a.eps < 0)
-    return invalid(call, "eps is " + std::to_string(a.eps) +
-                             ", expected a finite value >= 0");
+  MEMFMT_CHECK(checkLayerNormInput(call, a.input, a.eps));
   MEMFMT_CHECK(
       checkShape(call, a.output, "output", a.input, " (the input's shape)"));
   TensorView normalized = shapeOf({a.input.sizes[a.input.rank - 1]});

@@ -10,6 +10,10 @@
 
 #include "ValidateChecks.h"
 
+#include "ElementwiseMath.h"
+
+#include <cmath>
+
 using namespace memfmt::runtime;
 
 namespace memfmt::runtime::validation {
@@ -33,6 +37,28 @@ memfmt_status_t checkFlag(KernelCall &call, int64_t value, const char *name) {
     return MEMFMT_STATUS_OK;
   return invalid(call, std::string(name) + " is " + std::to_string(value) +
                            ", expected 0 or 1");
+}
+
+memfmt_status_t checkEltwiseFunction(KernelCall &call, int64_t op,
+                                     double alpha, double beta) {
+  if (!math::isEltwiseOp(op))
+    return invalid(call, "op " + std::to_string(op) +
+                             " is not a memfmt_eltwise_op_t (1 to 7)");
+  if (std::isnan(alpha) || std::isnan(beta))
+    return invalid(call, "alpha and beta must not be NaN");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t checkLayerNormInput(KernelCall &call, const TensorView &input,
+                                    double eps) {
+  if (input.rank < 1)
+    return invalid(call, "input has rank 0 (shape " + formatShape(input) +
+                             "), expected at least 1 (the last dim is "
+                             "normalized)");
+  if (!std::isfinite(eps) || eps < 0)
+    return invalid(call, "eps is " + std::to_string(eps) +
+                             ", expected a finite value >= 0");
+  return MEMFMT_STATUS_OK;
 }
 
 memfmt_status_t checkAttribute(KernelCall &call, int64_t value,

@@ -53,6 +53,16 @@ memfmt_status_t checkFlag(KernelCall &call, int64_t value, const char *name);
 memfmt_status_t checkAttribute(KernelCall &call, int64_t value,
                                const char *name, int64_t minimum);
 
+/// An elementwise function's code (memfmt_eltwise_op_t) and parameters:
+/// eltwise's and eltwise_backward's.
+memfmt_status_t checkEltwiseFunction(KernelCall &call, int64_t op,
+                                     double alpha, double beta);
+
+/// A layer norm's input (rank >= 1: the last dim is normalized) and eps:
+/// layer_norm's and layer_norm_backward's.
+memfmt_status_t checkLayerNormInput(KernelCall &call, const TensorView &input,
+                                    double eps);
+
 /// A TensorView holding only a shape, for checkShape.
 TensorView shapeOf(std::initializer_list<int64_t> sizes);
 

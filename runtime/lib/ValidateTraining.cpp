@@ -21,14 +21,14 @@
 //  * eltwise_backward: a known function, gradients shaped like self, the
 //    gradient apart from the inputs; sum_to_size: the output's shape one
 //    the input broadcasts from, the output apart from the input;
+//  * layer_norm_backward: the forward's rules (rank >= 1, eps, [D] weight),
+//    gradients shaped like their primals and apart from everything read;
 //  * all_reduce and increment: output shaped like the input (0-d for the
 //    step count's increment), and either the input itself or apart from it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Validate.h"
-
-#include "ElementwiseMath.h"
 
 #include "ValidateChecks.h"
 
@@ -99,9 +99,9 @@ memfmt::runtime::validate(KernelCall &call,
 
 namespace {
 
-/// A tensor of a gradient kernel: its name and, for an output, whether it is
-/// computed (its has_* flag; an absent output is another output passed in
-/// its place, and is neither read nor written).
+/// A tensor of a gradient kernel: its name and whether it is read (an
+/// input) or computed (an output): its has_* flag. An absent tensor is
+/// another one passed in its place, and is neither read nor written.
 struct Gradient {
   const TensorView &view;
   const char *name;
@@ -118,8 +118,9 @@ memfmt_status_t checkGradientsApart(KernelCall &call,
       continue;
     MEMFMT_CHECK(checkDistinct(call, out->view, out->name));
     for (const Gradient &in : inputs)
-      MEMFMT_CHECK(
-          checkNotAliased(call, in.view, in.name, out->view, out->name));
+      if (in.present)
+        MEMFMT_CHECK(
+            checkNotAliased(call, in.view, in.name, out->view, out->name));
     for (const Gradient *other = outputs.begin(); other != out; ++other)
       if (other->present)
         MEMFMT_CHECK(checkNotAliased(call, other->view, other->name, out->view,
@@ -378,11 +379,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::eltwise_backward &a) {
-  if (!math::isEltwiseOp(a.op))
-    return invalid(call, "op " + std::to_string(a.op) +
-                             " is not a memfmt_eltwise_op_t (1 to 7)");
-  if (std::isnan(a.alpha) || std::isnan(a.beta))
-    return invalid(call, "alpha and beta must not be NaN");
+  MEMFMT_CHECK(checkEltwiseFunction(call, a.op, a.alpha, a.beta));
   MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", a.self,
                           " (self's shape)"));
   MEMFMT_CHECK(
@@ -406,6 +403,39 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                              " broadcasts from (each of its dims, aligned "
                              "to the right, input's size or 1)");
   return checkAllApart(call, {{&a.input, "input"}}, {{&a.output, "output"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::layer_norm_backward &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_weight, "has_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_input, "has_grad_input"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_weight, "has_grad_weight"));
+  MEMFMT_CHECK(checkFlag(call, a.has_grad_bias, "has_grad_bias"));
+  const TensorView &x = a.input;
+  MEMFMT_CHECK(checkLayerNormInput(call, x, a.eps));
+  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", x,
+                          " (the input's shape)"));
+  TensorView normalized = shapeOf({x.sizes[x.rank - 1]});
+  auto why = [&] {
+    return " (the last dim of input " + formatShape(x) + ")";
+  };
+  if (a.has_weight)
+    MEMFMT_CHECK(checkShape(call, a.weight, "weight", normalized, why));
+  if (a.has_grad_input)
+    MEMFMT_CHECK(
+        checkShape(call, a.grad_input, "grad_input", x, " (the input's shape)"));
+  if (a.has_grad_weight)
+    MEMFMT_CHECK(
+        checkShape(call, a.grad_weight, "grad_weight", normalized, why));
+  if (a.has_grad_bias)
+    MEMFMT_CHECK(checkShape(call, a.grad_bias, "grad_bias", normalized, why));
+  return checkGradientsApart(call,
+                             {{a.grad_output, "grad_output"},
+                              {a.input, "input"},
+                              {a.weight, "weight", a.has_weight}},
+                             {{a.grad_input, "grad_input", a.has_grad_input},
+                              {a.grad_weight, "grad_weight", a.has_grad_weight},
+                              {a.grad_bias, "grad_bias", a.has_grad_bias}});
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

@@ -12,7 +12,8 @@
 // operands, edge shapes), fill (every dtype and layout), threshold_backward
 // (layout pairs, ties, NaN), eltwise_backward (every function, layout
 // pairs, kinks and NaN), sum_to_size (the shapes VJPs reduce to, every
-// layout), sgd_update (torch.optim.SGD's options, bit for
+// layout), layer_norm_backward (every layout, with and without weight),
+// sgd_update (torch.optim.SGD's options, bit for
 // bit, in and out of place), the step count's increment and the
 // cross-entropy loss and its gradient
 // (and NaN for a target out of range, where the CPU refuses it). The
@@ -314,6 +315,42 @@ TEST(CudaSumToSizeTest, TheShapesVjpsReduceTo) {
                   MEMFMT_STATUS_OK);
         // Both sum in double and round once.
         expectMatch(y, y.download(), Match::Elementwise, what);
+      }
+}
+
+TEST(CudaLayerNormBackwardTest, EveryLayoutWithAndWithoutWeight) {
+  MEMFMT_REQUIRE_CUDA(env());
+  const std::vector<std::vector<int64_t>> shapes = {
+      {7}, {3, 1}, {5, 96}, {2, 3, 4, 7}, {1, 1, 1, 5}, {2, 3, 5, 96}};
+  for (const auto &shape : shapes)
+    for (Layout layout : kLayouts)
+      for (bool hasWeight : {false, true}) {
+        const int64_t d = shape.back();
+        Buf go(Kind::F32, shape, layout), x(Kind::F32, shape, layout),
+            w(Kind::F32, {d}, kLayouts[0]), gi(Kind::F32, shape, layout),
+            gw(Kind::F32, {d}, kLayouts[0]), gb(Kind::F32, {d}, kLayouts[0]);
+        std::string what = "layer_norm_backward " + x.describe() +
+                           (hasWeight ? " weight" : "");
+        go.fill(1, -1, 1);
+        x.fill(2, -3, 3);
+        w.fill(3, 0.5, 2);
+        auto call = [&](memfmt_context_t *ctx, bool device) {
+          auto ref = [&](Buf &b) {
+            return device ? b.device(env().gpu) : b.host();
+          };
+          return _mlir_ciface_memfmt_layer_norm_backward_f32(
+              ctx, 0, ref(go), ref(x), hasWeight ? ref(w) : ref(x), ref(gi),
+              ref(gw), ref(gb), 1e-5, hasWeight, 1, 1, 1);
+        };
+        ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().cpu);
+        // Both compute in double and round once; the CPU's reference sums
+        // the columns in row order, the GPU in its plan's order.
+        expectMatch(gi, gi.download(), Match::Elementwise, what);
+        expectMatch(gw, gw.download(), Match::Elementwise, what);
+        expectMatch(gb, gb.download(), Match::Elementwise, what);
       }
 }
 
