@@ -11,7 +11,8 @@
 // state tensor (memfmt.assign_weight) and splat constants (the loss
 // gradient's seed, filled once at load).
 //
-// Backward ops with an `output_mask` (batch norm, convolution, linear): a
+// Backward ops with an `output_mask` (batch norm, convolution, linear,
+// layer norm): a
 // result masked off and unused is absent (MemoryPlan.h isAbsentResult). It
 // has no buffer; the kernel gets another output of the call in its place
 // with its `has_*` flag 0 and neither computes nor writes it. A result
@@ -229,6 +230,31 @@ struct LinearBackwardLowering : GradientPattern<LinearBackwardOp> {
                           .has_grad_weight = out.present[1],
                           .has_grad_bias = out.present[2],
                       });
+  }
+};
+
+/// An absent weight is passed as the input with has_weight 0.
+struct LayerNormBackwardLowering : GradientPattern<LayerNormBackwardOp> {
+  using GradientPattern::GradientPattern;
+
+  LogicalResult emit(LayerNormBackwardOp norm,
+                     const GradientOutputs &out) const override {
+    Value input = calls.view(norm.getInput());
+    return calls.call(
+        norm, elementTypeOf(norm.getInput()),
+        kernels::layer_norm_backward{
+            .grad_output = calls.view(norm.getGradOutput()),
+            .input = input,
+            .weight = norm.getWeight() ? calls.view(norm.getWeight()) : input,
+            .grad_input = out.views[0],
+            .grad_weight = out.views[1],
+            .grad_bias = out.views[2],
+            .eps = norm.getEps().convertToDouble(),
+            .has_weight = norm.getWeight() ? 1 : 0,
+            .has_grad_input = out.present[0],
+            .has_grad_weight = out.present[1],
+            .has_grad_bias = out.present[2],
+        });
   }
 };
 
@@ -519,6 +545,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
   patterns.add<
       NativeBatchNormLowering, NativeBatchNormBackwardLowering,
       ConvolutionBackwardLowering, LinearBackwardLowering,
+      LayerNormBackwardLowering,
       ThresholdBackwardLowering, EltwiseBackwardLowering<SigmoidBackwardOp>,
       EltwiseBackwardLowering<SiluBackwardOp>,
       EltwiseBackwardLowering<HardswishBackwardOp>,

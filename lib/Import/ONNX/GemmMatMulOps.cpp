@@ -8,7 +8,9 @@
 //
 // * With a constant right-hand side they become memfmt.linear with the weight
 //   laid out [out, in] (transposed at import when needed, and scaled by
-//   alpha): a new parameter `<name>.transposed` / `.scaled`.
+//   alpha): a new parameter `<name>.transposed` / `.scaled`, or, where B is
+//   the folded Transpose of a constant (torch.onnx's nn.Linear on a tensor
+//   of rank > 2), that constant under its own name.
 // * With a runtime right-hand side, A x B is a 1x1 convolution: B as the
 //   input [1, K, M, 1] and A as the weight [N, K, 1, 1] (grouped for batched
 //   MatMul); a runtime transpose (Gemm's transA) is chunk + cat + reshape.
@@ -279,10 +281,15 @@ static LogicalResult convertMatMul(GraphImporter &importer, Node &node) {
 
   FailureOr<Value> y;
   if (bBatch.empty() && b.isConstant()) {
-    // x @ W with a constant W [K, M]: memfmt.linear on W^T [M, K].
+    // x @ W with a constant W [K, M]: memfmt.linear on W^T [M, K], which
+    // is the constant B was transposed from where there is one (nn.Linear:
+    // its weight keeps its name).
     HostTensor w = b.constant->withShape({k, m});
-    FailureOr<Value> wt = importer.derivedWeight(
-        node, node.inputName(1), "transposed", transposeHost(w));
+    FailureOr<Value> wt =
+        b.transposeOf.empty()
+            ? importer.derivedWeight(node, node.inputName(1), "transposed",
+                                     transposeHost(w))
+            : importer.weight(node, b.transposeOf, transposeHost(w));
     FailureOr<Value> x = importer.tensorOperand(node, 0, "A");
     if (failed(wt) || failed(x))
       return failure();

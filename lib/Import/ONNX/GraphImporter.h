@@ -65,6 +65,11 @@ struct OnnxValue {
   SmallVector<int64_t, 4> shape;
   /// Constant: the values.
   std::optional<HostTensor> constant;
+  /// Constant: when it is the 2-D transpose of the constant named here (a
+  /// Transpose of an initializer: how torch.onnx exports nn.Linear applied
+  /// to a tensor of rank > 2), so that MatMul can use that constant as
+  /// memfmt.linear's weight under its own name, the name a checkpoint has.
+  std::string transposeOf;
 
   bool isFailed() const { return kind == Kind::Failed; }
   bool isConstant() const { return kind == Kind::Constant; }

@@ -486,8 +486,10 @@ LogicalResult convertTranspose(GraphImporter &importer, Node &node) {
     std::vector<int64_t> picks;
     forEachIndex<1>(shape, {strides},
                     [&](std::array<int64_t, 1> at) { picks.push_back(at[0]); });
-    importer.setOutput(
-        node, 0, OnnxValue::ofConstant(data->gather(shape, picks).tensor()));
+    OnnxValue folded = OnnxValue::ofConstant(data->gather(shape, picks).tensor());
+    if (rank == 2 && (*perm)[0] == 1)
+      folded.transposeOf = node.inputName(0).str();
+    importer.setOutput(node, 0, std::move(folded));
     return success();
   }
   FailureOr<Value> input = importer.tensorOperand(node, 0, "data");

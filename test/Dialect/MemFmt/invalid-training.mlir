@@ -277,6 +277,56 @@ func.func @conv_backward_grad_weight_format(%g: tensor<2x4x3x3xf32, #memfmt.stri
 
 // -----
 
+// layer_norm_backward: the forward's rules (the last dim, eps, the weight).
+func.func @layer_norm_backward_normalized_shape(%g: tensor<2x5xf32>, %x: tensor<2x5xf32>) {
+  // expected-error @+1 {{normalises over the last dimension: 'normalized_shape' must be [5], got [2, 5]}}
+  %r:3 = memfmt.layer_norm_backward %g, %x {normalized_shape = array<i64: 2, 5>, output_mask = array<i1: true, true, true>} : (tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_eps(%g: tensor<2x5xf32>, %x: tensor<2x5xf32>) {
+  // expected-error @+1 {{expects a finite 'eps' >= 0, got -1}}
+  %r:3 = memfmt.layer_norm_backward %g, %x {normalized_shape = array<i64: 5>, eps = -1.0 : f64, output_mask = array<i1: true, true, true>} : (tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_weight(%g: tensor<2x5xf32>, %x: tensor<2x5xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{expected weight shape [5], got [4]}}
+  %r:3 = memfmt.layer_norm_backward %g, %x, %w {normalized_shape = array<i64: 5>, output_mask = array<i1: true, true, true>} : (tensor<2x5xf32>, tensor<2x5xf32>, tensor<4xf32>) -> (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_grad_output(%g: tensor<2x4xf32>, %x: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected grad_output shape [2, 5], got [2, 4]}}
+  %r:3 = memfmt.layer_norm_backward %g, %x {normalized_shape = array<i64: 5>, output_mask = array<i1: true, true, true>} : (tensor<2x4xf32>, tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_grad_bias(%g: tensor<2x5xf32>, %x: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected grad_bias shape [5], got [2]}}
+  %r:3 = memfmt.layer_norm_backward %g, %x {normalized_shape = array<i64: 5>, output_mask = array<i1: true, true, true>} : (tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<5xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+
+// L9: grad_output in the input's format.
+func.func @layer_norm_backward_grad_output_format(%g: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) {
+  // expected-error @+1 {{expects 'grad_output' in the memory format of 'input' (channels_last; L9: a gradient has its primal's memory format), got strides [48, 16, 4, 1]}}
+  %r:3 = memfmt.layer_norm_backward %g, %x {normalized_shape = array<i64: 4>, output_mask = array<i1: true, true, true>} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) -> (tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
 // linear_backward: the input's features are the weight's columns.
 func.func @linear_backward_features(%x: tensor<2x5xf32>, %g: tensor<2x3xf32>, %w: tensor<3x7xf32>) {
   // expected-error @+1 {{input [2, 5] must have weight's 7 features in its last dim}}

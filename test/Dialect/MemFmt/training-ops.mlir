@@ -99,6 +99,22 @@ func.func @linear_backward(%x: tensor<1x7xf32>, %g: tensor<1x3xf32>, %w: tensor<
   return %gw : tensor<3x7xf32>
 }
 
+// Layer norm backward over the channels of a channels-last [N, H, W, C]
+// view (N=1, odd C), with a weight; then without one (D=1), and in bf16
+// with f32 weight and bias gradients.
+// CHECK-LABEL: func.func @layer_norm_backward
+// CHECK: memfmt.layer_norm_backward %{{.+}}, %{{.+}}, %{{.+}} {eps = 9.9999999999999995E-7 : f64, normalized_shape = array<i64: 7>, output_mask = array<i1: true, true, true>} : (tensor<1x3x5x7xf32>, tensor<1x3x5x7xf32>, tensor<7xf32>) -> (tensor<1x3x5x7xf32>, tensor<7xf32>, tensor<7xf32>)
+// CHECK: memfmt.layer_norm_backward %{{.+}}, %{{.+}} {normalized_shape = array<i64: 1>, output_mask = array<i1: true, false, false>} : (tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<1xf32>, tensor<1xf32>)
+// CHECK: memfmt.layer_norm_backward {{.*}} : (tensor<2x96xbf16>, tensor<2x96xbf16>, tensor<96xbf16>) -> (tensor<2x96xbf16>, tensor<96xf32>, tensor<96xf32>)
+// GENERIC-LABEL: sym_name = "layer_norm_backward"
+// GENERIC: "memfmt.layer_norm_backward"({{.*}}) <{eps = 9.9999999999999995E-7 : f64, normalized_shape = array<i64: 7>, output_mask = array<i1: true, true, true>}>
+func.func @layer_norm_backward(%g: tensor<1x3x5x7xf32>, %x: tensor<1x3x5x7xf32>, %w: tensor<7xf32>, %g1: tensor<4x1xf32>, %x1: tensor<4x1xf32>, %gh: tensor<2x96xbf16>, %xh: tensor<2x96xbf16>, %wh: tensor<96xbf16>) -> (tensor<1x3x5x7xf32>, tensor<4x1xf32>, tensor<96xf32>) {
+  %gi, %gw, %gb = memfmt.layer_norm_backward %g, %x, %w {normalized_shape = array<i64: 7>, eps = 1.0e-06 : f64, output_mask = array<i1: true, true, true>} : (tensor<1x3x5x7xf32>, tensor<1x3x5x7xf32>, tensor<7xf32>) -> (tensor<1x3x5x7xf32>, tensor<7xf32>, tensor<7xf32>)
+  %gi1, %gw1, %gb1 = memfmt.layer_norm_backward %g1, %x1 {normalized_shape = array<i64: 1>, output_mask = array<i1: true, false, false>} : (tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<1xf32>, tensor<1xf32>)
+  %gih, %gwh, %gbh = memfmt.layer_norm_backward %gh, %xh, %wh {normalized_shape = array<i64: 96>, output_mask = array<i1: true, true, true>} : (tensor<2x96xbf16>, tensor<2x96xbf16>, tensor<96xbf16>) -> (tensor<2x96xbf16>, tensor<96xf32>, tensor<96xf32>)
+  return %gi, %gi1, %gwh : tensor<1x3x5x7xf32>, tensor<4x1xf32>, tensor<96xf32>
+}
+
 // threshold_backward (relu's backward) with the default threshold, then another.
 // CHECK-LABEL: func.func @threshold_backward
 // CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>

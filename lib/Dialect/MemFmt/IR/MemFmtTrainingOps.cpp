@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Verifiers and layout declarations of the training ops
-// (MemFmtTrainingOps.td): training batch norm, the backward ops, the loss
-// and the SGD update. Shapes follow the forward ops' rules (OpVerification.h
+// (MemFmtTrainingOps.td): training batch norm, the backward ops (layer
+// norm's among them), the loss and the SGD update. Shapes follow the forward ops' rules (OpVerification.h
 // shares the convolution and pooling ones). Every gradient and every
 // `grad_output` must have its primal's memory format (L9), and each
 // gradient result declares the operand whose format it takes
@@ -337,6 +337,47 @@ LinearBackwardOp::getPreservedOperand(unsigned resultIndex) {
   if (resultIndex == 1)
     return getWeightMutable().getOperandNumber();
   return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormBackwardOp::verify() {
+  RankedTensorType input = getInput().getType();
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyLayerNorm(*this, input, getNormalizedShape(),
+                             getEps().convertToDouble(), getWeight())))
+    return failure();
+  if (failed(verifyShape(*this, getGradOutput().getType(), input.getShape(),
+                         "grad_output")) ||
+      failed(verifyChannelVectors(*this, input.getShape().back(),
+                                  {{getGradWeight(), "grad_weight"},
+                                   {getGradBias(), "grad_bias"}})))
+    return failure();
+  return verifyGradientsOf(*this, getInput(), "input", getGradOutputMutable(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<MemoryFormat>
+LayerNormBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getInput());
+}
+
+/// L9: grad_input takes input's format; the [D] gradients have one.
+std::optional<unsigned>
+LayerNormBackwardOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return getInputMutable().getOperandNumber();
+  return std::nullopt;
+}
+
+/// The weight is read in the compute type, as the forward reads it; the
+/// weight and bias gradients are f32 for the update.
+bool LayerNormBackwardOp::isF32Operand(unsigned) { return false; }
+
+bool LayerNormBackwardOp::isF32Result(unsigned index) {
+  return index != cast<OpResult>(getGradInput()).getResultNumber();
 }
 
 //===----------------------------------------------------------------------===//

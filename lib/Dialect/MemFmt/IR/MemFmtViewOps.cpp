@@ -289,27 +289,36 @@ bool ChannelShuffleOp::propagatesChannelsLast() { return true; }
 // LayerNormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormOp::verify() {
-  if (failed(verifyCommon(*this)))
-    return failure();
-  ArrayRef<int64_t> in = getInput().getType().getShape();
+LogicalResult mlir::memfmt::detail::verifyLayerNorm(Operation *op,
+                                                    RankedTensorType input,
+                                                    ArrayRef<int64_t> normalized,
+                                                    double eps, Value weight) {
+  ArrayRef<int64_t> in = input.getShape();
   if (in.empty())
-    return emitOpError() << "expects an input of rank >= 1";
-  ArrayRef<int64_t> normalized = getNormalizedShape();
+    return op->emitOpError() << "expects an input of rank >= 1";
   if (normalized.size() != 1 || normalized[0] != in.back())
-    return emitOpError() << "normalises over the last dimension: "
-                            "'normalized_shape' must be ["
-                         << in.back() << "], got " << formatList(normalized);
-  if (getWeight() &&
-      failed(verifyShape(*this, getWeight().getType(), normalized, "weight")))
+    return op->emitOpError() << "normalises over the last dimension: "
+                                "'normalized_shape' must be ["
+                             << in.back() << "], got "
+                             << formatList(normalized);
+  if (weight && failed(verifyShape(op, tensorType(weight), normalized,
+                                   "weight")))
     return failure();
-  if (getBias() &&
-      failed(verifyShape(*this, getBias().getType(), normalized, "bias")))
-    return failure();
-  double eps = getEps().convertToDouble();
   if (!std::isfinite(eps) || eps < 0)
-    return emitOpError() << "expects a finite 'eps' >= 0, got " << eps;
-  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+    return op->emitOpError() << "expects a finite 'eps' >= 0, got " << eps;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyCommon(*this)) ||
+      failed(verifyLayerNorm(*this, getInput().getType(), getNormalizedShape(),
+                             getEps().convertToDouble(), getWeight())))
+    return failure();
+  if (getBias() && failed(verifyShape(*this, getBias().getType(),
+                                      getNormalizedShape(), "bias")))
+    return failure();
+  if (failed(verifyShape(*this, getOutput().getType(),
+                         getInput().getType().getShape(), "result")))
     return failure();
   return verifyResultFormats(*this);
 }

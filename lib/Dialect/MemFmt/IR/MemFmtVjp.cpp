@@ -7,7 +7,8 @@
 // VjpOpInterface (MemFmtVjpInterface.td) for every op a ResNet / ResNeXt /
 // wide-ResNet training forward contains, and for the activations and
 // broadcasting arithmetic of the CNNs beyond them (MobileNet's ReLU6 and
-// hardswish, EfficientNet's SiLU and squeeze-excite scales): one function per
+// hardswish, EfficientNet's SiLU and squeeze-excite scales, ConvNeXt's layer
+// norms): one function per
 // op, with the formula it implements in its doc comment, as PyTorch's
 // derivatives.yaml writes them. Each builds its operands' gradients from its
 // results' gradients out of the backward ops of MemFmtTrainingOps.td, computes
@@ -185,6 +186,48 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   grads[1] = mask[1] ? op.getGradWeight() : Value();
   if (hasBias)
     grads[2] = mask[2] ? op.getGradBias() : Value();
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Layer normalisation
+//===----------------------------------------------------------------------===//
+
+/// layer_norm over the last dim D: `(grad_input, grad_weight, grad_bias) =
+/// layer_norm_backward(grad, input, weight)` with, per row, xhat = (input -
+/// mean) * rstd, g = grad * weight, grad_input = rstd * (g - mean(g) - xhat
+/// * mean(g * xhat)); grad_weight = sum(grad * xhat) and grad_bias =
+/// sum(grad) over the rows (native_layer_norm_backward; the statistics are
+/// recomputed from input).
+FailureOr<SmallVector<Value>>
+LayerNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                      ArrayRef<bool> operandNeedsGrad) {
+  SmallVector<Value> grads = noGradients(*this);
+  if (!resultGrads[0] || !anyNeeded(operandNeedsGrad))
+    return grads;
+  std::optional<unsigned> weightIndex, biasIndex;
+  if (getWeight())
+    weightIndex = getWeightMutable()[0].getOperandNumber();
+  if (getBias())
+    biasIndex = getBiasMutable()[0].getOperandNumber();
+  std::array<bool, 3> mask = {operandNeedsGrad[0],
+                              weightIndex && operandNeedsGrad[*weightIndex],
+                              biasIndex && operandNeedsGrad[*biasIndex]};
+  if (!anyNeeded(mask))
+    return grads;
+  RankedTensorType input = getInput().getType();
+  RankedTensorType vector = vectorType(input, input.getShape().back());
+  auto op = LayerNormBackwardOp::create(
+      b, getLoc(), input, getWeight() ? getWeight().getType() : vector,
+      getBias() ? getBias().getType() : vector, resultGrads[0], getInput(),
+      getWeight(), getNormalizedShapeAttr(), getEpsAttr(),
+      b.getDenseBoolArrayAttr(mask));
+  if (mask[0])
+    grads[0] = op.getGradInput();
+  if (mask[1])
+    grads[*weightIndex] = op.getGradWeight();
+  if (mask[2])
+    grads[*biasIndex] = op.getGradBias();
   return grads;
 }
 

@@ -82,6 +82,13 @@ LogicalResult verifyGradientFormat(Operation *op, Value grad,
                                    StringRef gradName, Value primal,
                                    StringRef primalName);
 
+/// A layer norm's input and attributes (memfmt.layer_norm and its
+/// gradient): `input` of rank >= 1, `normalized` its last dim [D], `eps`
+/// finite and >= 0, `weight` (when present) [D].
+LogicalResult verifyLayerNorm(Operation *op, RankedTensorType input,
+                              ArrayRef<int64_t> normalized, double eps,
+                              Value weight);
+
 /// The attributes of an elementwise function (memfmt.clamp, gelu, ...) and
 /// of its gradient: no NaN among `min`, `max`, `alpha`, `beta`, and
 /// `approximate` "none" or "tanh".

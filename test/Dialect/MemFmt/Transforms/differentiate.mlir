@@ -373,3 +373,36 @@ func.func @chunk(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x12xf32>, tensor<2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// ConvNeXt's layer norm over channels: permute to [N, H, W, C], layer norm
+// (weight and bias), permute back. Its VJP is one layer_norm_backward whose
+// grad_input flows back through the inverse permute to the convolution; a
+// layer norm without parameters asks for grad_input only.
+// CHECK-LABEL: func.func @layer_norm_over_channels(
+// CHECK: %[[W:.+]] = memfmt.weight "ln.weight"
+// CHECK: %[[B:.+]] = memfmt.weight "ln.bias"
+// CHECK: %[[C:.+]] = memfmt.conv2d %arg0
+// CHECK: %[[P:.+]] = memfmt.permute %[[C]] {dims = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[N:.+]] = memfmt.layer_norm %[[P]] weight %[[W]] bias %[[B]]
+// CHECK: %[[N2:.+]] = memfmt.layer_norm %[[N]] {
+// CHECK: %[[GN2:.+]] = memfmt.permute %{{.+}} {dims = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[GN:.+]], %{{.+}}, %{{.+}} = memfmt.layer_norm_backward %[[GN2]], %[[N]] {normalized_shape = array<i64: 4>, output_mask = array<i1: true, false, false>} : (tensor<2x3x3x4xf32>, tensor<2x3x3x4xf32>) -> (tensor<2x3x3x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[GP:.+]], %[[GW:.+]], %[[GB:.+]] = memfmt.layer_norm_backward %[[GN]], %[[P]], %[[W]] {eps = 9.9999999999999995E-7 : f64, normalized_shape = array<i64: 4>, output_mask = array<i1: true, true, true>}
+// CHECK: %[[GC:.+]] = memfmt.permute %[[GP]] {dims = array<i64: 0, 3, 1, 2>}
+// CHECK: memfmt.convolution_backward %[[GC]], %arg0
+// CHECK: return %{{.+}}, %[[GW]], %[[GB]], %{{.+}}
+func.func @layer_norm_over_channels(%x: tensor<2x3x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "ln.weight" : tensor<4xf32>
+  %b = memfmt.weight "ln.bias" : tensor<4xf32>
+  %k = memfmt.weight "conv.weight" : tensor<4x3x1x1xf32>
+  %c = memfmt.conv2d %x, %k : (tensor<2x3x3x3xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x3x3xf32>
+  %p = memfmt.permute %c {dims = array<i64: 0, 2, 3, 1>} : tensor<2x4x3x3xf32> -> tensor<2x3x3x4xf32>
+  %n = memfmt.layer_norm %p weight %w bias %b {normalized_shape = array<i64: 4>, eps = 1.0e-06 : f64} : tensor<2x3x3x4xf32> weight tensor<4xf32> bias tensor<4xf32> -> tensor<2x3x3x4xf32>
+  %n2 = memfmt.layer_norm %n {normalized_shape = array<i64: 4>} : tensor<2x3x3x4xf32> -> tensor<2x3x3x4xf32>
+  %q = memfmt.permute %n2 {dims = array<i64: 0, 3, 1, 2>} : tensor<2x3x3x4xf32> -> tensor<2x4x3x3xf32>
+  %f = memfmt.flatten %q {start_dim = 1 : i64} : tensor<2x4x3x3xf32> -> tensor<2x36xf32>
+  %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x36xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

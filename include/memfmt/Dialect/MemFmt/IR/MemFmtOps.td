@@ -212,7 +212,7 @@ def MemFmt_BatchNormOp : MemFmt_Op<"batch_norm", [Pure, PropagatesL5,
 }
 
 def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
-                                                 InPlace, PerSampleIf,
+                                                 InPlace, PerSampleIf, Vjp,
                                                  AttrSizedOperandSegments]> {
   let summary = "layer normalisation over the last dimension (aten::layer_norm)";
   let description = [{

@@ -224,6 +224,49 @@ def MemFmt_LinearBackwardOp : MemFmt_Op<"linear_backward",
 }
 
 //===----------------------------------------------------------------------===//
+// Layer normalisation
+//===----------------------------------------------------------------------===//
+
+def MemFmt_LayerNormBackwardOp : MemFmt_Op<"layer_norm_backward",
+    [Pure, GradientLayout, MixedPrecision]> {
+  let summary = "backward of layer_norm (aten::native_layer_norm_backward)";
+  let description = [{
+    The gradients of `layer_norm` over the last dimension `D` (its
+    `normalized_shape = [D]` and `eps`), from `grad_output` and the
+    forward's `input` and optional `weight`. Each row's mean and `rstd = 1
+    / sqrt(var + eps)` are recomputed from `input` (ATen saves them from the
+    forward; recomputing costs a pass over a row the kernel reads anyway
+    and keeps the forward op as it is). With `xhat = (input - mean) * rstd`
+    and `g = grad_output * weight`: `grad_input = rstd * (g - mean(g) -
+    xhat * mean(g * xhat))` per row, `grad_weight = sum(grad_output *
+    xhat)` and `grad_bias = sum(grad_output)` over the rows. `output_mask`
+    says which of the three are wanted; a masked-off result is zeros. By L9
+    `grad_output` and `grad_input` have `input`'s memory format; in a
+    mixed-precision step `grad_weight` and `grad_bias` stay f32.
+
+    ```mlir
+    %gi, %gw, %gb = memfmt.layer_norm_backward %go, %x, %w
+        {normalized_shape = array<i64: 96>, eps = 1.0e-06 : f64,
+         output_mask = array<i1: true, true, true>}
+        : (tensor<8x56x56x96xf32>, tensor<8x56x56x96xf32>, tensor<96xf32>)
+        -> (tensor<8x56x56x96xf32>, tensor<96xf32>, tensor<96xf32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$input,
+                       Optional<MemFmt_Tensor1D>:$weight,
+                       DenseI64ArrayAttr:$normalized_shape,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+                       MemFmt_OutputMask:$output_mask);
+  let results = (outs MemFmt_Tensor:$grad_input, MemFmt_Tensor1D:$grad_weight,
+                      MemFmt_Tensor1D:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input (`,` $weight^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise and pooling backward
 //===----------------------------------------------------------------------===//
 
