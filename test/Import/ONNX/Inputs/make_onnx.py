@@ -307,6 +307,19 @@ def matmul():
                  [init("w", rand(8, 5))])
 
 
+@model
+def matmul_transposed_weight():
+    # torch.onnx's nn.Linear on a [N, H, W, C] tensor: MatMul(x, Transpose(W))
+    # with W [out, in] an initializer.
+    nodes = [
+        helper.make_node("Transpose", ["fc.weight"], ["wt"], name="wt",
+                         perm=[1, 0]),
+        helper.make_node("MatMul", ["x", "wt"], ["y"], name="fc"),
+    ]
+    return build(nodes, [vi("x", [1, 2, 2, 8])], [vi("y", [1, 2, 2, 5])],
+                 [init("fc.weight", rand(5, 8))])
+
+
 # ------------------------------------ Identity, Dropout, Constant, Concat, Split
 
 
