@@ -36,6 +36,7 @@
 #include "Scratch.h"
 
 #include "lib/Parallel.h"
+#include "lib/TrainingMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,37 +88,13 @@ void cpu::layerNormBackwardReference(const args::layer_norm_backward &a) {
   const float *w = a.has_weight ? a.weight.as<float>() : nullptr;
   const int64_t wStep = a.weight.strides[0];
   std::vector<RowStatistics> statistics(rows);
+  float *gis = a.has_grad_input ? gi.as<float>() : nullptr;
   parallelFor(rows, minRowsPerThread(d), [&](int64_t begin, int64_t end, int) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float *xr = xs + rowOffset(x, r);
-      const float *gor = gos + rowOffset(go, r);
-      double sum = 0;
-      for (int64_t i = 0; i < d; ++i)
-        sum += xr[i * xStep];
-      const double mean = sum / double(d);
-      double squares = 0;
-      for (int64_t i = 0; i < d; ++i) {
-        double dev = xr[i * xStep] - mean;
-        squares += dev * dev;
-      }
-      const double rstd = 1.0 / std::sqrt(squares / double(d) + a.eps);
-      statistics[r] = {mean, rstd};
-      if (!a.has_grad_input)
-        continue;
-      double sumG = 0, sumGX = 0;
-      for (int64_t i = 0; i < d; ++i) {
-        double g = double(gor[i * goStep]) * (w ? w[i * wStep] : 1.0);
-        sumG += g;
-        sumGX += g * (xr[i * xStep] - mean) * rstd;
-      }
-      float *gir = gi.as<float>() + rowOffset(gi, r);
-      for (int64_t i = 0; i < d; ++i) {
-        double g = double(gor[i * goStep]) * (w ? w[i * wStep] : 1.0);
-        double xhat = (xr[i * xStep] - mean) * rstd;
-        gir[i * giStep] = static_cast<float>(
-            rstd * (g - sumG / double(d) - xhat * sumGX / double(d)));
-      }
-    }
+    for (int64_t r = begin; r < end; ++r)
+      math::layerNormRowBackward(
+          d, xs + rowOffset(x, r), xStep, gos + rowOffset(go, r), goStep, w,
+          wStep, a.eps, gis ? gis + rowOffset(gi, r) : nullptr, giStep,
+          statistics[r].mean, statistics[r].rstd);
   });
   if (!a.has_grad_weight && !a.has_grad_bias)
     return;

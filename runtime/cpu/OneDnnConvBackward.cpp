@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// convolution_backward (f32 or bf16) on oneDNN 2.x. A pointwise convolution (1x1,
-// unit stride, no padding, one group) whose activations are matrices
+// convolution_backward (f32 or bf16) on oneDNN 2.x. A pointwise convolution
+// (1x1, unit stride, no padding, one group) whose activations are matrices
 // ([N * H * W, C] rows under their own strides: channels-last tensors, and
 // NCHW ones of one pixel) is linear_backward on those matrices and runs as
 // its matmuls (OneDnnLinearBackward.cpp) on the tensors as they lie: no
@@ -51,7 +51,9 @@
 // A bf16 call (a mixed-precision training step) describes grad_output,
 // input, weight and grad_input in bf16 as they lie and grad_weight and
 // grad_bias in f32 (Kernels.def), so nothing is rounded on the way; no
-// Winograd either.
+// Winograd either. Depthwise convolutions are the exception to both: their
+// primitives multiply in f32 (depthwiseInF32), the ports widening the bf16
+// operands and rounding grad_input once.
 //
 // Everything that depends on the call's shapes, strides, attributes and
 // flags (primitives, memory objects, reorders, scratch offsets) is built
@@ -159,6 +161,17 @@ memory::desc weightDesc(const TensorView &w, int64_t groups,
   return memory::desc(dims, type, strides);
 }
 
+/// A depthwise convolution (one input channel per group), whose gradients
+/// run in f32 in a bf16 step: oneDNN 2.6 has no AMX kernel for them, and
+/// its bf16 ones (jit_dw:avx512_core_bf16, jit_bf16:avx512_core_bf16) took
+/// up to 4x the time of its f32 ones on the same node of an
+/// EfficientNet-B0 step (35.7 against 9.2 ms, bench/RESULTS.md); the ports
+/// widen the bf16 operands and round grad_input back, as memory-bound as
+/// the depthwise kernels themselves.
+bool depthwiseInF32(const args::convolution_backward &a) {
+  return a.groups > 1 && a.groups == a.input.sizes[1] && a.weight.sizes[1] == 1;
+}
+
 /// One tensor of a primitive: the caller's memory (`user`) and the memory
 /// the primitive binds (`inner`): the caller's itself when its layout is
 /// the one the primitive wants, else a copy at `offset` in the shared
@@ -236,6 +249,9 @@ struct OneDnnConvBackward::Entry {
   /// The primitives run Winograd's F(4x4, 3x3) (in oneDNN's blocked
   /// layouts).
   bool winograd = false;
+  /// A depthwise convolution of a bf16 call (or under allow_bf16) whose
+  /// primitives multiply in f32 (depthwiseInF32).
+  bool f32Math = false;
   BoundPrimitive backwardData, backwardWeights;
   OneDnnPort dataGradOutput, dataWeight, gradInput;
   OneDnnPort weightsInput, weightsGradOutput, gradWeight, gradBias;
@@ -268,10 +284,13 @@ struct OneDnnConvBackward::Entry {
                  bool bf16Math, DType dtype) {
     const memory::data_type f32 = memory::data_type::f32;
     // What the primitives multiply: grad_output, input and weights; and
-    // the type of grad_input (the call's).
-    const memory::data_type mul =
-        bf16Math || dtype == DType::bf16 ? memory::data_type::bf16 : f32;
-    const memory::data_type gradInputType = dataTypeOf(dtype);
+    // the type of grad_input (the call's, or f32 for a depthwise
+    // convolution's gradients, which the port rounds into a bf16 call's).
+    f32Math = (bf16Math || dtype == DType::bf16) && depthwiseInF32(a);
+    const memory::data_type mul = (bf16Math || dtype == DType::bf16) && !f32Math
+                                      ? memory::data_type::bf16
+                                      : f32;
+    const memory::data_type gradInputType = f32Math ? f32 : dataTypeOf(dtype);
     const TensorView &dy = a.grad_output;
     Tag format = Tag::nhwc;
     if (!dy.isChannelsLastContiguous() &&
@@ -474,7 +493,8 @@ bool OneDnnConvBackward::run(KernelCall &call,
                        describeError("convolution_backward", error));
     return true;
   }
-  call.setImpl(entry.winograd                             ? "onednn_winograd"
+  call.setImpl(entry.winograd                           ? "onednn_winograd"
+               : entry.f32Math                          ? "onednn_f32_math"
                : bf16Math && call.dtype() == DType::f32 ? "onednn_bf16_math"
                : entry.preferred ? "onednn_preferred_layout"
                : entry.reordered ? "onednn_reorder"

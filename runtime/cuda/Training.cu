@@ -91,34 +91,11 @@ __global__ void layerNormBackwardRowsKernel(
   for (int64_t r = globalThread(); r < rows.total; r += gridThreads()) {
     int64_t off[3];
     offsetsOf(rows, r, off);
-    const float *x = input + off[2], *go = gradOutput + off[1];
-    double sum = 0;
-    for (int64_t i = 0; i < d; ++i)
-      sum += x[i * xStep];
-    const double mean = sum / double(d);
-    double squares = 0;
-    for (int64_t i = 0; i < d; ++i) {
-      double dev = x[i * xStep] - mean;
-      squares += dev * dev;
-    }
-    const double rstd = 1.0 / sqrt(squares / double(d) + eps);
-    statistics[2 * r] = mean;
-    statistics[2 * r + 1] = rstd;
-    if (!gradInput)
-      continue;
-    double sumG = 0, sumGX = 0;
-    for (int64_t i = 0; i < d; ++i) {
-      double g = double(go[i * goStep]) * (weight ? weight[i * weightStride] : 1.0);
-      sumG += g;
-      sumGX += g * (x[i * xStep] - mean) * rstd;
-    }
-    float *gi = gradInput + off[0];
-    for (int64_t i = 0; i < d; ++i) {
-      double g = double(go[i * goStep]) * (weight ? weight[i * weightStride] : 1.0);
-      double xhat = (x[i * xStep] - mean) * rstd;
-      gi[i * giStep] = static_cast<float>(
-          rstd * (g - sumG / double(d) - xhat * sumGX / double(d)));
-    }
+    math::layerNormRowBackward(d, input + off[2], xStep, gradOutput + off[1],
+                               goStep, weight, weightStride, eps,
+                               gradInput ? gradInput + off[0] : nullptr,
+                               giStep, statistics[2 * r],
+                               statistics[2 * r + 1]);
   }
 }
 

@@ -13,7 +13,9 @@
 //    through, as in ATen);
 //  * one torch.optim.SGD step of one element, in f32 with a fused
 //    multiply-add for each of ATen's `add(a, b, alpha)` (runtime/cpu/Sgd.cpp
-//    says why this matches torch 1.13 bitwise).
+//    says why this matches torch 1.13 bitwise);
+//  * one row of layer_norm_backward in double (the CPU reference's and the
+//    CUDA kernel's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,9 @@
 #define MEMFMT_RUNTIME_LIB_TRAININGMATH_H
 
 #include "HostDevice.h"
+
+#include <cmath>
+#include <cstdint>
 
 namespace memfmt::runtime::math {
 
@@ -61,6 +66,44 @@ struct SgdScalars {
     return fma(g, negativeLr, param);
   }
 };
+
+/// One row of layer_norm_backward in double (the reference kernels'): the
+/// row's D elements of input `x`, `gradOutput` and `weight` (null: 1) read
+/// at their steps. Sets the row's mean and rstd = 1 / sqrt(var + eps), as
+/// the forward computes them, and, when `gradInput` is not null, writes
+/// rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = grad_output *
+/// weight and xhat = (x - mean) * rstd, rounded once.
+MEMFMT_HOST_DEVICE inline void layerNormRowBackward(
+    int64_t d, const float *x, int64_t xStep, const float *gradOutput,
+    int64_t goStep, const float *weight, int64_t weightStep, double eps,
+    float *gradInput, int64_t giStep, double &mean, double &rstd) {
+  double sum = 0;
+  for (int64_t i = 0; i < d; ++i)
+    sum += x[i * xStep];
+  mean = sum / double(d);
+  double squares = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    double dev = x[i * xStep] - mean;
+    squares += dev * dev;
+  }
+  rstd = 1.0 / sqrt(squares / double(d) + eps);
+  if (!gradInput)
+    return;
+  auto g = [&](int64_t i) {
+    return double(gradOutput[i * goStep]) *
+           (weight ? double(weight[i * weightStep]) : 1.0);
+  };
+  double sumG = 0, sumGX = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    sumG += g(i);
+    sumGX += g(i) * (x[i * xStep] - mean) * rstd;
+  }
+  for (int64_t i = 0; i < d; ++i) {
+    double xhat = (x[i * xStep] - mean) * rstd;
+    gradInput[i * giStep] = static_cast<float>(
+        rstd * (g(i) - sumG / double(d) - xhat * sumGX / double(d)));
+  }
+}
 
 } // namespace memfmt::runtime::math
 

@@ -299,7 +299,54 @@ struct MulOfSigmoidIsSilu : OpRewritePattern<MulOp> {
     return rewriter.notifyMatchFailure(mul, "not x * sigmoid(x)");
   }
 };
+/// add(linear(x, w), b) or add(b, reshape(linear(x, w))) with a 1-D b of
+/// the linear's out_features, where the linear has no bias and the add (via
+/// the reshape that restores the batch dims of an N-D MatMul) is its only
+/// user, becomes linear(x, w, b) (and the reshape): the bias is added in
+/// the matmul's epilogue, and a training step's bias gradient is the
+/// linear's (a row sum) instead of a broadcast add's sum_to_size. ONNX
+/// exports Linear on N-D input (ConvNeXt, transformers) as MatMul then Add.
+struct LinearThenBiasIsLinearWithBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [product, bias] : {std::pair(add.getSelf(), add.getOther()),
+                                 std::pair(add.getOther(), add.getSelf())}) {
+      auto reshape = product.getDefiningOp<ReshapeOp>();
+      Value source = reshape ? reshape.getInput() : product;
+      auto linear = source.getDefiningOp<LinearOp>();
+      auto biasType = cast<RankedTensorType>(bias.getType());
+      if (!linear || linear.getBias() || linear.getActivation() ||
+          !linear->hasOneUse() || (reshape && !reshape->hasOneUse()) ||
+          biasType.getRank() != 1 ||
+          biasType.getDimSize(0) !=
+              linear.getWeight().getType().getDimSize(0) ||
+          product.getType() != add.getType())
+        continue;
+      // At the add, where the bias, x and w are all defined.
+      rewriter.setInsertionPoint(add);
+      Value fused =
+          LinearOp::create(rewriter, linear.getLoc(), linear.getType(),
+                           linear.getInput(), linear.getWeight(), bias);
+      if (reshape)
+        fused = ReshapeOp::create(rewriter, reshape.getLoc(), reshape.getType(),
+                                  fused);
+      rewriter.replaceOp(add, fused);
+      if (reshape)
+        rewriter.eraseOp(reshape);
+      rewriter.eraseOp(linear);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "no bias-free linear and 1-D bias");
+  }
+};
 } // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<LinearThenBiasIsLinearWithBias>(context);
+}
 
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

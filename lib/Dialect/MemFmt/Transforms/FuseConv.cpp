@@ -20,14 +20,14 @@
 //    FuseActivation the other activations (sigmoid, silu, hardswish,
 //    hardsigmoid, clamp as ReLU6, gelu): fused_conv2d(..., activation =
 //    "<op>") with the op's parameters.
-//  * FuseLinearBias: a 1-D bias added to a bias-free linear (through the
-//    reshape of an N-D MatMul) becomes the linear's bias, and FuseActivation
-//    folds the same activations of a linear (through such a reshape) into
-//    its `activation`: ConvNeXt's and ViT's Linear + GELU.
+//  * FuseActivation also folds those activations of a linear (through the
+//    reshape of an N-D MatMul) into its `activation`: ConvNeXt's and ViT's
+//    Linear + GELU. (A 1-D bias added to a bias-free linear becomes its
+//    bias by canonicalization, memfmt.add's, in training steps too.)
 //
 // A convolution or linear is absorbed only when the add or relu is its only
-// user, so no value is computed twice. Epilogue order is conv, + bias, + residual,
-// relu, which is the order of the patterns' sources.
+// user, so no value is computed twice. Epilogue order is conv, + bias, +
+// residual, relu, which is the order of the patterns' sources.
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,49 +172,6 @@ struct FuseResidualAdd : OpRewritePattern<AddOp> {
   }
 };
 
-/// add(linear(x, w), b) or add(b, reshape(linear(x, w))) with a 1-D b of
-/// the linear's out_features, where the linear has no bias and the add (via
-/// the reshape that restores the batch dims of an N-D MatMul) is its only
-/// user, becomes linear(x, w, b) (and the reshape): the bias is added in
-/// the matmul's epilogue. ONNX exports Linear on N-D input (ConvNeXt,
-/// transformers) as MatMul then Add.
-struct FuseLinearBias : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(AddOp add,
-                                PatternRewriter &rewriter) const override {
-    for (auto [product, bias] : {std::pair(add.getSelf(), add.getOther()),
-                                 std::pair(add.getOther(), add.getSelf())}) {
-      auto reshape = product.getDefiningOp<ReshapeOp>();
-      Value source = reshape ? reshape.getInput() : product;
-      auto linear = source.getDefiningOp<LinearOp>();
-      auto biasType = cast<RankedTensorType>(bias.getType());
-      if (!linear || linear.getBias() || linear.getActivation() ||
-          !linear->hasOneUse() ||
-          (reshape && !reshape->hasOneUse()) || biasType.getRank() != 1 ||
-          biasType.getDimSize(0) !=
-              linear.getWeight().getType().getDimSize(0) ||
-          product.getType() != add.getType())
-        continue;
-      // At the add, where the bias, x and w are all defined.
-      rewriter.setInsertionPoint(add);
-      Value fused = LinearOp::create(rewriter, linear.getLoc(),
-                                     linear.getType(), linear.getInput(),
-                                     linear.getWeight(), bias);
-      if (reshape)
-        fused = ReshapeOp::create(rewriter, reshape.getLoc(),
-                                  reshape.getType(), fused);
-      rewriter.replaceOp(add, fused);
-      if (reshape)
-        rewriter.eraseOp(reshape);
-      rewriter.eraseOp(linear);
-      return success();
-    }
-    return rewriter.notifyMatchFailure(add,
-                                       "no bias-free linear and 1-D bias");
-  }
-};
-
 struct FuseRelu : OpRewritePattern<ReluOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -307,12 +264,15 @@ public:
     RewritePatternSet patterns(&getContext());
     if (foldBatchNorm)
       patterns.add<FoldBatchNormIntoConv>(&getContext());
+    // The linear bias's canonicalization too, so that this pass alone
+    // gives a linear its bias before its activation.
     if (fuseEpilogues)
-      patterns.add<FuseResidualAdd, FuseRelu, FuseLinearBias,
-                   FuseActivation<SigmoidOp>, FuseActivation<SiluOp>,
-                   FuseActivation<HardswishOp>, FuseActivation<HardsigmoidOp>,
-                   FuseActivation<ClampOp>, FuseActivation<GeluOp>>(
-          &getContext());
+      AddOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (fuseEpilogues)
+      patterns.add<FuseResidualAdd, FuseRelu, FuseActivation<SigmoidOp>,
+                   FuseActivation<SiluOp>, FuseActivation<HardswishOp>,
+                   FuseActivation<HardsigmoidOp>, FuseActivation<ClampOp>,
+                   FuseActivation<GeluOp>>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

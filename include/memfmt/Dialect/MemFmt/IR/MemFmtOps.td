@@ -289,7 +289,9 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp,
   let summary = "elementwise sum with broadcasting (aten::add)";
   let description = [{
     `output = self + other` with NumPy broadcasting. By L5 the result is
-    channels-last if either operand is, whatever their order.
+    channels-last if either operand is, whatever their order. A 1-D bias
+    added to a bias-free `memfmt.linear` (directly, or through the reshape
+    of an N-D MatMul), its only user, canonicalizes to the linear's bias.
 
     ```mlir
     %z = memfmt.add %x, %y : tensor<8x256x56x56xf32>, tensor<8x256x56x56xf32>
@@ -298,6 +300,7 @@ def MemFmt_AddOp : MemFmt_Op<"add", [Pure, PropagatesL5, InPlace, Vjp,
   }];
   let arguments = (ins MemFmt_Tensor:$self, MemFmt_Tensor:$other);
   let results = (outs MemFmt_Tensor:$output);
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     $self `,` $other attr-dict `:` type($self) `,` type($other) `->`
     type($output)
