@@ -22,7 +22,9 @@ configuration alike:
     autocast (mixed precision: bf16 convolutions and linear layers, f32
     parameters and SGD), ratioed to bf16 rows only (like with like);
   * with --unfused: memfmt channels-last compiled with --fusion=false (no
-    training fusion), so what the fusion buys is measured in the same run.
+    training fusion), so what the fusion buys is measured in the same run;
+  * with --no-torch1 (and --peers): no PyTorch 1.13 rows, for models where
+    its step takes tens of seconds (ConvNeXt: 44 s at batch 8).
 Models memfmt's zoo does not build (mobilenet_v2, efficientnet_b0, ...)
 are exported by torch.onnx (eval mode, batch norms kept, opset 13) and
 compiled from the file; the eval-mode export has no dropout or stochastic
@@ -39,7 +41,8 @@ commit and the command.
 
 Usage: bench/cpu/train.py [--models resnet18,resnet50] [--batches 8,32]
                           [--size 224] [--threads 2] [--rounds 3]
-                          [--iters 3] [--peers] [--unfused] [--no-record]
+                          [--iters 3] [--peers] [--unfused] [--no-torch1]
+                          [--no-record]
 """
 import argparse
 import datetime
@@ -211,11 +214,16 @@ def main():
                    help="also PyTorch 2.x eager and torch.compile from bench/.venv")
     p.add_argument("--unfused", action="store_true",
                    help="also time memfmt channels-last with --fusion=false")
+    p.add_argument("--no-torch1", action="store_true",
+                   help="leave out PyTorch 1.13's rows (needs --peers)")
     p.add_argument("--no-record", action="store_true")
     p.add_argument("--peer-worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.peer_worker:
         return peer_worker(json.loads(args.peer_worker))
+    if args.no_torch1 and not args.peers:
+        p.error("--no-torch1 needs --peers (PyTorch 2.x is then the only "
+                "peer)")
 
     import numpy as np
     import torch
@@ -278,7 +286,8 @@ def main():
                     memory[label] = runners[label].bytes
             tx = torch.from_numpy(x[:batch])
             ty = torch.from_numpy(y[:batch])
-            for fmt, cl in (("NCHW", False), ("channels-last", True)):
+            for fmt, cl in () if args.no_torch1 else (
+                    ("NCHW", False), ("channels-last", True)):
                 label = f"torch {torch.__version__.split('+')[0]} eager {fmt}"
                 model, opt = torch_model(torch, torchvision, name,
                                          torch_weights, cl)
