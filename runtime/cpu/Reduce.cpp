@@ -58,7 +58,7 @@ struct Reduction {
         outStrides[d - lead] = y.strides[d - lead];
         inStrides[d - lead] = summed ? 0 : x.strides[d];
       }
-      if (summed) {
+      if (summed && x.sizes[d] != 1) {
         reducedSizes[reducedRank] = x.sizes[d];
         reducedStrides[reducedRank++] = x.strides[d];
       }
@@ -89,12 +89,15 @@ struct Reduction {
     int64_t offset = 0;
     while (true) {
       visit(offset);
+      // Steps only to offsets of elements: no sum past a dim's last one,
+      // which could overflow for a valid view (its last offset fits).
       int64_t d = rank - 1;
       for (; d >= 0; --d) {
-        offset += reducedStrides[d];
-        if (++counter[d] < reducedSizes[d])
+        if (++counter[d] < reducedSizes[d]) {
+          offset += reducedStrides[d];
           break;
-        offset -= counter[d] * reducedStrides[d];
+        }
+        offset -= (counter[d] - 1) * reducedStrides[d];
         counter[d] = 0;
       }
       if (d < 0)

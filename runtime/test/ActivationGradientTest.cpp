@@ -383,6 +383,32 @@ TEST(SumToSizeTest, EmptyInputSumsToZerosWhateverItsStrides) {
     }
 }
 
+/// A summed dim of size 1 may have any stride, and the last element of a
+/// dim may sit next to INT64_MAX: the sums step only between elements (the
+/// runtime fuzzer's [2, 7, 5, 1] with stride INT64_MAX - 1 overflowed the
+/// odometer's step past a dim's end).
+TEST(SumToSizeTest, HugeStridesOfSize1DimsAreNeverStepped) {
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max() - 1;
+  for (memfmt_kernels_t kernels : kFamilies) {
+    TestContext ctx(kernels);
+    // [2, 3, 1] with its size-1 dim's stride huge, summed to a scalar and
+    // to [3, 1].
+    Tensor x({2, 3, 1}, std::vector<int64_t>{3, 1, kHuge}, 0, 6);
+    x.fillRandom(3);
+    double want = 0;
+    for (int64_t i = 0; i < 6; ++i)
+      want += x.buffer[i];
+    Tensor all({}), columns({3, 1});
+    ASSERT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sum_to_size_f32(
+                              ctx, 0, x.memref(), all.memref()));
+    EXPECT_NEAR(all.flat(0), want, 1e-6);
+    ASSERT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sum_to_size_f32(
+                              ctx, 1, x.memref(), columns.memref()));
+    for (int64_t c = 0; c < 3; ++c)
+      EXPECT_NEAR(columns.flat(c), x.buffer[c] + x.buffer[3 + c], 1e-6);
+  }
+}
+
 TEST(SumToSizeTest, RejectsShapesTheInputDoesNotBroadcastFrom) {
   TestContext ctx(MEMFMT_KERNELS_FAST);
   Tensor x({2, 3, 4, 5}), wrong({2, 2, 1, 1}), tooLong({1, 2, 3, 4, 5});
