@@ -34,8 +34,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const memfmt_kernels_t kFamilies[] = {MEMFMT_KERNELS_FAST,
                                       MEMFMT_KERNELS_REFERENCE};

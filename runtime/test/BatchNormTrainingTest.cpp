@@ -34,8 +34,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 /// The batch statistics and outputs of a training batch norm, in double.
 struct NaiveForward {

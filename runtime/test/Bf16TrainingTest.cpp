@@ -33,8 +33,7 @@ namespace io = memfmt::io;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 using Half = TestTensor<uint16_t>;
 
@@ -331,7 +330,10 @@ class Bf16ConvBackwardTest
 TEST_P(Bf16ConvBackwardTest, MatchesTheWidenedReference) {
   if (!memfmt_runtime_has_onednn())
     GTEST_SKIP() << "no oneDNN in this build";
-  const auto &[cs, layout] = GetParam();
+  // Named copies: a lambda below captures them (structured bindings cannot
+  // be captured in C++17).
+  const ConvCase cs = std::get<0>(GetParam());
+  const Layout layout = std::get<1>(GetParam());
   TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
   const int64_t oh = (cs.h + 2 * cs.pad - cs.kh) / cs.stride + 1,
                 ow = (cs.w + 2 * cs.pad - cs.kw) / cs.stride + 1;

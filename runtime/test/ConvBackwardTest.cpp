@@ -68,8 +68,7 @@ struct Layouts {
   Layout gradOutput, input, weight, gradInput, gradWeight, gradBias;
 };
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const Layouts kLayouts[] = {
     {C, C, C, C, C, C},        // NCHW activations, OIHW weights.

@@ -158,8 +158,7 @@ struct ConvLayouts {
   Layout input, weight, bias, residual, output;
 };
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const ConvLayouts kConvLayouts[] = {
     {C, C, C, C, C},    {CL, CL, C, CL, CL}, {CL, C, S, CL, CL},

@@ -22,8 +22,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const std::vector<std::vector<int64_t>> kShapes = {
     {},           {7},          {3, 5},       {2, 3, 4},       {3, 5, 7, 9},
@@ -31,9 +30,6 @@ const std::vector<std::vector<int64_t>> kShapes = {
 
 const std::pair<Layout, Layout> kLayoutPairs[] = {
     {C, C}, {CL, CL}, {CLS, CLS}, {S, S}, {C, CL}, {CL, C}, {S, CL}, {CLS, C}};
-
-const memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
-                                         MEMFMT_KERNELS_FAST};
 
 //===----------------------------------------------------------------------===//
 // relu

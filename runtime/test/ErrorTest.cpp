@@ -26,7 +26,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast;
+using namespace memfmt::test::layout_names;
 
 /// Expects `status` and a last error containing every one of `parts`.
 void expectError(const TestContext &ctx, int32_t status,

@@ -20,8 +20,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 struct BnParams {
   Tensor gamma, beta, mean, var;

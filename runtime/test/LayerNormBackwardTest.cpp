@@ -30,11 +30,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
-
-const memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
-                                         MEMFMT_KERNELS_FAST};
+using namespace memfmt::test::layout_names;
 
 using Half = TestTensor<uint16_t>;
 

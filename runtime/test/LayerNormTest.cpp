@@ -26,11 +26,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
-
-const memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
-                                         MEMFMT_KERNELS_FAST};
+using namespace memfmt::test::layout_names;
 
 /// Which of weight and bias a call passes.
 struct Affine {

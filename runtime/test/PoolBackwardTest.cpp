@@ -22,8 +22,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const std::pair<Layout, Layout> kLayouts[] = {{C, C}, {CL, CL}, {CLS, CLS},
                                               {S, S}, {C, CL},  {CL, S}};

@@ -19,8 +19,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 /// Input and output layouts every pooling test runs.
 const std::pair<Layout, Layout> kPoolLayouts[] = {

@@ -29,8 +29,7 @@ namespace io = memfmt::io;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 using Half = TestTensor<uint16_t>;
 

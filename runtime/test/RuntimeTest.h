@@ -97,6 +97,10 @@ private:
   memfmt_context_t *ctx = nullptr;
 };
 
+/// Both kernel families, for tests that check each case on each.
+inline constexpr memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
+                                                    MEMFMT_KERNELS_FAST};
+
 inline const char *toString(memfmt_kernels_t kernels) {
   return kernels == MEMFMT_KERNELS_REFERENCE ? "Reference" : "Fast";
 }

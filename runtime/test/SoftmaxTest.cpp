@@ -27,11 +27,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
-
-const memfmt_kernels_t kBothKernels[] = {MEMFMT_KERNELS_REFERENCE,
-                                         MEMFMT_KERNELS_FAST};
+using namespace memfmt::test::layout_names;
 
 /// The magnitude factor of the kernels' rounding for rows of `d`: the
 /// reference computes in double and rounds once; the fast kernels round

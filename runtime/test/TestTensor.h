@@ -43,6 +43,13 @@ enum class Layout {
   Strided,
 };
 
+/// Short names of the layouts for tables of test cases (`using namespace
+/// memfmt::test::layout_names;`).
+namespace layout_names {
+constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
+                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+} // namespace layout_names
+
 inline const char *toString(Layout layout) {
   switch (layout) {
   case Layout::Contiguous:

@@ -41,8 +41,7 @@ using namespace memfmt::test;
 
 namespace {
 
-constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
-                 CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
+using namespace memfmt::test::layout_names;
 
 const memfmt_kernels_t kFamilies[] = {MEMFMT_KERNELS_FAST,
                                       MEMFMT_KERNELS_REFERENCE};

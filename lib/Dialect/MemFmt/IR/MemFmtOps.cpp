@@ -299,6 +299,7 @@ struct MulOfSigmoidIsSilu : OpRewritePattern<MulOp> {
     return rewriter.notifyMatchFailure(mul, "not x * sigmoid(x)");
   }
 };
+
 /// add(linear(x, w), b) or add(b, reshape(linear(x, w))) with a 1-D b of
 /// the linear's out_features, where the linear has no bias and the add (via
 /// the reshape that restores the batch dims of an N-D MatMul) is its only
@@ -313,35 +314,50 @@ struct LinearThenBiasIsLinearWithBias : OpRewritePattern<AddOp> {
                                 PatternRewriter &rewriter) const override {
     for (auto [product, bias] : {std::pair(add.getSelf(), add.getOther()),
                                  std::pair(add.getOther(), add.getSelf())}) {
-      auto reshape = product.getDefiningOp<ReshapeOp>();
-      Value source = reshape ? reshape.getInput() : product;
-      auto linear = source.getDefiningOp<LinearOp>();
+      std::optional<LinearEpilogueSite> site =
+          LinearEpilogueSite::match(product);
       auto biasType = cast<RankedTensorType>(bias.getType());
-      if (!linear || linear.getBias() || linear.getActivation() ||
-          !linear->hasOneUse() || (reshape && !reshape->hasOneUse()) ||
-          biasType.getRank() != 1 ||
+      if (!site || site->linear.getBias() || biasType.getRank() != 1 ||
           biasType.getDimSize(0) !=
-              linear.getWeight().getType().getDimSize(0) ||
+              site->linear.getWeight().getType().getDimSize(0) ||
           product.getType() != add.getType())
         continue;
-      // At the add, where the bias, x and w are all defined.
-      rewriter.setInsertionPoint(add);
-      Value fused =
-          LinearOp::create(rewriter, linear.getLoc(), linear.getType(),
-                           linear.getInput(), linear.getWeight(), bias);
-      if (reshape)
-        fused = ReshapeOp::create(rewriter, reshape.getLoc(), reshape.getType(),
-                                  fused);
-      rewriter.replaceOp(add, fused);
-      if (reshape)
-        rewriter.eraseOp(reshape);
-      rewriter.eraseOp(linear);
+      site->fold(rewriter, add, bias, /*activation=*/{}, /*alpha=*/{},
+                 /*beta=*/{});
       return success();
     }
     return rewriter.notifyMatchFailure(add, "no bias-free linear and 1-D bias");
   }
 };
 } // namespace
+
+std::optional<LinearEpilogueSite> LinearEpilogueSite::match(Value value) {
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  Value source = reshape ? reshape.getInput() : value;
+  auto linear = source.getDefiningOp<LinearOp>();
+  if (!linear || linear.getActivation() || !linear->hasOneUse() ||
+      (reshape && !reshape->hasOneUse()))
+    return std::nullopt;
+  return LinearEpilogueSite{linear, reshape};
+}
+
+void LinearEpilogueSite::fold(PatternRewriter &rewriter, Operation *user,
+                              Value bias, StringAttr activation,
+                              FloatAttr activationAlpha,
+                              FloatAttr activationBeta) {
+  // At the user, where the bias and the linear's operands are all defined.
+  rewriter.setInsertionPoint(user);
+  Value fused = LinearOp::create(rewriter, linear.getLoc(), linear.getType(),
+                                 linear.getInput(), linear.getWeight(), bias,
+                                 activation, activationAlpha, activationBeta);
+  if (reshape)
+    fused = ReshapeOp::create(rewriter, reshape.getLoc(),
+                              user->getResult(0).getType(), fused);
+  rewriter.replaceOp(user, fused);
+  if (reshape)
+    rewriter.eraseOp(reshape);
+  rewriter.eraseOp(linear);
+}
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

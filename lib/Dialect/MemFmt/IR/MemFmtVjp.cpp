@@ -702,17 +702,18 @@ SliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                             "steps, as ShuffleNet's channel split)";
   RankedTensorType inputType = getInput().getType();
   int64_t dim = normalizedDim(getDim(), inputType.getRank());
+  int64_t start = getStart(), end = getEnd(); // 0 <= start < end (verifier)
   SmallVector<Value> parts;
   auto zerosAlong = [&](int64_t size) {
     SmallVector<int64_t> shape(inputType.getShape());
     shape[dim] = size;
     parts.push_back(zeros(b, getLoc(), shape, inputType.getElementType()));
   };
-  if (getStart() > 0)
-    zerosAlong(getStart());
+  if (start > 0)
+    zerosAlong(start);
   parts.push_back(grad);
-  if (getEnd() < inputType.getShape()[dim])
-    zerosAlong(inputType.getShape()[dim] - getEnd());
+  if (end < inputType.getShape()[dim])
+    zerosAlong(inputType.getShape()[dim] - end);
   Value whole = parts.size() == 1
                     ? grad
                     : CatOp::create(b, getLoc(), contiguousType(getInput()),

@@ -215,27 +215,15 @@ template <typename OpTy> struct FuseActivation : OpRewritePattern<OpTy> {
   /// The activation of a linear layer (possibly reshaped, as an N-D MatMul
   /// is): a linear without one, used only here.
   LogicalResult fuseIntoLinear(OpTy op, PatternRewriter &rewriter) const {
-    auto reshape = op.getInput().template getDefiningOp<ReshapeOp>();
-    Value source = reshape ? reshape.getInput() : op.getInput();
-    auto linear = source.template getDefiningOp<LinearOp>();
-    if (!linear || linear.getActivation() || !linear->hasOneUse() ||
-        (reshape && !reshape->hasOneUse()))
+    std::optional<LinearEpilogueSite> site =
+        LinearEpilogueSite::match(op.getInput());
+    if (!site)
       return rewriter.notifyMatchFailure(
           op, "input is not a linear without activation used only here");
     ConvParts activation;
     describe(op, rewriter, activation);
-    Type linearType = reshape ? linear.getType() : op.getType();
-    Value fused = LinearOp::create(
-        rewriter, linear.getLoc(), linearType, linear.getInput(),
-        linear.getWeight(), linear.getBias(), activation.activation,
-        activation.activationAlpha, activation.activationBeta);
-    if (reshape)
-      fused = ReshapeOp::create(rewriter, reshape.getLoc(), op.getType(),
-                                fused);
-    rewriter.replaceOp(op, fused);
-    if (reshape)
-      rewriter.eraseOp(reshape);
-    rewriter.eraseOp(linear);
+    site->fold(rewriter, op, site->linear.getBias(), activation.activation,
+               activation.activationAlpha, activation.activationBeta);
     return success();
   }
 
