@@ -692,12 +692,6 @@ io::Result<Manifest> parseManifest(std::string_view Text,
       !R.tensors(M, key::Inputs, false, /*NonEmpty=*/false, Out.Inputs) ||
       !R.tensors(M, key::Outputs, false, /*NonEmpty=*/true, Out.Outputs))
     return Failure{R.error()};
-  if (Out.Inputs.size() + Out.Outputs.size() > MaxModelTensors)
-    return Failure{Path + ": the model has " +
-                   std::to_string(Out.Inputs.size()) + " inputs and " +
-                   std::to_string(Out.Outputs.size()) +
-                   " outputs; the loader supports at most " +
-                   std::to_string(MaxModelTensors) + " in all"};
 
   const Value &Nodes = *M.at(key::Nodes);
   if (!Nodes.isArray())

@@ -9,9 +9,7 @@
 // library already in the process), allocates the arena, the weights blob
 // and the staging buffers of memfmt_model_run_logical once, and fills the
 // blob (Weights.h). Running fills the byte-memref descriptors of the
-// arguments (model_abi.h) and calls the entry point through a table of
-// callers, one per argument count, since the entry takes one pointer per
-// input and output.
+// arguments (model_abi.h) and calls the entry point with them as one array.
 //
 // A model loaded into a device context (CUDA) keeps the arena, the weights
 // blob and one staging buffer per input and output in device memory
@@ -60,37 +58,6 @@ using namespace memfmt::loader;
 namespace io = memfmt::io;
 
 namespace {
-
-/// The most arguments after the context: arena, weights, the tensors.
-constexpr size_t MaxEntryArgs = MaxModelTensors + 2;
-
-using Caller = int32_t (*)(void *Entry, memfmt_context_t *Ctx,
-                           void *const *Args);
-
-/// `void *` for every index (to expand a parameter list from a pack).
-template <size_t> using PointerArg = void *;
-
-template <size_t... I>
-int32_t callEntry(void *Entry, memfmt_context_t *Ctx, void *const *Args,
-                  std::index_sequence<I...>) {
-  using Fn = int32_t (*)(memfmt_context_t *, PointerArg<I>...);
-  return reinterpret_cast<Fn>(Entry)(Ctx, Args[I]...);
-}
-
-template <size_t N>
-int32_t callWith(void *Entry, memfmt_context_t *Ctx, void *const *Args) {
-  return callEntry(Entry, Ctx, Args, std::make_index_sequence<N>());
-}
-
-template <size_t... N>
-constexpr std::array<Caller, sizeof...(N)>
-makeCallers(std::index_sequence<N...>) {
-  return {&callWith<N>...};
-}
-
-/// Callers[N] calls an entry point with the context and N pointers.
-constexpr std::array<Caller, MaxEntryArgs + 1> Callers =
-    makeCallers(std::make_index_sequence<MaxEntryArgs + 1>());
 
 /// "input 0 (input_0)", for messages (built only when one is needed, so a
 /// successful run allocates nothing).
@@ -186,7 +153,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
                         std::string(DlError ? DlError : Man.LibraryPath));
   }
   ::dlerror();
-  Model->Entry = ::dlsym(Model->Library, Man.Entry.c_str());
+  Model->Entry =
+      reinterpret_cast<EntryFn>(::dlsym(Model->Library, Man.Entry.c_str()));
   if (!Model->Entry) {
     const char *DlError = ::dlerror();
     return failLoad(Ctx, MEMFMT_STATUS_NOT_FOUND,
@@ -217,6 +185,10 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
     if (!Allocate(Model->OutputStage[I], Man.Outputs[I].extentBytes(),
                   "an output buffer"))
       return MEMFMT_STATUS_OUT_OF_MEMORY;
+  for (AlignedBuffer &B : Model->InputStage)
+    Model->InputStagePointers.push_back(B.get());
+  for (AlignedBuffer &B : Model->OutputStage)
+    Model->OutputStagePointers.push_back(B.get());
 
   // The weights.
   io::Status Filled = buildWeights(Man, Source, Model->Weights.get());
@@ -307,12 +279,6 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
   // cache: host models pack their weights for oneDNN here; device models
   // choose the algorithms, size the workspaces (and capture the graph).
   if (!Model->OnDevice) {
-    std::vector<const void *> In;
-    std::vector<void *> Out;
-    for (AlignedBuffer &B : Model->InputStage)
-      In.push_back(B.get());
-    for (AlignedBuffer &B : Model->OutputStage)
-      Out.push_back(B.get());
     // A run may update model state in the weights blob (a training step's
     // memfmt.assign_weight: parameters, momentum buffers, running
     // statistics); the warm-up run must not, so such a blob is put back.
@@ -321,7 +287,8 @@ memfmt_status_t loadModel(memfmt_context_t *Ctx, const char *Dir,
       const auto *Blob = static_cast<const uint8_t *>(Model->weightsBase());
       Saved.assign(Blob, Blob + Man.WeightsBytes);
     }
-    if (memfmt_status_t S = Model->call(In.data(), Out.data(),
+    if (memfmt_status_t S = Model->call(Model->InputStagePointers.data(),
+                                        Model->OutputStagePointers.data(),
                                         "memfmt_model_load (warm-up run)"))
       return S;
     if (!Saved.empty())
@@ -464,7 +431,7 @@ memfmt_status_t memfmt_model::invoke(const char *Function) {
 
 memfmt_status_t memfmt_model::invokeEntry(const char *Function) {
   memfmt_context_clear_error(Ctx);
-  int32_t Result = Callers[Args.size()](Entry, Ctx, Args.data());
+  int32_t Result = Entry(Ctx, Args.data());
   if (Result == MEMFMT_STATUS_OK)
     return MEMFMT_STATUS_OK;
   std::string Message = memfmt_context_last_error(Ctx);
@@ -693,16 +660,11 @@ memfmt_status_t memfmt_model_run_logical(memfmt_model_t *model,
     if (!Check(outputs[I], output_elements, M.Outputs[I], "output", I))
       return MEMFMT_STATUS_INVALID_ARGUMENT;
 
-  std::array<const void *, MaxModelTensors> StagedIn{};
-  std::array<void *, MaxModelTensors> StagedOut{};
-  for (size_t I = 0; I < M.Inputs.size(); ++I) {
+  for (size_t I = 0; I < M.Inputs.size(); ++I)
     scatterFromRowMajor(inputs[I], M.Inputs[I], model->InputStage[I].get());
-    StagedIn[I] = model->InputStage[I].get();
-  }
-  for (size_t I = 0; I < M.Outputs.size(); ++I)
-    StagedOut[I] = model->OutputStage[I].get();
   memfmt_status_t Status =
-      model->call(StagedIn.data(), StagedOut.data(), Function);
+      model->call(model->InputStagePointers.data(),
+                  model->OutputStagePointers.data(), Function);
   if (Status != MEMFMT_STATUS_OK)
     return Status;
   for (size_t I = 0; I < M.Outputs.size(); ++I)

@@ -79,6 +79,10 @@ std::vector<uint64_t> hashParameters(const Manifest &M, const uint8_t *Blob);
 /// The signature of memfmt_prepare (model_abi.h).
 using PrepareFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *);
 
+/// The entry point (model_abi.h): the context and the buffers' descriptor
+/// pointers (arena, weights, inputs, outputs) as one array.
+using EntryFn = int32_t (*)(memfmt_context_t *, memfmt_byte_memref_t *const *);
+
 } // namespace memfmt::loader
 
 struct memfmt_model {
@@ -88,7 +92,7 @@ struct memfmt_model {
   memfmt::loader::WeightsSource Source;
   std::string WeightsSourceText;
   void *Library = nullptr;
-  void *Entry = nullptr;
+  memfmt::loader::EntryFn Entry = nullptr;
   /// memfmt_prepare, or null for a model without load-time ops.
   memfmt::loader::PrepareFn Prepare = nullptr;
   memfmt::loader::AlignedBuffer Arena;
@@ -100,12 +104,15 @@ struct memfmt_model {
   /// overwritten parameters' slots hold their values as the weight source
   /// and the writes made them (Parameters.cpp).
   memfmt::loader::AlignedBuffer SourceWeights;
-  /// memfmt_model_run_logical's buffers in the model's layouts.
+  /// memfmt_model_run_logical's buffers in the model's layouts, and their
+  /// addresses as memfmt_model_run takes them.
   std::vector<memfmt::loader::AlignedBuffer> InputStage;
   std::vector<memfmt::loader::AlignedBuffer> OutputStage;
+  std::vector<const void *> InputStagePointers;
+  std::vector<void *> OutputStagePointers;
   /// The entry's arguments: arena, weights, inputs, outputs.
   std::vector<memfmt_byte_memref_t> Descriptors;
-  std::vector<void *> Args;
+  std::vector<memfmt_byte_memref_t *> Args;
   std::vector<memfmt_model_tensor_info_t> InputInfo;
   std::vector<memfmt_model_tensor_info_t> OutputInfo;
 

@@ -92,8 +92,7 @@ LogicalResult memfmt::compile::writeManifest(
     llvm::StringRef path, const ::memfmt::loader::Manifest &settings,
     const ModelManifest &manifest, llvm::raw_ostream &errors) {
   ::memfmt::loader::Manifest out = settings;
-  out.Entry =
-      (MEMFMT_MODEL_CIFACE_PREFIX + mlir::memfmt::kForwardFunctionName).str();
+  out.Entry = mlir::memfmt::kEntryFunctionName.str();
   out.ArenaBytes = manifest.arenaBytes;
   out.PeakLiveBytes = manifest.peakLiveBytes;
   out.WeightsBytes = manifest.weightsBytes;

@@ -6,7 +6,9 @@
 //
 // The opt-style driver: mlir-opt's command line and every upstream pass,
 // plus the memfmt dialect and its passes. Registered dialects are memfmt,
-// func, arith and tensor, which is what memfmt programs use.
+// func, arith and tensor, which is what memfmt programs use, and those the
+// lowering produces (memref, cf, llvm), so that each lowering step can be
+// tested on its own input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,10 @@
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -29,7 +34,9 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::memfmt::MemFmtDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::memref::MemRefDialect, mlir::cf::ControlFlowDialect,
+                  mlir::LLVM::LLVMDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "memfmt optimizer driver\n", registry));
 }

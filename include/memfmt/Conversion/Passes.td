@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Conversion passes: the memory plan of a compiled model, and memfmt on
-// tensors to runtime kernel calls on the planned buffers.
+// Conversion passes: the memory plan of a compiled model, memfmt on
+// tensors to runtime kernel calls on the planned buffers, and the entry
+// point the loader calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +54,22 @@ def ConvertMemFmtToRuntime : Pass<"convert-memfmt-to-runtime",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect"
   ];
+}
+
+def EmitPackedEntry : Pass<"memfmt-emit-packed-entry", "::mlir::ModuleOp"> {
+  let summary = "Add the entry point the loader calls: memfmt_forward with "
+                "its buffers in one array";
+  let description = [{
+    On the LLVM dialect, after `convert-func-to-llvm` has made
+    `_mlir_ciface_memfmt_forward` (one descriptor pointer per buffer):
+    adds `memfmt_forward_packed(ctx, buffers)`, which loads each buffer's
+    descriptor pointer from the array and calls it, as MLIR's
+    ExecutionEngine wraps a function for `invokePacked`. The loader then
+    calls every model the same way, whatever its number of inputs and
+    outputs (model_abi.h). A module without the C interface of
+    `memfmt_forward` is an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // MEMFMT_CONVERSION_PASSES_TD

@@ -244,6 +244,7 @@ LogicalResult mlir::memfmt::lowerToLLVMDialect(ModuleOp module) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createEmitPackedEntry());
   return pm.run(module);
 }
 

@@ -17,11 +17,12 @@
  *   node 0   relu(input_0) -> arena
  *   node 1   add(arena, shift) -> output_0
  *
- * Entry points:
- *   _mlir_ciface_memfmt_forward  the model; it checks the buffer sizes
- *                                the loader passes
- *   fake_forward_bad             node 1 gets an output of the wrong shape,
- *                                so the runtime fails with a message
+ * Entry points (model_abi.h: the buffers arena, weights, input_0, output_0
+ * as one array):
+ *   memfmt_forward_packed  the model; it checks the buffer sizes the loader
+ *                          passes
+ *   fake_forward_bad       node 1 gets an output of the wrong shape, so the
+ *                          runtime fails with a message
  */
 
 #include "memfmt/runtime/kernel_abi.h"
@@ -73,17 +74,12 @@ static int32_t forward(memfmt_context_t *ctx, memfmt_byte_memref_t *arena,
   return _mlir_ciface_memfmt_add_f32(ctx, 1, &mr, &ms, &my);
 }
 
-int32_t _mlir_ciface_memfmt_forward(memfmt_context_t *ctx,
-                                    memfmt_byte_memref_t *arena,
-                                    memfmt_byte_memref_t *weights,
-                                    memfmt_byte_memref_t *input,
-                                    memfmt_byte_memref_t *output) {
-  return forward(ctx, arena, weights, input, output, 5);
+int32_t memfmt_forward_packed(memfmt_context_t *ctx,
+                              memfmt_byte_memref_t *const *buffers) {
+  return forward(ctx, buffers[0], buffers[1], buffers[2], buffers[3], 5);
 }
 
-int32_t fake_forward_bad(memfmt_context_t *ctx, memfmt_byte_memref_t *arena,
-                         memfmt_byte_memref_t *weights,
-                         memfmt_byte_memref_t *input,
-                         memfmt_byte_memref_t *output) {
-  return forward(ctx, arena, weights, input, output, 4);
+int32_t fake_forward_bad(memfmt_context_t *ctx,
+                         memfmt_byte_memref_t *const *buffers) {
+  return forward(ctx, buffers[0], buffers[1], buffers[2], buffers[3], 4);
 }

@@ -23,10 +23,11 @@
  * the runtime's cross_entropy_loss kernel, whose message is then the one
  * memfmt-train must show, as for a compiled model.
  *
- * Entry points:
- *   _mlir_ciface_memfmt_forward  the step on a contiguous x
- *   fake_train_step_cl           the step on a channels-last x
- *   fake_train_eval              the inference model: logits [4,3]
+ * Entry points (model_abi.h: the buffers arena, weights, inputs, outputs as
+ * one array):
+ *   memfmt_forward_packed  the step on a contiguous x
+ *   fake_train_step_cl     the step on a channels-last x
+ *   fake_train_eval        the inference model: logits [4,3]
  */
 
 #include "memfmt/runtime/kernel_abi.h"
@@ -141,29 +142,23 @@ static int32_t step(memfmt_context_t *ctx, memfmt_byte_memref_t *weights,
   return MEMFMT_STATUS_OK;
 }
 
-int32_t _mlir_ciface_memfmt_forward(memfmt_context_t *ctx,
-                                    memfmt_byte_memref_t *arena,
-                                    memfmt_byte_memref_t *weights,
-                                    memfmt_byte_memref_t *x,
-                                    memfmt_byte_memref_t *y,
-                                    memfmt_byte_memref_t *loss) {
-  (void)arena;
-  return step(ctx, weights, x, y, loss, 0);
+/* buffers: arena, weights, x, y, loss. */
+int32_t memfmt_forward_packed(memfmt_context_t *ctx,
+                              memfmt_byte_memref_t *const *buffers) {
+  return step(ctx, buffers[1], buffers[2], buffers[3], buffers[4], 0);
 }
 
-int32_t fake_train_step_cl(memfmt_context_t *ctx, memfmt_byte_memref_t *arena,
-                           memfmt_byte_memref_t *weights,
-                           memfmt_byte_memref_t *x, memfmt_byte_memref_t *y,
-                           memfmt_byte_memref_t *loss) {
-  (void)arena;
-  return step(ctx, weights, x, y, loss, 1);
+int32_t fake_train_step_cl(memfmt_context_t *ctx,
+                           memfmt_byte_memref_t *const *buffers) {
+  return step(ctx, buffers[1], buffers[2], buffers[3], buffers[4], 1);
 }
 
-int32_t fake_train_eval(memfmt_context_t *ctx, memfmt_byte_memref_t *arena,
-                        memfmt_byte_memref_t *weights, memfmt_byte_memref_t *xm,
-                        memfmt_byte_memref_t *out) {
+/* buffers: arena, weights, x, logits. */
+int32_t fake_train_eval(memfmt_context_t *ctx,
+                        memfmt_byte_memref_t *const *buffers) {
   (void)ctx;
-  (void)arena;
+  memfmt_byte_memref_t *weights = buffers[1], *xm = buffers[2],
+                       *out = buffers[3];
   if (weights->size < 200 || xm->size != N * F * 4 || out->size != N * K * 4)
     return MEMFMT_STATUS_INVALID_ARGUMENT;
   float f[N][F];

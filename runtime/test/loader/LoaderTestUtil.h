@@ -70,14 +70,14 @@ inline std::string replaceOnce(std::string Text, const std::string &From,
 /// input and a parameter at byte 64 of the blob.
 inline std::string fakeManifestJson() {
   return R"json({
-  "format_version": 1,
+  "format_version": 2,
   "model": "fake",
   "target": "cpu",
   "precision": "f32",
   "memory_format": "channels-last",
   "input_format": "channels-last",
   "library": "model.so",
-  "entry": "_mlir_ciface_memfmt_forward",
+  "entry": "memfmt_forward_packed",
   "arena_bytes": 480,
   "peak_live_bytes": 480,
   "weights_bytes": 128,

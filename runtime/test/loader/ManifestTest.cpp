@@ -48,7 +48,7 @@ TEST(Manifest, ReadsEveryField) {
   EXPECT_EQ(M->MemoryFormat, "channels-last");
   EXPECT_EQ(M->InputFormat, "channels-last");
   EXPECT_EQ(M->LibraryPath, "/models/fake/model.so");
-  EXPECT_EQ(M->Entry, "_mlir_ciface_memfmt_forward");
+  EXPECT_EQ(M->Entry, "memfmt_forward_packed");
   EXPECT_EQ(M->ArenaBytes, 480);
   EXPECT_EQ(M->PeakLiveBytes, 480);
   EXPECT_EQ(M->WeightsBytes, 128);
@@ -95,7 +95,7 @@ TEST(Manifest, SafetensorsSourcePaths) {
 
 // Syntax errors and non-object documents.
 TEST(Manifest, NotJson) {
-  auto M = parseManifest("{\"format_version\": 1,}", ManifestPath);
+  auto M = parseManifest("{\"format_version\": 2,}", ManifestPath);
   ASSERT_FALSE(M.ok());
   EXPECT_THAT(M.error(),
               HasSubstr(std::string(ManifestPath) +
@@ -106,20 +106,25 @@ TEST(Manifest, NotJson) {
   EXPECT_THAT(M.error(), HasSubstr("expected a JSON object, got an array"));
 }
 
-// A different format version is reported before anything else.
+// A different format version is reported before anything else: a model
+// compiled before the entry took its buffers as one array (version 1) must
+// be recompiled, not called with the wrong arguments.
 TEST(Manifest, FormatVersion) {
-  EXPECT_THAT(errorWith("\"format_version\": 1", "\"format_version\": 2"),
-              HasSubstr("'format_version' is 2; this loader reads 1"));
-  EXPECT_THAT(errorWith("\"format_version\": 1", "\"format_version\": \"1\""),
+  EXPECT_THAT(errorWith("\"format_version\": 2", "\"format_version\": 1"),
+              HasSubstr("'format_version' is 1; this loader reads 2 "
+                        "(recompile the model with a matching "
+                        "memfmt-compile)"));
+  EXPECT_THAT(errorWith("\"format_version\": 2", "\"format_version\": 3"),
+              HasSubstr("'format_version' is 3; this loader reads 2"));
+  EXPECT_THAT(errorWith("\"format_version\": 2", "\"format_version\": \"1\""),
               HasSubstr("'format_version': expected an integer"));
-  EXPECT_THAT(errorWith("\"format_version\": 1,", ""),
+  EXPECT_THAT(errorWith("\"format_version\": 2,", ""),
               HasSubstr("missing field 'format_version'"));
 }
 
 // Missing, unknown and duplicate fields.
 TEST(Manifest, MissingUnknownDuplicateFields) {
-  std::string Error =
-      errorWith("\"entry\": \"_mlir_ciface_memfmt_forward\",", "");
+  std::string Error = errorWith("\"entry\": \"memfmt_forward_packed\",", "");
   EXPECT_THAT(Error, HasSubstr(ManifestPath));
   EXPECT_THAT(Error, HasSubstr("missing field 'entry'"));
   EXPECT_THAT(
@@ -154,7 +159,7 @@ TEST(Manifest, ScalarFields) {
               HasSubstr("'model': must not be empty"));
   EXPECT_THAT(errorWith("\"model\": \"fake\"", "\"model\": 3"),
               HasSubstr("'model': expected a string, got 3"));
-  EXPECT_THAT(errorWith("\"_mlir_ciface_memfmt_forward\"", "\"forward()\""),
+  EXPECT_THAT(errorWith("\"memfmt_forward_packed\"", "\"forward()\""),
               HasSubstr("'entry': 'forward()' is not a C identifier"));
   EXPECT_THAT(errorWith("\"peak_live_bytes\": 480", "\"peak_live_bytes\": 481"),
               HasSubstr("'peak_live_bytes' (481) is more than 'arena_bytes' "
@@ -363,7 +368,7 @@ Manifest emptyManifest(std::string Model, std::string Target,
   M.MemoryFormat = std::move(MemoryFormat);
   M.InputFormat = "contiguous";
   M.Library = "model.so";
-  M.Entry = "_mlir_ciface_memfmt_forward";
+  M.Entry = "memfmt_forward_packed";
   return M;
 }
 
@@ -426,14 +431,14 @@ TEST(Manifest, WriterLayout) {
   M.Outputs = {makeTensor("output_0", ElementType::F32, {}, {}, 0, 4)};
   M.Nodes = {"func.return"};
   EXPECT_EQ(encodeManifest(M), R"json({
-  "format_version": 1,
+  "format_version": 2,
   "model": "tiny",
   "target": "cpu",
   "precision": "f32",
   "memory_format": "contiguous",
   "input_format": "contiguous",
   "library": "model.so",
-  "entry": "_mlir_ciface_memfmt_forward",
+  "entry": "memfmt_forward_packed",
   "arena_bytes": 64,
   "peak_live_bytes": 16,
   "weights_bytes": 0,

@@ -332,8 +332,7 @@ TEST_F(ModelTest, RunArgumentErrors) {
 // with the kernel's status and message and the model's name in front: a
 // model that cannot run is never handed out.
 TEST_F(ModelTest, KernelErrorInsideTheModel) {
-  FakeModelDir Dir(replaceOnce(fakeManifestJson(),
-                               "\"_mlir_ciface_memfmt_forward\"",
+  FakeModelDir Dir(replaceOnce(fakeManifestJson(), "\"memfmt_forward_packed\"",
                                "\"fake_forward_bad\""));
   auto [S, E] = loadError(Dir.path());
   EXPECT_EQ(S, MEMFMT_STATUS_INVALID_ARGUMENT);
@@ -372,9 +371,8 @@ TEST_F(ModelTest, LoadErrors) {
   EXPECT_EQ(S, MEMFMT_STATUS_IO_ERROR);
   EXPECT_THAT(E, HasSubstr("dlopen failed: " + Garbage.file("model.so")));
 
-  FakeModelDir NoEntry(replaceOnce(fakeManifestJson(),
-                                   "\"_mlir_ciface_memfmt_forward\"",
-                                   "\"no_such_entry\""));
+  FakeModelDir NoEntry(replaceOnce(
+      fakeManifestJson(), "\"memfmt_forward_packed\"", "\"no_such_entry\""));
   std::tie(S, E) = loadError(NoEntry.path());
   EXPECT_EQ(S, MEMFMT_STATUS_NOT_FOUND);
   EXPECT_THAT(E, HasSubstr("has no entry point 'no_such_entry'"));

@@ -373,10 +373,10 @@ namespace {
 /// The manifest of FakeTrainModel.c's training step (see its comment).
 std::string fakeTrainManifest() {
   return R"json({
-  "format_version": 1, "model": "fake_train", "target": "cpu",
+  "format_version": 2, "model": "fake_train", "target": "cpu",
   "precision": "f32", "memory_format": "contiguous",
   "input_format": "contiguous", "library": "model.so",
-  "entry": "_mlir_ciface_memfmt_forward", "arena_bytes": 64,
+  "entry": "memfmt_forward_packed", "arena_bytes": 64,
   "peak_live_bytes": 64, "weights_bytes": 448,
   "weights_source": "synthetic:3",
   "parameters": [

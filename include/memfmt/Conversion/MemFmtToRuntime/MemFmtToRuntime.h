@@ -24,7 +24,10 @@
 // value is 0 or the first failing kernel's memfmt_status_t. A second entry
 // point, `_mlir_ciface_memfmt_prepare(ctx, weights)`, computes the results of
 // load-time ops into the weights blob; the loader calls it once, after
-// filling the parameters and before the first run.
+// filling the parameters and before the first run. The loader calls the
+// forward through `memfmt_forward_packed(ctx, buffers)`, its buffers as one
+// array, which memfmt-emit-packed-entry adds on the LLVM dialect
+// (model_abi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +55,10 @@ class RuntimeCallBuilder;
 /// `_mlir_ciface_` prefix).
 inline constexpr llvm::StringLiteral kForwardFunctionName =
     MEMFMT_MODEL_FORWARD_FUNCTION;
+/// Name of the entry point the loader calls: `memfmt_forward` with its
+/// buffers in one array (memfmt-emit-packed-entry).
+inline constexpr llvm::StringLiteral kEntryFunctionName =
+    MEMFMT_MODEL_ENTRY_FUNCTION;
 /// Name of the function the loader runs once after filling the weights blob
 /// (`int32_t memfmt_prepare(memfmt_context_t *ctx, memref<?xi8> weights)`):
 /// it computes the load-time ops (e.g. batch norm folded into convolution
@@ -96,7 +103,8 @@ LogicalResult lowerToRuntimeCalls(ModuleOp module, ModelManifest &manifest);
 void populateMemFmtToRuntimePatterns(RewritePatternSet &patterns,
                                      RuntimeCallBuilder &calls);
 
-/// Lowers the result of lowerToRuntimeCalls to the LLVM dialect.
+/// Lowers the result of lowerToRuntimeCalls to the LLVM dialect and adds the
+/// packed entry point (memfmt-emit-packed-entry).
 LogicalResult lowerToLLVMDialect(ModuleOp module);
 
 } // namespace mlir::memfmt

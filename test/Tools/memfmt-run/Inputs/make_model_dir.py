@@ -19,14 +19,14 @@ import struct
 import sys
 
 MANIFEST = {
-    "format_version": 1,
+    "format_version": 2,
     "model": "fake",
     "target": "cpu",
     "precision": "f32",
     "memory_format": "channels-last",
     "input_format": "channels-last",
     "library": "model.so",
-    "entry": "_mlir_ciface_memfmt_forward",
+    "entry": "memfmt_forward_packed",
     "arena_bytes": 480,
     "peak_live_bytes": 480,
     "weights_bytes": 128,

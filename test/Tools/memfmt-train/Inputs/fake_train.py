@@ -69,11 +69,11 @@ def write_dir(args):
             args[args.index("--weights") + 1])
     x_strides = [F, 1, W * C, C] if cl else [F, H * W, W, 1]
     train = {
-        "format_version": 1, "model": "fake_train", "target": "cpu",
+        "format_version": 2, "model": "fake_train", "target": "cpu",
         "precision": "f32", "memory_format": "contiguous",
         "input_format": "channels-last" if cl else "contiguous",
         "library": "model.so",
-        "entry": "fake_train_step_cl" if cl else "_mlir_ciface_memfmt_forward",
+        "entry": "fake_train_step_cl" if cl else "memfmt_forward_packed",
         "arena_bytes": 64, "peak_live_bytes": 64, "weights_bytes": 448,
         "weights_source": source,
         "parameters": [tensor(*p, updated=True) for p in PARAMS] +

@@ -70,13 +70,6 @@ constexpr int64_t ManifestFormatVersion = MEMFMT_MANIFEST_FORMAT_VERSION;
 /// The largest rank of a model tensor (the runtime's kernels take at most 8).
 constexpr size_t MaxTensorRank = 8;
 
-/// The most inputs plus outputs a model entry point may take (a training
-/// step built with --gradients returns one gradient per parameter: 161 for
-/// ResNet-50; DenseNet-121's 362 do not fit). The loader instantiates one
-/// call per argument count (runtime/loader/Model.cpp), so the limit sets
-/// its compile time: 512 took over 15 minutes under the sanitizers.
-constexpr size_t MaxModelTensors = 256;
-
 /// Element types of model tensors.
 enum class ElementType { F32, F16, BF16, I64 };
 
