@@ -187,6 +187,7 @@ void reference(const args::binary &a) { binaryReference(a); }
 void reference(const args::eltwise &a) { eltwiseReference(a); }
 void reference(const args::layer_norm &a) { layerNormReference(a); }
 void reference(const args::softmax &a) { softmaxReference(a); }
+void reference(const args::softmax_backward &a) { softmaxBackwardReference(a); }
 MaxPoolWindow windowOf(const args::max_pool2d &a) {
   return {a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
           a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w};
@@ -576,6 +577,13 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 #endif
   return dispatchTyped(call, a, a.grad_input, [&](DType dtype) {
     return eltwiseBackwardFast(a, dtype);
+  });
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::softmax_backward &a) {
+  return dispatchTyped(call, a, a.grad_input, [&](DType dtype) {
+    return softmaxBackwardFast(a, dtype);
   });
 }
 

@@ -9,8 +9,10 @@
 // runs (Reduce.cpp) are built from: the sum of a run of contiguous f32 or
 // bf16 elements and the sum of their squared deviations from a mean, both
 // in double with eight independent lanes, so that the compiler can
-// vectorise them without reassociating. `addContiguous` adds a run into
-// lanes the caller keeps (several runs summed as one); `laneSum` folds them.
+// vectorise them without reassociating; and the dot product of two runs
+// (softmax's gradient, SoftmaxBackward.cpp), the same way. `addContiguous` adds
+// a run into lanes the caller keeps (several runs summed as one); `laneSum`
+// folds them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,24 @@ template <typename T>
   double sum = 0;
   for (; i < count; ++i)
     sum += load(x[i]);
+  for (double v : lane)
+    sum += v;
+  return sum;
+}
+
+/// The sum of x[i] * y[i] over [0, count), each product and the sum in
+/// double.
+template <typename T>
+[[gnu::always_inline]] inline double dotContiguous(const T *x, const T *y,
+                                                   int64_t count) {
+  double lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    for (int j = 0; j < 8; ++j)
+      lane[j] += double(load(x[i + j])) * double(load(y[i + j]));
+  double sum = 0;
+  for (; i < count; ++i)
+    sum += double(load(x[i])) * double(load(y[i]));
   for (double v : lane)
     sum += v;
   return sum;

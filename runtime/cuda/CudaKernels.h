@@ -147,6 +147,15 @@ cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
                                     double eps, double *statistics,
                                     cudaStream_t stream);
 
+/// softmax_backward, f32 (Kernels.def): `rows` walks the rows along the dim
+/// with operands grad_input, grad_output, output; `d` elements per row,
+/// `steps` their strides in the three. One thread per row, in double
+/// (lib/TrainingMath.h, as the CPU reference).
+cudaError_t launchSoftmaxBackward(const StridedPlan<3> &rows, int64_t d,
+                                  const int64_t (&steps)[3], void *gradInput,
+                                  const void *gradOutput, const void *output,
+                                  cudaStream_t stream);
+
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {
   kSgdParamOut = 0,

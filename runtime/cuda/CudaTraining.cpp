@@ -6,12 +6,11 @@
 //
 // The host side of the CUDA backend's training kernels that are memfmt's
 // own: fill, threshold_backward, eltwise_backward, sum_to_size,
-// layer_norm_backward, sgd_update
-// and increment (Training.cu), the
-// cross-entropy loss and its gradient (Loss.cu), and the data-parallel
-// all_reduce with the NCCL group it runs on (Nccl.h). Each plans its
-// launch and enqueues it on the context's stream. The cuDNN and cuBLAS
-// gradients live beside their forward kernels (CudaConvBackward.cpp,
+// layer_norm_backward, softmax_backward, sgd_update and increment
+// (Training.cu), the cross-entropy loss and its gradient (Loss.cu), and
+// the data-parallel all_reduce with the NCCL group it runs on (Nccl.h).
+// Each plans its launch and enqueues it on the context's stream. The cuDNN and
+// cuBLAS gradients live beside their forward kernels (CudaConvBackward.cpp,
 // CudaBatchNorm.cpp, CudaLinear.cpp), the pooling gradients with pooling
 // (CudaBackend.cpp).
 //
@@ -144,6 +143,27 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
           a.grad_weight.strides[0],
           a.has_grad_bias ? a.grad_bias.data : nullptr, a.grad_bias.strides[0],
           a.eps, static_cast<double *>(statistics), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::softmax_backward &a) {
+  if (memfmt_status_t s = enterTraining(call))
+    return s;
+  const TensorView &y = a.output, &go = a.grad_output, &gi = a.grad_input;
+  // The rows' index space: every dim but `dim` (size 1 there).
+  int64_t rowSizes[kMaxRank];
+  std::copy(y.sizes, y.sizes + y.rank, rowSizes);
+  rowSizes[a.dim] = 1;
+  const int64_t *strides[3] = {gi.strides, go.strides, y.strides};
+  StridedPlan<3> rows =
+      planStrided<3>(static_cast<int>(y.rank), rowSizes, strides);
+  const int64_t steps[3] = {gi.strides[a.dim], go.strides[a.dim],
+                            y.strides[a.dim]};
+  call.setImpl("per_row");
+  MEMFMT_LAUNCH_TRY(call, "the softmax_backward kernel",
+                    launchSoftmaxBackward(rows, y.sizes[a.dim], steps, gi.data,
+                                          go.data, y.data, stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -11,7 +11,7 @@
 // gradient: one thread per output element, summing in double in the order
 // of the reduced index space), layer_norm_backward (a thread per row for the
 // statistics and grad_input, then a thread per column for the weight and
-// bias sums, in row order), sgd_update (one torch.optim.SGD step of a parameter and its momentum
+// bias sums, in row order), softmax_backward (a thread per row), sgd_update (one torch.optim.SGD step of a parameter and its momentum
 // buffer) and increment (the optimizer's step count, one thread). Each thread
 // walks elements of a StridedPlan (CudaPlan.h), so every layout works and
 // in-place updates read an element before they write it; by L9 the operands of
@@ -96,6 +96,20 @@ __global__ void layerNormBackwardRowsKernel(
                                gradInput ? gradInput + off[0] : nullptr,
                                giStep, statistics[2 * r],
                                statistics[2 * r + 1]);
+  }
+}
+
+/// The rows of softmax_backward, one thread each.
+__global__ void softmaxBackwardKernel(StridedPlan<3> rows, int64_t d,
+                                      int64_t giStep, int64_t goStep,
+                                      int64_t yStep, float *gradInput,
+                                      const float *gradOutput,
+                                      const float *output) {
+  for (int64_t r = globalThread(); r < rows.total; r += gridThreads()) {
+    int64_t off[3];
+    offsetsOf(rows, r, off);
+    math::softmaxRowBackward(d, output + off[2], yStep, gradOutput + off[1],
+                             goStep, gradInput + off[0], giStep);
   }
 }
 
@@ -227,6 +241,19 @@ cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
       rows, d, steps[1], steps[2], go, x, statistics,
       static_cast<float *>(gradWeight), gradWeightStride,
       static_cast<float *>(gradBias), gradBiasStride);
+  return cudaGetLastError();
+}
+
+cudaError_t launchSoftmaxBackward(const StridedPlan<3> &rows, int64_t d,
+                                  const int64_t (&steps)[3], void *gradInput,
+                                  const void *gradOutput, const void *output,
+                                  cudaStream_t stream) {
+  if (rows.total == 0 || d == 0)
+    return cudaSuccess;
+  softmaxBackwardKernel<<<blocksFor(rows.total), kThreads, 0, stream>>>(
+      rows, d, steps[0], steps[1], steps[2], static_cast<float *>(gradInput),
+      static_cast<const float *>(gradOutput),
+      static_cast<const float *>(output));
   return cudaGetLastError();
 }
 

@@ -14,8 +14,8 @@
 //  * one torch.optim.SGD step of one element, in f32 with a fused
 //    multiply-add for each of ATen's `add(a, b, alpha)` (runtime/cpu/Sgd.cpp
 //    says why this matches torch 1.13 bitwise);
-//  * one row of layer_norm_backward in double (the CPU reference's and the
-//    CUDA kernel's).
+//  * one row of layer_norm_backward and one of softmax_backward in double
+//    (the CPU references' and the CUDA kernels').
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +66,22 @@ struct SgdScalars {
     return fma(g, negativeLr, param);
   }
 };
+
+/// One row of softmax_backward in double (the reference kernels'): the
+/// row's D elements of the forward's output `y` and `gradOutput` read at
+/// their steps; writes y * (grad_output - sum(grad_output * y)) to
+/// `gradInput`, each element rounded once.
+MEMFMT_HOST_DEVICE inline void
+softmaxRowBackward(int64_t d, const float *y, int64_t yStep,
+                   const float *gradOutput, int64_t goStep, float *gradInput,
+                   int64_t giStep) {
+  double dot = 0;
+  for (int64_t i = 0; i < d; ++i)
+    dot += double(gradOutput[i * goStep]) * double(y[i * yStep]);
+  for (int64_t i = 0; i < d; ++i)
+    gradInput[i * giStep] = static_cast<float>(
+        double(y[i * yStep]) * (double(gradOutput[i * goStep]) - dot));
+}
 
 /// One row of layer_norm_backward in double (the reference kernels'): the
 /// row's D elements of input `x`, `gradOutput` and `weight` (null: 1) read

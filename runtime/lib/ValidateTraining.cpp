@@ -23,6 +23,9 @@
 //    the input broadcasts from, the output apart from the input;
 //  * layer_norm_backward: the forward's rules (rank >= 1, eps, [D] weight),
 //    gradients shaped like their primals and apart from everything read;
+//  * softmax_backward: the forward's rules (rank >= 1, dim in [0, rank)),
+//    grad_output and grad_input shaped like the output, grad_input apart
+//    from both inputs;
 //  * all_reduce and increment: output shaped like the input (0-d for the
 //    step count's increment), and either the input itself or apart from it.
 //
@@ -403,6 +406,26 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                              " broadcasts from (each of its dims, aligned "
                              "to the right, input's size or 1)");
   return checkAllApart(call, {{&a.input, "input"}}, {{&a.output, "output"}});
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::softmax_backward &a) {
+  const TensorView &y = a.output;
+  if (y.rank < 1)
+    return invalid(call, "output has rank 0 (shape " + formatShape(y) +
+                             "), expected at least 1 (softmax runs along a "
+                             "dim)");
+  if (a.dim < 0 || a.dim >= y.rank)
+    return invalid(call, "dim is " + std::to_string(a.dim) +
+                             ", expected a dim of output " + formatShape(y) +
+                             " in [0, " + std::to_string(y.rank) + ")");
+  MEMFMT_CHECK(checkShape(call, a.grad_output, "grad_output", y,
+                          " (the output's shape)"));
+  MEMFMT_CHECK(
+      checkShape(call, a.grad_input, "grad_input", y, " (the output's shape)"));
+  return checkAllApart(call,
+                       {{&a.grad_output, "grad_output"}, {&a.output, "output"}},
+                       {{&a.grad_input, "grad_input"}});
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

@@ -111,6 +111,32 @@ class Checks:
         sys.stdout.flush()
 
 
+# Small vision transformers (torchvision's VisionTransformer) by name, at the
+# run's image size (--size): patch embedding, class token, multi-head
+# attention (softmax and matmuls of activations), layer norms and GELU.
+VISION_TRANSFORMERS = {
+    "vit_l2_h64": dict(patch_size=16, num_layers=2, num_heads=4,
+                       hidden_dim=64, mlp_dim=128),
+}
+
+
+def make_model(name, seed, size):
+    """The seeded torchvision model `name` (a zoo name or one of
+    VISION_TRANSFORMERS)."""
+    if name in VISION_TRANSFORMERS:
+        model = seeded_model("VisionTransformer", seed=seed, image_size=size,
+                             **VISION_TRANSFORMERS[name])
+        # The attention's biases start at zero, all alike, and torch.onnx
+        # keeps one initializer for identical ones (so the ONNX model would
+        # share one bias between layers): make each its own.
+        with torch.no_grad():
+            for parameter_name, parameter in model.named_parameters():
+                if parameter.dim() == 1 and not parameter.any():
+                    parameter.normal_(0.0, 0.1)
+        return model
+    return seeded_model(name, seed=seed)
+
+
 def manifest_outputs(model_dir):
     with open(os.path.join(model_dir, "manifest.json")) as f:
         return [o["name"] for o in json.load(f)["outputs"]]
@@ -226,7 +252,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     checks = Checks()
     for index, name in enumerate(args.models):
-        model = seeded_model(name.split(":")[-1], seed=index + 1)
+        model = make_model(name.split(":")[-1], index + 1, args.size)
         if name.startswith("onnx:"):
             export_onnx(args, name, model)
         weights = os.path.join(args.work,

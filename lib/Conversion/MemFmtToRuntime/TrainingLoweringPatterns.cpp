@@ -258,6 +258,21 @@ struct LayerNormBackwardLowering : GradientPattern<LayerNormBackwardOp> {
   }
 };
 
+struct SoftmaxBackwardLowering : RuntimePattern<SoftmaxBackwardOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxBackwardOp op,
+                                PatternRewriter &) const override {
+    return calls.call(op, elementTypeOf(op.getOutput()),
+                      kernels::softmax_backward{
+                          .grad_output = calls.view(op.getGradOutput()),
+                          .output = calls.view(op.getOutput()),
+                          .grad_input = calls.view(op.getGradInput()),
+                          .dim = op.getDim(),
+                      });
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Elementwise and pooling backward
 //===----------------------------------------------------------------------===//
@@ -545,7 +560,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
   patterns.add<
       NativeBatchNormLowering, NativeBatchNormBackwardLowering,
       ConvolutionBackwardLowering, LinearBackwardLowering,
-      LayerNormBackwardLowering,
+      LayerNormBackwardLowering, SoftmaxBackwardLowering,
       ThresholdBackwardLowering, EltwiseBackwardLowering<SigmoidBackwardOp>,
       EltwiseBackwardLowering<SiluBackwardOp>,
       EltwiseBackwardLowering<HardswishBackwardOp>,

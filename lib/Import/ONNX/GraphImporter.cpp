@@ -17,6 +17,8 @@
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
@@ -296,6 +298,14 @@ FailureOr<Value> GraphImporter::tensorOperand(Node &node, unsigned i,
                          "the " + role + " input " + quote(name) + " is " +
                              elementKindName(int32_t(value.constant->kind)) +
                              "; memfmt computes in floating point");
+    if (!isInitializer(name)) {
+      std::vector<float> values = value.constant->toFloats();
+      if (!values.empty() && llvm::all_of(values, [&](float v) {
+            return llvm::bit_cast<uint32_t>(v) ==
+                   llvm::bit_cast<uint32_t>(values[0]);
+          }))
+        return splatConstant(name, value.shape, values[0]);
+    }
     return weight(node, name, *value.constant);
   }
   if (!value.value || value.elementKind != ElementKind::Float)
@@ -303,6 +313,15 @@ FailureOr<Value> GraphImporter::tensorOperand(Node &node, unsigned i,
                                  elementKindName(int32_t(value.elementKind)) +
                                  "; memfmt computes in floating point");
   return value.value;
+}
+
+Value GraphImporter::splatConstant(StringRef name, ArrayRef<int64_t> shape,
+                                   double value) {
+  RankedTensorType type = tensorType(shape);
+  return arith::ConstantOp::create(
+      builder, NameLoc::get(builder.getStringAttr(name)),
+      DenseElementsAttr::get(
+          type, builder.getFloatAttr(type.getElementType(), value)));
 }
 
 FailureOr<HostTensor> GraphImporter::constantOperand(Node &node, unsigned i,

@@ -172,6 +172,10 @@ public:
   int64_t getOpset() const { return opset; }
   /// The directory external data files are resolved against.
   StringRef getBaseDirectory() const { return baseDirectory; }
+  /// True if `name` is one of the graph's initializers (model state).
+  bool isInitializer(StringRef name) const {
+    return initializers.count(name) != 0;
+  }
   /// A tensor of `shape` with the model's compute type.
   RankedTensorType tensorType(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, elementType);
@@ -203,8 +207,15 @@ public:
   intValues(Node &node, const HostTensor &tensor, StringRef what);
 
   /// Input `i` as an SSA value in the compute type; a constant becomes its
-  /// `memfmt.weight`. `role` names the input in messages.
+  /// `memfmt.weight`, except one that is no initializer (a Constant node's,
+  /// or computed at import) and holds a single value repeated: that is no
+  /// model state, and becomes a splat `arith.constant` (filled at load),
+  /// which training does not take for a parameter (ViT's attention scale).
+  /// `role` names the input in messages.
   FailureOr<Value> tensorOperand(Node &node, unsigned i, StringRef role);
+  /// The splat `arith.constant` of `shape` in the compute type holding
+  /// `value`, located at the ONNX name `name`.
+  Value splatConstant(StringRef name, ArrayRef<int64_t> shape, double value);
   /// Input `i`, which must be a constant.
   FailureOr<HostTensor> constantOperand(Node &node, unsigned i, StringRef role);
   /// The `memfmt.weight "<name>"` holding `data`, created on first use.

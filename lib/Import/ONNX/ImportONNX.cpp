@@ -47,6 +47,8 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
@@ -693,6 +695,7 @@ mlir::memfmt::importONNXBuffer(MLIRContext *context, StringRef bytes,
                                llvm::raw_ostream &errors) {
   context->getOrLoadDialect<MemFmtDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
+  context->getOrLoadDialect<arith::ArithDialect>();
   if (options.elementType && !options.elementType.isF32() &&
       !options.elementType.isF16() && !options.elementType.isBF16()) {
     errors << displayName << ": the element type must be f32, f16 or bf16";

@@ -848,8 +848,12 @@ LogicalResult convertWhere(GraphImporter &importer, Node &node) {
 }
 
 /// Expand (opset 8): the input broadcast with a constant shape, both ways
-/// (NumPy). A constant folds (ViT's class token, expanded to the batch); a
-/// run-time tensor passes through where the shape does not grow it.
+/// (NumPy). A constant folds, but an initializer the shape grows (ViT's
+/// class token, expanded to the batch) is model state: it becomes
+/// `memfmt.add` of its weight and zeros of the result's shape, which
+/// broadcasts it (computed once at load in inference; in training the
+/// parameter's gradient is the sum over the broadcast dims). A run-time
+/// tensor passes through where the shape does not grow it.
 LogicalResult convertExpand(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
@@ -878,6 +882,20 @@ LogicalResult convertExpand(GraphImporter &importer, Node &node) {
                     " is not supported (only of constants, or to as many "
                     "elements)");
     return importer.setReshapedOutput(node, *shape, "input");
+  }
+  if (importer.isInitializer(node.inputName(0)) &&
+      ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(x.shape)) {
+    FailureOr<Value> parameter = importer.tensorOperand(node, 0, "input");
+    if (failed(parameter))
+      return failure();
+    Value zeros = importer.splatConstant(node.proto.output(0), *shape, 0.0);
+    FailureOr<Value> sum = importer.verified(
+        node, AddOp::create(importer.getBuilder(), node.loc,
+                            importer.tensorType(*shape), zeros, *parameter));
+    if (failed(sum))
+      return failure();
+    importer.setOutput(node, 0, OnnxValue::runtime(*sum, *shape));
+    return success();
   }
   FailureOr<HostValues> data = HostValues::of(importer, node, *x.constant,
                                               "input");

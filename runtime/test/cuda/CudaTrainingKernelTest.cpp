@@ -13,12 +13,12 @@
 // (layout pairs, ties, NaN), eltwise_backward (every function, layout
 // pairs, kinks and NaN), sum_to_size (the shapes VJPs reduce to, every
 // layout), layer_norm_backward (every layout, with and without weight),
-// sgd_update (torch.optim.SGD's options, bit for
-// bit, in and out of place), the step count's increment and the
-// cross-entropy loss and its gradient
-// (and NaN for a target out of range, where the CPU refuses it). The
-// convolution and pooling gradients are tested beside their forward kernels
-// in CudaKernelTest.cpp. Without a CUDA device every test is skipped
+// softmax_backward (every layout, along every dim), sgd_update
+// (torch.optim.SGD's options, bit for bit, in and out of place), the step
+// count's increment and the cross-entropy loss and its gradient (and NaN for a
+// target out of range, where the CPU refuses it). The convolution and pooling
+// gradients are tested beside their forward kernels in CudaKernelTest.cpp.
+// Without a CUDA device every test is skipped
 // ("skipped: no CUDA device").
 //
 //===----------------------------------------------------------------------===//
@@ -351,6 +351,36 @@ TEST(CudaLayerNormBackwardTest, EveryLayoutWithAndWithoutWeight) {
         expectMatch(gi, gi.download(), Match::Elementwise, what);
         expectMatch(gw, gw.download(), Match::Elementwise, what);
         expectMatch(gb, gb.download(), Match::Elementwise, what);
+      }
+}
+
+TEST(CudaSoftmaxBackwardTest, EveryLayoutAlongEveryDim) {
+  MEMFMT_REQUIRE_CUDA(env());
+  const std::vector<std::vector<int64_t>> shapes = {
+      {7}, {3, 1}, {5, 197}, {2, 3, 4, 7}, {1, 1, 1, 5}, {2, 12, 5, 5}};
+  for (const auto &shape : shapes)
+    for (int64_t dim = 0; dim < int64_t(shape.size()); ++dim)
+      for (Layout layout : kLayouts) {
+        Buf go(Kind::F32, shape, layout), y(Kind::F32, shape, layout),
+            gi(Kind::F32, shape, layout);
+        const std::string what =
+            "softmax_backward " + y.describe() + " dim " + std::to_string(dim);
+        go.fill(1, -1, 1);
+        y.fill(2, 0, 1);
+        auto call = [&](memfmt_context_t *ctx, bool device) {
+          auto ref = [&](Buf &b) {
+            return device ? b.device(env().gpu) : b.host();
+          };
+          return _mlir_ciface_memfmt_softmax_backward_f32(ctx, 0, ref(go),
+                                                          ref(y), ref(gi), dim);
+        };
+        ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().cpu);
+        // The GPU computes each row in double and rounds once, as the CPU's
+        // reference; the CPU's row loop in f32 with the sum in double.
+        expectMatch(gi, gi.download(), Match::Elementwise, what);
       }
 }
 

@@ -381,6 +381,31 @@ bool LayerNormBackwardOp::isF32Result(unsigned index) {
 }
 
 //===----------------------------------------------------------------------===//
+// SoftmaxBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxBackwardOp::verify() {
+  ArrayRef<int64_t> shape = getOutput().getType().getShape();
+  if (failed(verifyCommon(*this)) ||
+      failed(verifySoftmaxDim(*this, shape, getDimAttr().getInt(), "output")) ||
+      failed(
+          verifyShape(*this, getGradOutput().getType(), shape, "grad_output")))
+    return failure();
+  return verifyGradientsOf(*this, getOutput(), "output", getGradOutputMutable(),
+                           "grad_output", getGradInput(), "grad_input");
+}
+
+std::optional<MemoryFormat>
+SoftmaxBackwardOp::getGradientOperandFormat(unsigned index) {
+  return gradientOperandFormat(index, getGradOutputMutable(), getOutput());
+}
+
+/// L9: grad_input takes the output's format, which is the input's (L5).
+std::optional<unsigned> SoftmaxBackwardOp::getPreservedOperand(unsigned) {
+  return getOutputMutable().getOperandNumber();
+}
+
+//===----------------------------------------------------------------------===//
 // ThresholdBackwardOp, pooling backward
 //===----------------------------------------------------------------------===//
 

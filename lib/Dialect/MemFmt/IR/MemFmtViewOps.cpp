@@ -336,18 +336,24 @@ bool LayerNormOp::readsOperandsElementwise() { return false; }
 // SoftmaxOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::memfmt::detail::verifySoftmaxDim(Operation *op,
+                                                     ArrayRef<int64_t> shape,
+                                                     int64_t dim,
+                                                     StringRef name) {
+  if (shape.empty())
+    return op->emitOpError() << "expects an " << name << " of rank >= 1";
+  if (dim < 0 || dim >= int64_t(shape.size()))
+    return op->emitOpError()
+           << "expects 'dim' in [0, " << shape.size() << ") for an " << name
+           << " of rank " << shape.size() << ", got " << dim;
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
-  if (failed(verifyCommon(*this)))
-    return failure();
   ArrayRef<int64_t> in = getInput().getType().getShape();
-  if (in.empty())
-    return emitOpError() << "expects an input of rank >= 1";
-  int64_t dim = getDimAttr().getInt();
-  if (dim < 0 || dim >= int64_t(in.size()))
-    return emitOpError() << "expects 'dim' in [0, " << in.size()
-                         << ") for an input of rank " << in.size() << ", got "
-                         << dim;
-  if (failed(verifyShape(*this, getOutput().getType(), in, "result")))
+  if (failed(verifyCommon(*this)) ||
+      failed(verifySoftmaxDim(*this, in, getDimAttr().getInt(), "input")) ||
+      failed(verifyShape(*this, getOutput().getType(), in, "result")))
     return failure();
   return verifyResultFormats(*this);
 }

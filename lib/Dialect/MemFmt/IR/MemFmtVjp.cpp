@@ -8,7 +8,7 @@
 // wide-ResNet training forward contains, and for the activations and
 // broadcasting arithmetic of the CNNs beyond them (MobileNet's ReLU6 and
 // hardswish, EfficientNet's SiLU and squeeze-excite scales, ConvNeXt's layer
-// norms): one function per
+// norms, a vision transformer's softmax): one function per
 // op, with the formula it implements in its doc comment, as PyTorch's
 // derivatives.yaml writes them. Each builds its operands' gradients from its
 // results' gradients out of the backward ops of MemFmtTrainingOps.td, computes
@@ -190,7 +190,7 @@ LinearOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
 }
 
 //===----------------------------------------------------------------------===//
-// Layer normalisation
+// Layer normalisation, softmax
 //===----------------------------------------------------------------------===//
 
 /// layer_norm over the last dim D: `(grad_input, grad_weight, grad_bias) =
@@ -229,6 +229,19 @@ LayerNormOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (mask[2])
     grads[*biasIndex] = op.getGradBias();
   return grads;
+}
+
+/// softmax along `dim`: `grad_input = softmax_backward(grad, output)`, i.e.
+/// output * (grad - sum(grad * output)) per row along `dim`
+/// (_softmax_backward_data, which takes the forward's result).
+FailureOr<SmallVector<Value>>
+SoftmaxOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
+                    ArrayRef<bool> operandNeedsGrad) {
+  return firstOperandVjp(
+      *this, resultGrads, operandNeedsGrad, [&](Value grad) -> Value {
+        return SoftmaxBackwardOp::create(b, getLoc(), getInput().getType(),
+                                         grad, getOutput(), getDimAttr());
+      });
 }
 
 //===----------------------------------------------------------------------===//

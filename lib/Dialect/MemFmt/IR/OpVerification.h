@@ -89,6 +89,11 @@ LogicalResult verifyLayerNorm(Operation *op, RankedTensorType input,
                               ArrayRef<int64_t> normalized, double eps,
                               Value weight);
 
+/// A softmax's dim (memfmt.softmax and its gradient): `shape`, the shape of
+/// the operand named `name`, of rank >= 1 and `dim` in [0, rank).
+LogicalResult verifySoftmaxDim(Operation *op, ArrayRef<int64_t> shape,
+                               int64_t dim, StringRef name);
+
 /// The attributes of an elementwise function (memfmt.clamp, gelu, ...) and
 /// of its gradient: no NaN among `min`, `max`, `alpha`, `beta`, and
 /// `approximate` "none" or "tanh".

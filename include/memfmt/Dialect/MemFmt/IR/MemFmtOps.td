@@ -245,7 +245,7 @@ def MemFmt_LayerNormOp : MemFmt_Op<"layer_norm", [Pure, PropagatesL5,
 }
 
 def MemFmt_SoftmaxOp : MemFmt_Op<"softmax", [Pure, PropagatesL5, InPlace,
-                                             PerSampleIf]> {
+                                             PerSampleIf, Vjp]> {
   let summary = "softmax along one dimension (aten::_softmax)";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along dimension `dim`

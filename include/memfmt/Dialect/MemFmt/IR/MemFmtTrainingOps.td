@@ -266,6 +266,30 @@ def MemFmt_LayerNormBackwardOp : MemFmt_Op<"layer_norm_backward",
   let hasVerifier = 1;
 }
 
+def MemFmt_SoftmaxBackwardOp : MemFmt_Op<"softmax_backward",
+                                         [Pure, GradientLayout]> {
+  let summary = "backward of softmax (aten::_softmax_backward_data)";
+  let description = [{
+    The gradient of `memfmt.softmax` along `dim` from `grad_output` and the
+    forward's `output` y: `grad_input = y * (grad_output - sum(grad_output
+    * y))`, the sum over each row along `dim` (`0 <= dim < rank`), in
+    double. By L9 `grad_output` and `grad_input` have `output`'s memory
+    format (which is the softmax input's, L5).
+
+    ```mlir
+    %gi = memfmt.softmax_backward %go, %p {dim = 2 : i64}
+        : (tensor<12x197x197xf32>, tensor<12x197x197xf32>)
+        -> tensor<12x197x197xf32>
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad_output, MemFmt_Tensor:$output,
+                       I64Attr:$dim);
+  let results = (outs MemFmt_Tensor:$grad_input);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise and pooling backward
 //===----------------------------------------------------------------------===//
