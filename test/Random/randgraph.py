@@ -736,6 +736,7 @@ class Generator:
                    (lambda: self.add("sub"), 1), (lambda: self.add("div"), 1),
                    (self.permute, 2), (self.slice, 1),
                    (self.channel_shuffle, 1), (self.layer_norm, 1),
+                   (self.softmax, 1),
                    (self.softmax, 1)]
         self.grow(weights, num_ops)
         produced = [v for v in self.live if v not in dict(self.g.args)]
@@ -1053,7 +1054,8 @@ class GradGenerator(Generator):
     gelu), add, mul, sub and div with broadcasting (a broadcast operand's
     gradient is summed to its shape), cat, chunk, unit-step slice, permute
     and channel_shuffle (along dims after the batch), layer_norm (over the
-    last dim, with and without weight and bias), max_pool2d
+    last dim, with and without weight and bias), softmax (along any dim),
+    max_pool2d
     (+with_indices), avg_pool2d, adaptive_avg_pool2d, flatten, reshape,
     linear, clone, contiguous),
     every input with the same batch N, ending in one logits tensor [N, K]:
@@ -1147,6 +1149,7 @@ class GradGenerator(Generator):
                    (lambda: self.add("div"), 1), (self.cat, 1),
                    (self.chunk, 1), (self.slice, 1), (self.permute, 1),
                    (self.channel_shuffle, 1), (self.layer_norm, 1),
+                   (self.softmax, 1),
                    (lambda: self.pool("max_pool2d"), 2),
                    (lambda: self.pool("max_pool2d_with_indices"), 1),
                    (lambda: self.pool("avg_pool2d"), 2), (self.adaptive, 1),

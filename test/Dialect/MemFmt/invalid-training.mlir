@@ -327,6 +327,48 @@ func.func @layer_norm_backward_grad_output_format(%g: tensor<2x3x4x4xf32>, %x: t
 
 // -----
 
+// softmax_backward: softmax's dim rule, grad_output of the output's shape,
+// L9.
+func.func @softmax_backward_dim(%g: tensor<2x5xf32>, %y: tensor<2x5xf32>) {
+  // expected-error @+1 {{expects 'dim' in [0, 2) for an output of rank 2, got 2}}
+  %r = memfmt.softmax_backward %g, %y {dim = 2 : i64} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_rank(%g: tensor<f32>, %y: tensor<f32>) {
+  // expected-error @+1 {{expects an output of rank >= 1}}
+  %r = memfmt.softmax_backward %g, %y {dim = 0 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_grad_output(%g: tensor<2x4xf32>, %y: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected grad_output shape [2, 5], got [2, 4]}}
+  %r = memfmt.softmax_backward %g, %y {dim = 1 : i64} : (tensor<2x4xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_grad_input(%g: tensor<2x5xf32>, %y: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected grad_input shape [2, 5], got [5, 2]}}
+  %r = memfmt.softmax_backward %g, %y {dim = 1 : i64} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_grad_output_format(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) {
+  // expected-error @+1 {{expects 'grad_output' in the memory format of 'output' (channels_last; L9: a gradient has its primal's memory format), got strides [48, 16, 4, 1]}}
+  %r = memfmt.softmax_backward %g, %y {dim = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>) -> tensor<2x3x4x4xf32, #memfmt.strides<[48, 1, 12, 3]>>
+  return
+}
+
+// -----
+
 // linear_backward: the input's features are the weight's columns.
 func.func @linear_backward_features(%x: tensor<2x5xf32>, %g: tensor<2x3xf32>, %w: tensor<3x7xf32>) {
   // expected-error @+1 {{input [2, 5] must have weight's 7 features in its last dim}}

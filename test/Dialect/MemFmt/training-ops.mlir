@@ -115,6 +115,23 @@ func.func @layer_norm_backward(%g: tensor<1x3x5x7xf32>, %x: tensor<1x3x5x7xf32>,
   return %gi, %gi1, %gwh : tensor<1x3x5x7xf32>, tensor<4x1xf32>, tensor<96xf32>
 }
 
+// softmax_backward along the last dim of attention scores (odd sizes), along
+// the channels of a channels-last tensor (C=1: H=W=1, N=1), and in bf16.
+// CHECK-LABEL: func.func @softmax_backward
+// CHECK: memfmt.softmax_backward %{{.+}}, %{{.+}} {dim = 2 : i64} : (tensor<3x5x5xf32>, tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+// CHECK: memfmt.softmax_backward %{{.+}}, %{{.+}} {dim = 1 : i64} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+// CHECK: memfmt.softmax_backward %{{.+}}, %{{.+}} {dim = 1 : i64} : (tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>) -> tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>
+// CHECK: memfmt.softmax_backward %{{.+}}, %{{.+}} {dim = 1 : i64} : (tensor<4x97xbf16>, tensor<4x97xbf16>) -> tensor<4x97xbf16>
+// GENERIC-LABEL: sym_name = "softmax_backward"
+// GENERIC: "memfmt.softmax_backward"({{.*}}) <{dim = 2 : i64}>
+func.func @softmax_backward(%g: tensor<3x5x5xf32>, %y: tensor<3x5x5xf32>, %g1: tensor<1x1x1x1xf32>, %y1: tensor<1x1x1x1xf32>, %gc: tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, %yc: tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, %gh: tensor<4x97xbf16>, %yh: tensor<4x97xbf16>) -> (tensor<3x5x5xf32>, tensor<1x1x1x1xf32>, tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, tensor<4x97xbf16>) {
+  %0 = memfmt.softmax_backward %g, %y {dim = 2 : i64} : (tensor<3x5x5xf32>, tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %1 = memfmt.softmax_backward %g1, %y1 {dim = 1 : i64} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  %2 = memfmt.softmax_backward %gc, %yc {dim = 1 : i64} : (tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>) -> tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>
+  %3 = memfmt.softmax_backward %gh, %yh {dim = 1 : i64} : (tensor<4x97xbf16>, tensor<4x97xbf16>) -> tensor<4x97xbf16>
+  return %0, %1, %2, %3 : tensor<3x5x5xf32>, tensor<1x1x1x1xf32>, tensor<2x7x3x3xf32, #memfmt.strides<[63, 1, 21, 7]>>, tensor<4x97xbf16>
+}
+
 // threshold_backward (relu's backward) with the default threshold, then another.
 // CHECK-LABEL: func.func @threshold_backward
 // CHECK: memfmt.threshold_backward %{{.+}}, %{{.+}} : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>

@@ -376,6 +376,26 @@ func.func @chunk(%x: tensor<2x3x2x2xf32>, %t: tensor<2xi64>) -> tensor<f32> {
 
 // -----
 
+// Attention-style softmax over the last dim of a linear layer's output
+// [N, T, T]: its VJP is one softmax_backward of the result gradient and the
+// softmax's own result (not its input), whose gradient reaches the linear.
+// CHECK-LABEL: func.func @softmax_rows(
+// CHECK: %[[L:.+]] = memfmt.linear
+// CHECK: %[[S:.+]] = memfmt.softmax %[[L]] {dim = 2 : i64}
+// CHECK: %[[GS:.+]] = memfmt.softmax_backward %{{.+}}, %[[S]] {dim = 2 : i64} : (tensor<2x3x3xf32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+// CHECK: memfmt.linear_backward %{{.+}}, %[[GS]]
+// CHECK: return
+func.func @softmax_rows(%x: tensor<2x3x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "proj.weight" : tensor<3x4xf32>
+  %l = memfmt.linear %x, %w : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x3xf32>
+  %s = memfmt.softmax %l {dim = 2 : i64} : tensor<2x3x3xf32> -> tensor<2x3x3xf32>
+  %f = memfmt.flatten %s {start_dim = 1 : i64} : tensor<2x3x3xf32> -> tensor<2x9xf32>
+  %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x9xf32>, tensor<2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // ConvNeXt's layer norm over channels: permute to [N, H, W, C], layer norm
 // (weight and bias), permute back. Its VJP is one layer_norm_backward whose
 // grad_input flows back through the inverse permute to the convolution; a
