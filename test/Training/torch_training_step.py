@@ -124,16 +124,8 @@ def make_model(name, seed, size):
     """The seeded torchvision model `name` (a zoo name or one of
     VISION_TRANSFORMERS)."""
     if name in VISION_TRANSFORMERS:
-        model = seeded_model("VisionTransformer", seed=seed, image_size=size,
-                             **VISION_TRANSFORMERS[name])
-        # The attention's biases start at zero, all alike, and torch.onnx
-        # keeps one initializer for identical ones (so the ONNX model would
-        # share one bias between layers): make each its own.
-        with torch.no_grad():
-            for parameter_name, parameter in model.named_parameters():
-                if parameter.dim() == 1 and not parameter.any():
-                    parameter.normal_(0.0, 0.1)
-        return model
+        return seeded_model("VisionTransformer", seed=seed, image_size=size,
+                            **VISION_TRANSFORMERS[name])
     return seeded_model(name, seed=seed)
 
 

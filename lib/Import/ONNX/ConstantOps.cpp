@@ -73,6 +73,8 @@ void mlir::memfmt::onnx_import::registerConstantOps(ONNXOpRegistry &registry) {
                 {"value", "value_float", "value_floats", "value_int",
                  "value_ints", "sparse_value", "value_string", "value_strings"},
                 {{1, convertConstant}},
-                {"`weight`", "`value`, `value_float(s)`, `value_int(s)`",
+                {"`weight`, or a splat `arith.constant` for one repeated "
+                 "value",
+                 "`value`, `value_float(s)`, `value_int(s)`",
                  "`sparse_value`, strings"}});
 }

@@ -18,7 +18,6 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
@@ -298,7 +297,7 @@ FailureOr<Value> GraphImporter::tensorOperand(Node &node, unsigned i,
                          "the " + role + " input " + quote(name) + " is " +
                              elementKindName(int32_t(value.constant->kind)) +
                              "; memfmt computes in floating point");
-    if (!isInitializer(name)) {
+    if (!value.modelState) {
       std::vector<float> values = value.constant->toFloats();
       if (!values.empty() && llvm::all_of(values, [&](float v) {
             return llvm::bit_cast<uint32_t>(v) ==
@@ -396,7 +395,7 @@ LogicalResult GraphImporter::setReshapedOutput(Node &node,
                                                StringRef role) {
   OnnxValue &x = *node.inputs[0];
   if (x.isConstant()) {
-    setOutput(node, 0, OnnxValue::ofConstant(x.constant->withShape(shape)));
+    setOutput(node, 0, x.reshapedConstant(shape));
     return success();
   }
   FailureOr<Value> input = tensorOperand(node, 0, role);

@@ -70,6 +70,11 @@ struct OnnxValue {
   /// to a tensor of rank > 2), so that MatMul can use that constant as
   /// memfmt.linear's weight under its own name, the name a checkpoint has.
   std::string transposeOf;
+  /// Constant: model state, i.e. an initializer, or one passed on unchanged
+  /// (Identity, Dropout: torch.onnx's aliases of initializers it
+  /// deduplicated; Reshape, Flatten, Squeeze, Unsqueeze). Other constants
+  /// (Constant nodes, shape arithmetic) are not parameters.
+  bool modelState = false;
 
   bool isFailed() const { return kind == Kind::Failed; }
   bool isConstant() const { return kind == Kind::Constant; }
@@ -81,6 +86,12 @@ struct OnnxValue {
     v.value = value;
     v.elementKind = kind;
     v.shape.assign(shape.begin(), shape.end());
+    return v;
+  }
+  /// This constant's values in `shape`, still model state if this is.
+  OnnxValue reshapedConstant(ArrayRef<int64_t> newShape) const {
+    OnnxValue v = ofConstant(constant->withShape(newShape));
+    v.modelState = modelState;
     return v;
   }
   static OnnxValue ofConstant(HostTensor tensor) {
@@ -172,10 +183,6 @@ public:
   int64_t getOpset() const { return opset; }
   /// The directory external data files are resolved against.
   StringRef getBaseDirectory() const { return baseDirectory; }
-  /// True if `name` is one of the graph's initializers (model state).
-  bool isInitializer(StringRef name) const {
-    return initializers.count(name) != 0;
-  }
   /// A tensor of `shape` with the model's compute type.
   RankedTensorType tensorType(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, elementType);
@@ -207,10 +214,10 @@ public:
   intValues(Node &node, const HostTensor &tensor, StringRef what);
 
   /// Input `i` as an SSA value in the compute type; a constant becomes its
-  /// `memfmt.weight`, except one that is no initializer (a Constant node's,
-  /// or computed at import) and holds a single value repeated: that is no
-  /// model state, and becomes a splat `arith.constant` (filled at load),
-  /// which training does not take for a parameter (ViT's attention scale).
+  /// `memfmt.weight`, except one that is no model state (a Constant node's,
+  /// or computed at import: OnnxValue::modelState) and holds a single value
+  /// repeated: that becomes a splat `arith.constant` (filled at load), which
+  /// training does not take for a parameter (ViT's attention scale).
   /// `role` names the input in messages.
   FailureOr<Value> tensorOperand(Node &node, unsigned i, StringRef role);
   /// The splat `arith.constant` of `shape` in the compute type holding

@@ -443,8 +443,11 @@ void GraphImporter::createFunction() {
               -1);
   function.setFunctionType(builder.getFunctionType(argumentTypes, {}));
   builder.setInsertionPointToEnd(body);
-  for (auto &entry : initializers)
-    values[entry.getKey()] = OnnxValue::ofConstant(entry.getValue());
+  for (auto &entry : initializers) {
+    OnnxValue value = OnnxValue::ofConstant(entry.getValue());
+    value.modelState = true;
+    values[entry.getKey()] = std::move(value);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -848,12 +848,12 @@ LogicalResult convertWhere(GraphImporter &importer, Node &node) {
 }
 
 /// Expand (opset 8): the input broadcast with a constant shape, both ways
-/// (NumPy). A constant folds, but an initializer the shape grows (ViT's
-/// class token, expanded to the batch) is model state: it becomes
-/// `memfmt.add` of its weight and zeros of the result's shape, which
-/// broadcasts it (computed once at load in inference; in training the
-/// parameter's gradient is the sum over the broadcast dims). A run-time
-/// tensor passes through where the shape does not grow it.
+/// (NumPy). A constant folds, but model state the shape grows (ViT's class
+/// token, an initializer expanded to the batch) becomes `memfmt.add` of its
+/// weight and zeros of the result's shape, which broadcasts it (computed
+/// once at load in inference; in training the parameter's gradient is the
+/// sum over the broadcast dims). A run-time tensor passes through where the
+/// shape does not grow it.
 LogicalResult convertExpand(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
@@ -883,8 +883,7 @@ LogicalResult convertExpand(GraphImporter &importer, Node &node) {
                     "elements)");
     return importer.setReshapedOutput(node, *shape, "input");
   }
-  if (importer.isInitializer(node.inputName(0)) &&
-      ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(x.shape)) {
+  if (x.modelState && ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(x.shape)) {
     FailureOr<Value> parameter = importer.tensorOperand(node, 0, "input");
     if (failed(parameter))
       return failure();
@@ -991,7 +990,7 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
   registry.add({"Expand",
                 {},
                 {{8, convertExpand}},
-                {"(folded, or `reshape`)",
+                {"(folded, `add` of an initializer and zeros, or `reshape`)",
                  "a constant input (any broadcast); a run-time input where "
                  "the shape only adds or drops size-1 dimensions",
                  "run-time inputs that grow"}});

@@ -50,8 +50,7 @@ static LogicalResult convertFlatten(GraphImporter &importer, Node &node) {
   SmallVector<int64_t, 4> shape = {product(dims.take_front(a)),
                                    product(dims.drop_front(a))};
   if (x.isConstant()) {
-    importer.setOutput(node, 0,
-                       OnnxValue::ofConstant(x.constant->withShape(shape)));
+    importer.setOutput(node, 0, x.reshapedConstant(shape));
     return success();
   }
   FailureOr<Value> input = importer.tensorOperand(node, 0, "input");

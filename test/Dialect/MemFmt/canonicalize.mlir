@@ -137,3 +137,44 @@ func.func @silu(%x: tensor<1x4x3x3xf32>, %s: tensor<1x4x1x1xf32>) -> tensor<1x4x
   %5 = memfmt.mul %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32> -> tensor<1x4x3x3xf32>
   return %5 : tensor<1x4x3x3xf32>
 }
+
+// The gradients of disjoint slices of one tensor (slice_backward pads each
+// with zeros) add up to one cat of the pieces: a ViT's q, k, v split along
+// the last dim, accumulated pairwise. A gap takes a zero piece that spans it
+// exactly.
+// CHECK-LABEL: func.func @disjoint_slice_gradients(
+// CHECK-NEXT: %[[C:.+]] = memfmt.cat %arg0, %arg1, %arg2 {dim = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @disjoint_slice_gradients(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf32>) -> tensor<2x3x12xf32> {
+  %z4 = arith.constant dense<0.0> : tensor<2x3x4xf32>
+  %z8 = arith.constant dense<0.0> : tensor<2x3x8xf32>
+  %gq = memfmt.cat %q, %z8 {dim = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x8xf32> -> tensor<2x3x12xf32>
+  %gk = memfmt.cat %z4, %k, %z4 {dim = -1 : i64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %gv = memfmt.cat %z8, %v {dim = 2 : i64} : tensor<2x3x8xf32>, tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %0 = memfmt.add %gq, %gk : tensor<2x3x12xf32>, tensor<2x3x12xf32> -> tensor<2x3x12xf32>
+  %1 = memfmt.add %gv, %0 : tensor<2x3x12xf32>, tensor<2x3x12xf32> -> tensor<2x3x12xf32>
+  return %1 : tensor<2x3x12xf32>
+}
+
+// Overlapping values, a gap no zero piece spans exactly, and cats along
+// different dims stay sums.
+// CHECK-LABEL: func.func @cats_that_stay_sums(
+// CHECK-COUNT-3: memfmt.add
+// CHECK-NOT: memfmt.add
+func.func @cats_that_stay_sums(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %c: tensor<2x8xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>, tensor<4x8xf32>) {
+  %z4 = arith.constant dense<0.0> : tensor<2x4xf32>
+  %z8 = arith.constant dense<0.0> : tensor<2x8xf32>
+  %za = arith.constant dense<0.0> : tensor<4x4xf32>
+  %x = memfmt.cat %c, %z4 {dim = 1 : i64} : tensor<2x8xf32>, tensor<2x4xf32> -> tensor<2x12xf32>
+  %y = memfmt.cat %z4, %c {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x8xf32> -> tensor<2x12xf32>
+  %overlap = memfmt.add %x, %y : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %p = memfmt.cat %a, %z8 {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x8xf32> -> tensor<2x12xf32>
+  %q = memfmt.cat %z8, %b {dim = 1 : i64} : tensor<2x8xf32>, tensor<2x4xf32> -> tensor<2x12xf32>
+  %gap = memfmt.add %p, %q : tensor<2x12xf32>, tensor<2x12xf32> -> tensor<2x12xf32>
+  %r = memfmt.cat %a, %b {dim = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
+  %s = memfmt.cat %za, %r {dim = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
+  %t = memfmt.cat %a, %b {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x8xf32>
+  %u = memfmt.cat %t, %t {dim = 0 : i64} : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<4x8xf32>
+  %dims = memfmt.add %s, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %overlap, %gap, %dims : tensor<2x12xf32>, tensor<2x12xf32>, tensor<4x8xf32>
+}

@@ -23,6 +23,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -329,6 +330,80 @@ struct LinearThenBiasIsLinearWithBias : OpRewritePattern<AddOp> {
     return rewriter.notifyMatchFailure(add, "no bias-free linear and 1-D bias");
   }
 };
+/// add(cat(a...), cat(b...)) of one type along one dim, where every piece is
+/// a value or a splat zero and no two values overlap, is the cat of the
+/// values with zero pieces in the gaps: the sum of the gradients of
+/// disjoint slices of one tensor (slice_backward pads each with zeros, so a
+/// ViT's q, k and v split summed its gradient as three full-size cats and
+/// two adds). A gap takes a zero piece of either cat that spans it exactly;
+/// where none does, the add stays.
+struct SumOfDisjointCatsIsOneCat : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// A stretch [begin, end) along the cat dim, and its value.
+  struct Piece {
+    int64_t begin, end;
+    Value value;
+  };
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = add.getSelf().getDefiningOp<CatOp>();
+    auto rhs = add.getOther().getDefiningOp<CatOp>();
+    if (!lhs || !rhs || lhs.getType() != add.getType() ||
+        rhs.getType() != add.getType())
+      return rewriter.notifyMatchFailure(add, "not a sum of two cats of its "
+                                              "type");
+    const int64_t rank = add.getType().getRank();
+    auto dimOf = [&](CatOp cat) {
+      int64_t dim = cat.getDimAttr().getInt();
+      return dim < 0 ? dim + rank : dim;
+    };
+    const int64_t dim = dimOf(lhs);
+    if (dimOf(rhs) != dim)
+      return rewriter.notifyMatchFailure(add, "cats along different dims");
+    SmallVector<Piece> values, zeros;
+    for (CatOp cat : {lhs, rhs}) {
+      int64_t offset = 0;
+      for (Value piece : cat.getTensors()) {
+        int64_t size = cast<RankedTensorType>(piece.getType()).getShape()[dim];
+        Piece stretch{offset, offset + size, piece};
+        (matchPattern(piece, m_AnyZeroFloat()) ? zeros : values)
+            .push_back(stretch);
+        offset += size;
+      }
+    }
+    llvm::sort(values, [](const Piece &a, const Piece &b) {
+      return a.begin < b.begin;
+    });
+    SmallVector<Value> pieces;
+    int64_t covered = 0;
+    // Fills [covered, until) with a zero piece spanning it exactly.
+    auto fillGap = [&](int64_t until) {
+      if (covered == until)
+        return true;
+      for (const Piece &zero : zeros)
+        if (zero.begin == covered && zero.end == until) {
+          pieces.push_back(zero.value);
+          covered = until;
+          return true;
+        }
+      return false;
+    };
+    for (const Piece &value : values) {
+      if (value.begin < covered || !fillGap(value.begin))
+        return rewriter.notifyMatchFailure(
+            add, "values overlap, or a gap has no zero piece of its size");
+      pieces.push_back(value.value);
+      covered = value.end;
+    }
+    if (!fillGap(add.getType().getShape()[dim]) || pieces.size() < 2)
+      return rewriter.notifyMatchFailure(add, "no cat of two pieces or more");
+    rewriter.replaceOpWithNewOp<CatOp>(add, add.getType(), pieces,
+                                       rewriter.getI64IntegerAttr(dim));
+    return success();
+  }
+};
 } // namespace
 
 std::optional<LinearEpilogueSite> LinearEpilogueSite::match(Value value) {
@@ -361,7 +436,8 @@ void LinearEpilogueSite::fold(PatternRewriter &rewriter, Operation *user,
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
-  patterns.add<LinearThenBiasIsLinearWithBias>(context);
+  patterns.add<LinearThenBiasIsLinearWithBias, SumOfDisjointCatsIsOneCat>(
+      context);
 }
 
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
