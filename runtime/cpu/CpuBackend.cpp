@@ -386,7 +386,8 @@ memfmt_status_t CpuBackend::run(KernelCall &call, const args::layer_norm &a) {
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::softmax &a) {
   // No oneDNN: the row loop is as fast as its softmax (Softmax.cpp).
-  return dispatchTyped(call, a, a.output, [&] { return softmaxFast(a); });
+  return dispatchTyped(call, a, a.output,
+                       [&](DType dtype) { return softmaxFast(a, dtype); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::max_pool2d &a) {

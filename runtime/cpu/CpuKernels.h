@@ -117,8 +117,9 @@ void softmaxReference(const args::softmax &a);
 void softmaxBackwardReference(const args::softmax_backward &a);
 /// f32 or bf16 rows with unit stride along `dim`; null otherwise.
 const char *softmaxBackwardFast(const args::softmax_backward &a, DType dtype);
-/// Rows with unit stride along `dim` in both tensors (any other strides).
-const char *softmaxFast(const args::softmax &a);
+/// f32 or bf16 rows with unit stride along `dim` in both tensors (any
+/// other strides); null otherwise.
+const char *softmaxFast(const args::softmax &a, DType dtype);
 
 // Linear.cpp
 void linearReference(const args::linear &a);

@@ -13,12 +13,13 @@
 // any operand works. The fast path covers the case that matters for CNNs:
 // every tensor has the same shape and the same dense layout (NCHW,
 // channels-last or any other dense permutation, L3), which is one linear,
-// vectorisable loop, and a per-channel operand ([N or 1, C, 1, 1]: a
-// squeeze-excite or layer scale) against a dense NCHW or channels-last one.
+// vectorisable loop, a per-channel operand ([N or 1, C, 1, 1]: a
+// squeeze-excite or layer scale) against a dense NCHW or channels-last one,
+// and an operand of one element (a splat constant) against a dense one.
 // The fast loops run in f32 and bf16 (Element.h: computed in f32, rounded
-// once, the widened reference's bits). relu keeps NaN (like PyTorch): only `x < 0` becomes 0.
-// An output may be an input itself (same address and layout): each element
-// is read before it is written.
+// once, the widened reference's bits). relu keeps NaN (like PyTorch): only `x <
+// 0` becomes 0. An output may be an input itself (same address and layout):
+// each element is read before it is written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +156,38 @@ const char *broadcastFast(const TensorView &lhs, const TensorView &rhs,
   return "dense";
 }
 
+/// out = fn(lhs, rhs) where one operand holds a single element (a splat
+/// constant broadcast over the other: a vision transformer's attention
+/// scale) and the other has the output's shape and dense layout, in T;
+/// else returns null.
+template <typename T, typename Fn>
+const char *scalarOperandFast(const TensorView &lhs, const TensorView &rhs,
+                              const TensorView &out, Fn fn) {
+  for (bool scalarOnLeft : {false, true}) {
+    const TensorView &tensor = scalarOnLeft ? rhs : lhs;
+    const TensorView &scalar = scalarOnLeft ? lhs : rhs;
+    if (scalar.numElements() != 1 || !sameDenseLayout({&out, &tensor}))
+      continue;
+    const float s = load(*scalar.as<T>());
+    const T *x = tensor.as<T>();
+    T *y = out.as<T>();
+    parallelFor(out.numElements(), kMinPerThread,
+                [&](int64_t begin, int64_t end, int) {
+                  if (scalarOnLeft) {
+                    MEMFMT_INDEPENDENT_ITERATIONS
+                    for (int64_t i = begin; i < end; ++i)
+                      y[i] = store<T>(fn(s, load(x[i])));
+                  } else {
+                    MEMFMT_INDEPENDENT_ITERATIONS
+                    for (int64_t i = begin; i < end; ++i)
+                      y[i] = store<T>(fn(load(x[i]), s));
+                  }
+                });
+    return "scalar";
+  }
+  return nullptr;
+}
+
 } // namespace
 } // namespace memfmt::runtime::cpu
 
@@ -168,9 +201,12 @@ void cpu::addReference(const args::add &a, bool withRelu) {
 }
 
 const char *cpu::addFast(const args::add &a, DType dtype) {
-  return visitFloatElement(dtype, [&](auto element) {
-    return broadcastFast<decltype(element)>(
-        a.lhs, a.rhs, a.output, [](float l, float r) { return l + r; });
+  return visitFloatElement(dtype, [&](auto element) -> const char * {
+    using T = decltype(element);
+    auto add = [](float l, float r) { return l + r; };
+    if (const char *impl = broadcastFast<T>(a.lhs, a.rhs, a.output, add))
+      return impl;
+    return scalarOperandFast<T>(a.lhs, a.rhs, a.output, add);
   });
 }
 
@@ -324,13 +360,15 @@ const char *perChannelFast(const TensorView &lhs, const TensorView &rhsView,
 } // namespace memfmt::runtime::cpu
 
 const char *cpu::binaryFast(const args::binary &a, DType dtype) {
-  // Same dense layouts (one loop per function, so that each vectorises),
-  // then a per-channel operand on either side (on the left: ConvNeXt's
-  // layer_scale * x).
+  // Same dense layouts (one loop per function, so that each vectorises) or
+  // a one-element operand, then a per-channel operand on either side (on
+  // the left: ConvNeXt's layer_scale * x).
   return visitFloatElement(dtype, [&](auto element) -> const char * {
     using T = decltype(element);
     if (const char *impl = visitBinary(a.op, [&](auto fn) {
-          return broadcastFast<T>(a.lhs, a.rhs, a.output, fn);
+          const char *dense = broadcastFast<T>(a.lhs, a.rhs, a.output, fn);
+          return dense ? dense
+                       : scalarOperandFast<T>(a.lhs, a.rhs, a.output, fn);
         }))
       return impl;
     if (const char *impl = perChannelFast<T>(a.lhs, a.rhs, a.output, a.op,

@@ -19,10 +19,13 @@
 //    ones, padded rows, input and output in different layouts): the max
 //    over eight float lanes, exp(x - max) into the output through
 //    expNonPositive below, their sum in double (RowSums.h), and a scaling
-//    by 1 / sum. libm's expf is a call per element, which keeps a loop
-//    scalar; expNonPositive is plain arithmetic that the compiler
-//    vectorises. The loop is compiled for AVX-512, AVX2 and the baseline,
-//    and the loader picks the best one the CPU has (target_clones).
+//    by 1 / sum. bf16 rows (a mixed-precision training step's attention)
+//    are widened into a per-thread row of floats that takes the same
+//    steps; each result is rounded to bf16 once. libm's expf is a call per
+//    element, which keeps a loop scalar; expNonPositive is plain arithmetic
+//    that the compiler vectorises. The loop is compiled for AVX-512, AVX2 and
+//    the baseline, and the loader picks the best one the CPU has
+//    (target_clones).
 // There is no oneDNN path: oneDNN 2.6's softmax_v2_forward (jit:avx512_core,
 // for dense rows only) is no faster than this loop, and it keeps a NaN to
 // its own element where PyTorch makes the whole row NaN. Measured in a
@@ -40,7 +43,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "Element.h"
 #include "RowSums.h"
+#include "Scratch.h"
 #include "StridedLoop.h"
 #include "Vectorize.h"
 
@@ -48,6 +53,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 using namespace memfmt::runtime;
 using namespace memfmt::runtime::cpu;
@@ -62,15 +68,15 @@ constexpr int64_t kMinPerThread = 1 << 14;
 /// of `a`'s input and output covering every row: row r of a run starts at
 /// x + r * xRowStep and y + r * yRowStep, its element i is i *
 /// strides[dim] further on.
-template <typename Body>
+template <typename T, typename Body>
 void forEachRowRun(const args::softmax &a, Body &&body) {
   const TensorView &in = a.input, &out = a.output;
   const int64_t d = in.sizes[a.dim];
   int64_t rowSizes[kMaxRank];
   std::copy(in.sizes, in.sizes + in.rank, rowSizes);
   rowSizes[a.dim] = 1;
-  const float *x = in.as<float>();
-  float *y = out.as<float>();
+  const T *x = in.as<T>();
+  T *y = out.as<T>();
   forEachStrided<2>(
       in.rank, rowSizes, {out.strides, in.strides},
       std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(d, 1)),
@@ -170,13 +176,32 @@ void softmaxRows(const float *x, int64_t xRowStep, float *y, int64_t yRowStep,
   }
 }
 
+/// The same for bf16 rows, in f32: each row is widened into `row` (d
+/// floats of this thread's scratch) and goes through the f32 steps there,
+/// then each result is rounded to bf16 once. The row is read whole before
+/// any of it is written, so the output may be the input.
+MEMFMT_VECTOR_CLONES
+void softmaxRows(const Bf16 *x, int64_t xRowStep, Bf16 *y, int64_t yRowStep,
+                 int64_t count, int64_t d, float *row) {
+  for (int64_t r = 0; r < count; ++r) {
+    const Bf16 *xr = x + r * xRowStep;
+    Bf16 *yr = y + r * yRowStep;
+    for (int64_t i = 0; i < d; ++i)
+      row[i] = load(xr[i]);
+    expShifted(row, row, d, maxContiguous(row, d));
+    const float scale = static_cast<float>(1.0 / sumContiguous(row, d));
+    for (int64_t i = 0; i < d; ++i)
+      yr[i] = store<Bf16>(row[i] * scale);
+  }
+}
+
 } // namespace
 
 void cpu::softmaxReference(const args::softmax &a) {
   const int64_t d = a.input.sizes[a.dim];
   const int64_t xStep = a.input.strides[a.dim], yStep = a.output.strides[a.dim];
-  forEachRowRun(a, [&](const float *x, int64_t xRowStep, float *y,
-                       int64_t yRowStep, int64_t count) {
+  forEachRowRun<float>(a, [&](const float *x, int64_t xRowStep, float *y,
+                              int64_t yRowStep, int64_t count) {
     for (int64_t r = 0; r < count; ++r) {
       const float *xr = x + r * xRowStep;
       float *yr = y + r * yRowStep;
@@ -192,14 +217,21 @@ void cpu::softmaxReference(const args::softmax &a) {
   });
 }
 
-const char *cpu::softmaxFast(const args::softmax &a) {
+const char *cpu::softmaxFast(const args::softmax &a, DType dtype) {
   const int64_t d = a.input.sizes[a.dim];
   // A size-1 dim's stride is free (L2).
   if (d != 1 && (a.input.strides[a.dim] != 1 || a.output.strides[a.dim] != 1))
     return nullptr;
-  forEachRowRun(a, [&](const float *x, int64_t xRowStep, float *y,
-                       int64_t yRowStep, int64_t count) {
-    softmaxRows(x, xRowStep, y, yRowStep, count, d);
+  return visitFloatElement(dtype, [&](auto element) {
+    using T = decltype(element);
+    forEachRowRun<T>(a, [&](const T *x, int64_t xRowStep, T *y,
+                            int64_t yRowStep, int64_t count) {
+      if constexpr (std::is_same_v<T, float>)
+        softmaxRows(x, xRowStep, y, yRowStep, count, d);
+      else
+        softmaxRows(x, xRowStep, y, yRowStep, count, d,
+                    scratchBuffer<float, 0>(d).data());
+    });
+    return "rows";
   });
-  return "rows";
 }

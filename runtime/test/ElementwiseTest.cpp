@@ -507,6 +507,57 @@ TEST(BinaryTest, PerChannelOperandOfLowerRankOnEitherSide) {
   }
 }
 
+TEST(BinaryTest, OneElementOperandEveryOpSideAndInPlace) {
+  // A splat constant broadcast over an activation (a vision transformer's
+  // attention scale, 0-d; a [1, 1, 1] one): every function and add, the
+  // constant on either side, into another tensor or in place; dense layouts
+  // take the scalar loop, a strided one the reference.
+  const int64_t ops[] = {MEMFMT_BINARY_MUL, MEMFMT_BINARY_SUB,
+                         MEMFMT_BINARY_DIV, -1 /* add */};
+  int64_t node = 0;
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  for (Layout layout : {C, CL, S})
+    for (const std::vector<int64_t> &scalarShape :
+         {std::vector<int64_t>{}, std::vector<int64_t>{1, 1, 1}})
+      for (int64_t op : ops)
+        for (bool scalarOnLeft : {false, true})
+          for (bool inPlace : {false, true}) {
+            Tensor x({2, 12, 3, 5}, layout), s(scalarShape, C),
+                y({2, 12, 3, 5}, layout);
+            x.fillRandom(43);
+            s.fillRandom(44, 0.5, 2);
+            const float sc = s.flat(0);
+            Expected want;
+            for (int64_t i = 0; i < x.numElements(); ++i) {
+              float v = x.flat(i);
+              float l = scalarOnLeft ? sc : v, r = scalarOnLeft ? v : sc;
+              want.value.push_back(op == MEMFMT_BINARY_MUL   ? l * r
+                                   : op == MEMFMT_BINARY_SUB ? l - r
+                                   : op == MEMFMT_BINARY_DIV ? l / r
+                                                             : l + r);
+              want.magnitude.push_back(0);
+            }
+            Tensor &out = inPlace ? x : y;
+            const Tensor &lhs = scalarOnLeft ? s : x,
+                         &rhs = scalarOnLeft ? x : s;
+            std::string what = "op " + std::to_string(op) + " " + x.describe() +
+                               " scalar " + s.describe() +
+                               (scalarOnLeft ? " left" : " right") +
+                               (inPlace ? " in place" : "");
+            EXPECT_KERNEL_OK(ctx, op < 0 ? _mlir_ciface_memfmt_add_f32(
+                                               ctx, node, lhs.memref(),
+                                               rhs.memref(), out.memref())
+                                         : _mlir_ciface_memfmt_binary_f32(
+                                               ctx, node, lhs.memref(),
+                                               rhs.memref(), out.memref(), op))
+                << what;
+            expectClose(out, want, 0, what);
+            EXPECT_EQ(ctx.implOf(node), layout == S ? "reference" : "scalar")
+                << what;
+            ++node;
+          }
+}
+
 //===----------------------------------------------------------------------===//
 // batch_norm
 //===----------------------------------------------------------------------===//

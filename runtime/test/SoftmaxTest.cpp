@@ -19,6 +19,8 @@
 
 #include "RuntimeTest.h"
 
+#include "memfmt/runtime/io/HalfFloat.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -246,6 +248,43 @@ TEST(SoftmaxTest, InfinitiesAndNaN) {
                       std::isnan(element(out, 2, k)))
               << what << " element " << k;
       }
+  }
+}
+
+/// The bf16 row loop keeps the same special values: masked (-inf) entries
+/// get exactly 0, a NaN or an all -inf row becomes NaN, finite rows are the
+/// exact softmax rounded once (PrecisionTest.cpp checks more shapes).
+TEST(SoftmaxTest, Bf16RowsKeepInfinitiesAndNaN) {
+  namespace io = memfmt::io;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  Tensor in({4, 9});
+  in.fillRandom(45, -3, 3);
+  for (int64_t k : {0, 4, 8})
+    in.at({0, k}) = -inf;
+  in.at({1, 5}) = nan;
+  for (int64_t k = 0; k < 9; ++k)
+    in.at({2, k}) = -inf;
+  TestTensor<uint16_t> x({4, 9}), y({4, 9});
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    x.flat(i) = io::floatToBFloat16(in.flat(i));
+    in.flat(i) = io::bfloat16ToFloat(x.flat(i));
+  }
+  EXPECT_KERNEL_OK(
+      ctx, _mlir_ciface_memfmt_softmax_bf16(ctx, 0, x.memref(), y.memref(), 1));
+  EXPECT_EQ(ctx.implOf(0), "rows");
+  const Expected want = naiveSoftmax(in, 1);
+  for (int64_t k = 0; k < 9; ++k) {
+    const float masked = io::bfloat16ToFloat(y.at({0, k}));
+    if (k % 4 == 0)
+      EXPECT_EQ(masked, 0.0f) << "masked element " << k;
+    EXPECT_TRUE(std::isnan(io::bfloat16ToFloat(y.at({1, k}))) &&
+                std::isnan(io::bfloat16ToFloat(y.at({2, k}))))
+        << "element " << k;
+    const double finite = io::bfloat16ToFloat(y.at({3, k}));
+    const double exact = want.value[3 * 9 + k];
+    EXPECT_NEAR(finite, exact, std::fabs(exact) * 0x1p-8) << "element " << k;
   }
 }
 
