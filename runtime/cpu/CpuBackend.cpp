@@ -17,7 +17,7 @@
 //  * MEMFMT_KERNELS_FAST, bf16: oneDNN for conv2d, linear, layer_norm,
 //    sigmoid/silu/gelu and casts where the CPU has an implementation
 //    (convolutions need AVX-512 BF16 or AMX); the layout-specialised loops
-//    that also compute in bf16 (Element.h: relu, add, binary, the
+//    that also compute in bf16 (Element.h: relu, add, binary, softmax, the
 //    piecewise-linear eltwise functions, and the pooling and copies
 //    oneDNN declines; for a mixed-precision training step also the
 //    channels-last batch norms, relu's gradient, max pooling with its
