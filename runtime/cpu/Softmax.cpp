@@ -71,15 +71,10 @@ constexpr int64_t kMinPerThread = 1 << 14;
 template <typename T, typename Body>
 void forEachRowRun(const args::softmax &a, Body &&body) {
   const TensorView &in = a.input, &out = a.output;
-  const int64_t d = in.sizes[a.dim];
-  int64_t rowSizes[kMaxRank];
-  std::copy(in.sizes, in.sizes + in.rank, rowSizes);
-  rowSizes[a.dim] = 1;
   const T *x = in.as<T>();
   T *y = out.as<T>();
-  forEachStrided<2>(
-      in.rank, rowSizes, {out.strides, in.strides},
-      std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(d, 1)),
+  forEachRowAlong<2>(
+      in.rank, in.sizes, a.dim, {out.strides, in.strides}, kMinPerThread,
       [&](const OperandOffsets<2> &offsets, int64_t count,
           const OperandOffsets<2> &steps) {
         body(x + offsets[1], steps[1], y + offsets[0], steps[0], count);

@@ -46,19 +46,15 @@ constexpr int64_t kMinPerThread = 1 << 14;
 template <typename T, typename Body>
 void forEachRowRun(const args::softmax_backward &a, Body &&body) {
   const TensorView &gi = a.grad_input, &go = a.grad_output, &y = a.output;
-  const int64_t d = y.sizes[a.dim];
-  int64_t rowSizes[kMaxRank];
-  std::copy(y.sizes, y.sizes + y.rank, rowSizes);
-  rowSizes[a.dim] = 1;
   T *gis = gi.as<T>();
   const T *gos = go.as<T>(), *ys = y.as<T>();
-  forEachStrided<3>(
-      y.rank, rowSizes, {gi.strides, go.strides, y.strides},
-      std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(d, 1)),
-      [&](const OperandOffsets<3> &offsets, int64_t count,
-          const OperandOffsets<3> &steps) {
-        body(gis + offsets[0], gos + offsets[1], ys + offsets[2], steps, count);
-      });
+  forEachRowAlong<3>(y.rank, y.sizes, a.dim,
+                     {gi.strides, go.strides, y.strides}, kMinPerThread,
+                     [&](const OperandOffsets<3> &offsets, int64_t count,
+                         const OperandOffsets<3> &steps) {
+                       body(gis + offsets[0], gos + offsets[1], ys + offsets[2],
+                            steps, count);
+                     });
 }
 
 /// The gradient of `count` rows of `d` contiguous elements (inlined into

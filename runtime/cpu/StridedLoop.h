@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <utility>
 
 namespace memfmt::runtime::cpu {
 
@@ -115,6 +116,25 @@ void forEachStrided(int64_t rank, const int64_t *sizes,
                   }
                 }
               });
+}
+
+/// forEachStrided over the rows along dim `dim` of K operands of shape
+/// `sizes`: the index space of the other dims (`dim` taken as size 1), so
+/// each run is `count` rows, row r of operand k starting at offsets[k] + r *
+/// steps[k], its elements strides[k][dim] apart. Rows are split across
+/// threads in chunks of at least `minPerThread` elements (softmax and its
+/// gradient).
+template <size_t K, typename Body>
+void forEachRowAlong(int64_t rank, const int64_t *sizes, int64_t dim,
+                     const std::array<const int64_t *, K> &strides,
+                     int64_t minPerThread, Body &&body) {
+  int64_t rowSizes[kMaxRank];
+  std::copy(sizes, sizes + rank, rowSizes);
+  rowSizes[dim] = 1;
+  const int64_t rowLength = std::max<int64_t>(sizes[dim], 1);
+  forEachStrided<K>(rank, rowSizes, strides,
+                    std::max<int64_t>(1, minPerThread / rowLength),
+                    std::forward<Body>(body));
 }
 
 } // namespace memfmt::runtime::cpu

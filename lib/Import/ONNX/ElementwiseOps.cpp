@@ -9,13 +9,13 @@
 // LayerNormalization, Relu, Add (NumPy
 // broadcasting, and Add-1/6's `broadcast` and `axis`), Mul, Sub, Div,
 // Sigmoid, HardSigmoid, HardSwish, Clip (clamp; ReLU6) and Gelu. Add, Mul,
-// Sub and Div of two constants fold at import (ShapeArithmetic.h).
+// Sub and Div of two constants fold at import (ConstantFolds.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantFolds.h"
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
-#include "ShapeArithmetic.h"
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 

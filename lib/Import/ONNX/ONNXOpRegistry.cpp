@@ -40,6 +40,7 @@ const ONNXOpRegistry &ONNXOpRegistry::get() {
     registerShapeOps(r);
     registerConstantOps(r);
     registerShapeArithmeticOps(r);
+    registerConstantFoldOps(r);
     return r;
   }();
   return registry;

@@ -108,6 +108,7 @@ void registerGemmMatMulOps(ONNXOpRegistry &registry);
 void registerShapeOps(ONNXOpRegistry &registry);
 void registerConstantOps(ONNXOpRegistry &registry);
 void registerShapeArithmeticOps(ONNXOpRegistry &registry);
+void registerConstantFoldOps(ONNXOpRegistry &registry);
 
 } // namespace mlir::memfmt::onnx_import
 

@@ -11,24 +11,21 @@
 // Shape is always a constant.
 //
 // * Shape and Size of any value (its shape is static), Gather, Slice,
-//   ConstantOfShape, Cast, Range, Expand, Equal, Less, Greater and Where of
-//   constants fold to constants (int64, float or bool); Add, Mul, Sub and Div of two constants fold too
-//   (ElementwiseOps.cpp calls foldBinary), and so does Concat of constants
-//   (ShapeOps.cpp calls foldConcat).
+//   ConstantOfShape, Cast and Range of constants fold to constants (int64,
+//   float or bool); the broadcasting folds (Add, Mul, Sub, Div, Concat,
+//   Equal, Less, Greater, Where, Expand) are in ConstantFolds.cpp.
 // * Slice, Gather and Transpose of a run-time tensor are memfmt.slice (per
 //   run of gathered indices, concatenated) and memfmt.permute (data, not
 //   shape logic, but they share the index rules with their folds).
 // * Unsqueeze and Squeeze of a run-time tensor are a memfmt.reshape; a Cast
 //   of a floating-point tensor to a floating-point type is the identity
 //   (memfmt computes in the model's element type).
-// * Integer division truncates toward zero (as ONNX Runtime's). Anything
-//   else on a run-time tensor is unsupported, with the reason.
+// * Anything else on a run-time tensor is unsupported, with the reason.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ShapeArithmetic.h"
-
 #include "GraphImporter.h"
+#include "HostValues.h"
 #include "ONNXOpRegistry.h"
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
@@ -43,127 +40,6 @@ using namespace mlir::memfmt::onnx_import;
 
 namespace {
 
-bool isIntegerKind(ElementKind kind) {
-  return !isFloatKind(kind) && kind != ElementKind::Double &&
-         elementKindSize(int32_t(kind)) > 0 && kind != ElementKind::Bool &&
-         kind != ElementKind::Complex64 && kind != ElementKind::Complex128;
-}
-
-/// A constant's values as int64 or as float, with its shape.
-struct HostValues {
-  bool integer = true;
-  /// Integer values that are ONNX bools (0 or 1): Equal's result, Where's
-  /// condition.
-  bool boolean = false;
-  std::vector<int64_t> ints;
-  std::vector<float> floats;
-  SmallVector<int64_t, 4> shape;
-
-  static FailureOr<HostValues> of(GraphImporter &importer, Node &node,
-                                  const HostTensor &t, StringRef role) {
-    HostValues v;
-    v.shape = t.shape;
-    if (isIntegerKind(t.kind) || t.kind == ElementKind::Bool) {
-      v.ints = t.toInts();
-      v.boolean = t.kind == ElementKind::Bool;
-    } else if (isFloatKind(t.kind) || t.kind == ElementKind::Double) {
-      v.integer = false;
-      v.floats = t.toFloats();
-    } else {
-      return importer.unsupported(node, "the " + role + " input is " +
-                                            elementKindName(int32_t(t.kind)));
-    }
-    return v;
-  }
-
-  int64_t size() const {
-    return integer ? int64_t(ints.size()) : int64_t(floats.size());
-  }
-  HostTensor tensor() const {
-    if (!integer)
-      return HostTensor::fromFloats(shape, floats);
-    HostTensor t = HostTensor::fromInts(shape, ints);
-    return boolean ? t.toBools() : t;
-  }
-  /// The value at `i` of a float or integer tensor, as a double.
-  double at(int64_t i) const { return integer ? double(ints[i]) : floats[i]; }
-  /// A tensor of `newShape` holding the elements at `indices`.
-  HostValues gather(ArrayRef<int64_t> newShape,
-                    ArrayRef<int64_t> indices) const {
-    HostValues out;
-    out.integer = integer;
-    out.boolean = boolean;
-    out.shape.assign(newShape.begin(), newShape.end());
-    for (int64_t i : indices) {
-      if (integer)
-        out.ints.push_back(ints[i]);
-      else
-        out.floats.push_back(floats[i]);
-    }
-    return out;
-  }
-};
-
-/// Row-major strides of `shape`.
-SmallVector<int64_t, 4> rowMajorStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t, 4> strides(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-/// Calls `fn(offsets)` for every index of `shape` in row-major order, with
-/// the offsets of each operand given its strides (per dim of `shape`).
-template <size_t N, typename Fn>
-void forEachIndex(ArrayRef<int64_t> shape,
-                  std::array<SmallVector<int64_t, 4>, N> strides, Fn fn) {
-  int64_t count = 1;
-  for (int64_t s : shape)
-    count *= s;
-  SmallVector<int64_t, 4> index(shape.size(), 0);
-  for (int64_t n = 0; n < count; ++n) {
-    std::array<int64_t, N> offsets{};
-    for (size_t d = 0; d < shape.size(); ++d)
-      for (size_t k = 0; k < N; ++k)
-        offsets[k] += index[d] * strides[k][d];
-    fn(offsets);
-    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-}
-
-/// The NumPy broadcast of the operands' shapes and each operand's strides
-/// over it (0 where it is broadcast), or a located error.
-template <size_t N>
-FailureOr<std::pair<SmallVector<int64_t, 4>,
-                    std::array<SmallVector<int64_t, 4>, N>>>
-broadcastOperands(GraphImporter &importer, Node &node,
-                  std::array<const HostValues *, N> operands) {
-  SmallVector<int64_t, 4> shape = operands[0]->shape;
-  for (const HostValues *v : ArrayRef(operands).drop_front()) {
-    std::optional<SmallVector<int64_t, 4>> b = broadcastShapes(shape, v->shape);
-    if (!b)
-      return importer.invalid(node, "operand shapes " + formatShape(shape) +
-                                        " and " + formatShape(v->shape) +
-                                        " do not broadcast");
-    shape = *b;
-  }
-  int64_t rank = shape.size();
-  std::array<SmallVector<int64_t, 4>, N> strides;
-  for (auto [k, v] : llvm::enumerate(operands)) {
-    SmallVector<int64_t, 4> own = rowMajorStrides(v->shape);
-    strides[k].assign(rank, 0);
-    int64_t lead = rank - v->shape.size();
-    for (int64_t d = lead; d < rank; ++d)
-      if (v->shape[d - lead] != 1)
-        strides[k][d] = own[d - lead];
-  }
-  return std::make_pair(shape, strides);
-}
-
 /// An axis attribute or input value normalised into [0, rank).
 FailureOr<int64_t> normalizeAxis(GraphImporter &importer, Node &node,
                                  int64_t axis, int64_t rank) {
@@ -172,27 +48,6 @@ FailureOr<int64_t> normalizeAxis(GraphImporter &importer, Node &node,
                                       " is out of range for rank " +
                                       Twine(rank));
   return axis < 0 ? axis + rank : axis;
-}
-
-/// A 1-D (or 0-D) integer constant input's values; with `clamp`, values
-/// beyond +-2^31 are clamped to it instead of rejected (Slice's starts and
-/// ends, where exporters write INT64_MAX for "to the end").
-FailureOr<SmallVector<int64_t>> intsInput(GraphImporter &importer, Node &node,
-                                          unsigned i, StringRef role,
-                                          bool clamp = false) {
-  FailureOr<HostTensor> t = importer.constantOperand(node, i, role);
-  if (failed(t))
-    return failure();
-  if (!isIntegerKind(t->kind) || t->shape.size() > 1)
-    return importer.invalid(node, "the " + role +
-                                      " input must be a 0-D or 1-D integer "
-                                      "tensor");
-  if (!clamp)
-    return importer.intValues(node, *t, role);
-  SmallVector<int64_t> values;
-  for (int64_t v : t->toInts())
-    values.push_back(std::clamp(v, -kMaxAttribute, kMaxAttribute));
-  return values;
 }
 
 /// The axes of Unsqueeze and Squeeze (after checking the node's arity): the
@@ -678,243 +533,6 @@ LogicalResult convertRange(GraphImporter &importer, Node &node) {
 
 } // namespace
 
-//===----------------------------------------------------------------------===//
-// Folding entry points for other families
-//===----------------------------------------------------------------------===//
-
-LogicalResult mlir::memfmt::onnx_import::foldBinary(GraphImporter &importer,
-                                                    Node &node,
-                                                    BinaryArithmetic op) {
-  FailureOr<HostValues> lhs =
-      HostValues::of(importer, node, *node.inputs[0]->constant, "A");
-  FailureOr<HostValues> rhs =
-      HostValues::of(importer, node, *node.inputs[1]->constant, "B");
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  if (lhs->integer != rhs->integer)
-    return importer.invalid(node, "the operands' element types differ");
-  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
-  if (failed(broadcast))
-    return failure();
-  HostValues out;
-  out.integer = lhs->integer;
-  out.shape = broadcast->first;
-  bool divideByZero = false;
-  forEachIndex<2>(out.shape, broadcast->second,
-                  [&](std::array<int64_t, 2> at) {
-    if (out.integer) {
-      int64_t a = lhs->ints[at[0]], b = rhs->ints[at[1]];
-      switch (op) {
-      case BinaryArithmetic::Add:
-        out.ints.push_back(a + b);
-        break;
-      case BinaryArithmetic::Sub:
-        out.ints.push_back(a - b);
-        break;
-      case BinaryArithmetic::Mul:
-        out.ints.push_back(a * b);
-        break;
-      case BinaryArithmetic::Div:
-        divideByZero |= b == 0;
-        out.ints.push_back(b == 0 ? 0 : a / b);
-        break;
-      }
-      return;
-    }
-    float a = lhs->floats[at[0]], b = rhs->floats[at[1]];
-    out.floats.push_back(op == BinaryArithmetic::Add   ? a + b
-                         : op == BinaryArithmetic::Sub ? a - b
-                         : op == BinaryArithmetic::Mul ? a * b
-                                                       : a / b);
-  });
-  if (divideByZero)
-    return importer.invalid(node, "integer division by zero");
-  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
-  return success();
-}
-
-LogicalResult mlir::memfmt::onnx_import::foldConcat(GraphImporter &importer,
-                                                    Node &node, int64_t axis) {
-  SmallVector<HostValues> parts;
-  for (unsigned i = 0; i < node.numInputs(); ++i) {
-    FailureOr<HostValues> v =
-        HostValues::of(importer, node, *node.inputs[i]->constant, "input");
-    if (failed(v))
-      return failure();
-    if (!parts.empty() && v->integer != parts.front().integer)
-      return importer.invalid(node, "the inputs' element types differ");
-    parts.push_back(*v);
-  }
-  HostValues out;
-  out.integer = parts.front().integer;
-  out.shape = parts.front().shape;
-  out.shape[axis] = 0;
-  for (const HostValues &p : parts)
-    out.shape[axis] += p.shape[axis];
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= out.shape[d];
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const HostValues &p : parts) {
-      int64_t row = p.size() / std::max<int64_t>(1, outer);
-      for (int64_t i = o * row; i < (o + 1) * row; ++i) {
-        if (out.integer)
-          out.ints.push_back(p.ints[i]);
-        else
-          out.floats.push_back(p.floats[i]);
-      }
-    }
-  }
-  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
-  return success();
-}
-
-namespace {
-
-enum class Comparison { Equal, Less, Greater };
-
-/// Equal, Less and Greater of two constants (the shape logic around
-/// torch's `expand`): a bool tensor.
-template <Comparison op>
-LogicalResult convertComparison(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 2, 2, 1)))
-    return failure();
-  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
-  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
-  if (failed(a) || failed(b))
-    return failure();
-  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
-  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
-  if (failed(broadcast))
-    return failure();
-  HostValues out;
-  out.boolean = true;
-  out.shape = broadcast->first;
-  forEachIndex<2>(out.shape, broadcast->second,
-                  [&](std::array<int64_t, 2> at) {
-                    double x = lhs->at(at[0]), y = rhs->at(at[1]);
-                    out.ints.push_back(op == Comparison::Equal  ? x == y
-                                       : op == Comparison::Less ? x < y
-                                                                : x > y);
-                  });
-  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
-  return success();
-}
-
-/// Where of constants: X where the condition holds, else Y (broadcast).
-LogicalResult convertWhere(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 3, 3, 1)))
-    return failure();
-  if (!llvm::all_of(node.inputs, [](OnnxValue *v) { return v->isConstant(); }))
-    return importer.unsupported(node, "Where of run-time tensors is not "
-                                      "supported (only of constants, as in "
-                                      "shape arithmetic)");
-  FailureOr<HostTensor> c = importer.constantOperand(node, 0, "condition");
-  FailureOr<HostTensor> a = importer.constantOperand(node, 1, "X");
-  FailureOr<HostTensor> b = importer.constantOperand(node, 2, "Y");
-  if (failed(c) || failed(a) || failed(b))
-    return failure();
-  FailureOr<HostValues> cond = HostValues::of(importer, node, *c, "condition");
-  FailureOr<HostValues> x = HostValues::of(importer, node, *a, "X");
-  FailureOr<HostValues> y = HostValues::of(importer, node, *b, "Y");
-  if (failed(cond) || failed(x) || failed(y))
-    return failure();
-  if (!cond->integer)
-    return importer.invalid(node, "the condition must be bool");
-  if (x->integer != y->integer)
-    return importer.invalid(node, "X and Y have different element types");
-  auto broadcast =
-      broadcastOperands<3>(importer, node, {&*cond, &*x, &*y});
-  if (failed(broadcast))
-    return failure();
-  HostValues out;
-  out.integer = x->integer;
-  out.boolean = x->boolean && y->boolean;
-  out.shape = broadcast->first;
-  forEachIndex<3>(out.shape, broadcast->second,
-                  [&](std::array<int64_t, 3> at) {
-                    const HostValues &pick = cond->ints[at[0]] ? *x : *y;
-                    int64_t i = cond->ints[at[0]] ? at[1] : at[2];
-                    if (out.integer)
-                      out.ints.push_back(pick.ints[i]);
-                    else
-                      out.floats.push_back(pick.floats[i]);
-                  });
-  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
-  return success();
-}
-
-/// Expand (opset 8): the input broadcast with a constant shape, both ways
-/// (NumPy). A constant folds, but model state the shape grows (ViT's class
-/// token, an initializer expanded to the batch) becomes `memfmt.add` of its
-/// weight and zeros of the result's shape, which broadcasts it (computed
-/// once at load in inference; in training the parameter's gradient is the
-/// sum over the broadcast dims). A run-time tensor passes through where the
-/// shape does not grow it.
-LogicalResult convertExpand(GraphImporter &importer, Node &node) {
-  if (failed(importer.checkArity(node, 2, 2, 1)))
-    return failure();
-  FailureOr<SmallVector<int64_t>> target =
-      intsInput(importer, node, 1, "shape");
-  if (failed(target))
-    return failure();
-  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
-    return importer.invalid(node, "the shape " + formatShape(*target) +
-                                      " has a negative dimension");
-  OnnxValue &x = *node.inputs[0];
-  std::optional<SmallVector<int64_t, 4>> shape =
-      broadcastShapes(x.shape, *target);
-  if (!shape)
-    return importer.invalid(node, "the input " + formatShape(x.shape) +
-                                      " does not broadcast to " +
-                                      formatShape(*target));
-  if (llvm::is_contained(*shape, 0))
-    return importer.unsupported(node, "the result is empty; empty tensors "
-                                      "are not supported");
-  if (!x.isConstant()) {
-    if (product(*shape) != product(x.shape))
-      return importer.unsupported(
-          node, "Expand of a run-time tensor " + formatShape(x.shape) +
-                    " to " + formatShape(*shape) +
-                    " is not supported (only of constants, or to as many "
-                    "elements)");
-    return importer.setReshapedOutput(node, *shape, "input");
-  }
-  if (x.modelState && ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(x.shape)) {
-    FailureOr<Value> parameter = importer.tensorOperand(node, 0, "input");
-    if (failed(parameter))
-      return failure();
-    Value zeros = importer.splatConstant(node.proto.output(0), *shape, 0.0);
-    FailureOr<Value> sum = importer.verified(
-        node, AddOp::create(importer.getBuilder(), node.loc,
-                            importer.tensorType(*shape), zeros, *parameter));
-    if (failed(sum))
-      return failure();
-    importer.setOutput(node, 0, OnnxValue::runtime(*sum, *shape));
-    return success();
-  }
-  FailureOr<HostValues> data = HostValues::of(importer, node, *x.constant,
-                                              "input");
-  if (failed(data))
-    return failure();
-  HostValues shapeOnly;
-  shapeOnly.shape = *shape;
-  auto broadcast = broadcastOperands<2>(importer, node, {&*data, &shapeOnly});
-  if (failed(broadcast))
-    return failure();
-  std::vector<int64_t> picks;
-  forEachIndex<2>(*shape, broadcast->second,
-                  [&](std::array<int64_t, 2> at) { picks.push_back(at[0]); });
-  importer.setOutput(node, 0,
-                     OnnxValue::ofConstant(data->gather(*shape, picks).tensor()));
-  return success();
-}
-
-} // namespace
-
 void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
     ONNXOpRegistry &registry) {
   constexpr StringRef folded = "(folded at import)";
@@ -970,30 +588,6 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
                 {{9, convertConstantOfShape}},
                 {folded, "a constant shape; `value` (default float 0)",
                  "empty shapes"}});
-  constexpr StringRef comparison = "constants, NumPy broadcasting";
-  registry.add({"Equal",
-                {},
-                {{1, convertComparison<Comparison::Equal>}},
-                {folded, comparison, "run-time tensors"}});
-  registry.add({"Less",
-                {},
-                {{1, convertComparison<Comparison::Less>}},
-                {folded, comparison, "run-time tensors"}});
-  registry.add({"Greater",
-                {},
-                {{1, convertComparison<Comparison::Greater>}},
-                {folded, comparison, "run-time tensors"}});
-  registry.add({"Where",
-                {},
-                {{9, convertWhere}},
-                {folded, "constants, NumPy broadcasting", "run-time tensors"}});
-  registry.add({"Expand",
-                {},
-                {{8, convertExpand}},
-                {"(folded, `add` of an initializer and zeros, or `reshape`)",
-                 "a constant input (any broadcast); a run-time input where "
-                 "the shape only adds or drops size-1 dimensions",
-                 "run-time inputs that grow"}});
   registry.add({"Range",
                 {},
                 {{11, convertRange}},

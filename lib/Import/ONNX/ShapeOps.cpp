@@ -9,7 +9,7 @@
 //
 // * Flatten, Reshape, Identity and Dropout of a constant fold at import (the
 //   result is a constant named after their output), and so does a Concat of
-//   constants (shape arithmetic, ShapeArithmetic.h).
+//   constants (shape arithmetic, ConstantFolds.h).
 // * Split with unequal sizes is a chunk into pieces of the sizes' greatest
 //   common divisor and a cat of consecutive pieces.
 // * Pad with zeros on H and W (as torch exports it in front of AveragePool)
@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantFolds.h"
 #include "GraphImporter.h"
 #include "ONNXOpRegistry.h"
-#include "ShapeArithmetic.h"
 
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 

@@ -1,17 +1,18 @@
-//===- ShapeArithmetic.h - Shape logic folded at import ---------*- C++ -*-===//
+//===- ConstantFolds.h - Broadcasting folds other families use --*- C++ -*-===//
 //
 // Part of the memfmt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The folds of ShapeArithmetic.cpp that other operator families use when
-// every input of a node is a constant: Add (ElementwiseOps.cpp) and Concat
-// (ShapeOps.cpp) of constants are computed at import like Mul, Sub and Div.
+// The folds of ConstantFolds.cpp that other operator families use when
+// every input of a node is a constant: Add, Mul, Sub, Div
+// (ElementwiseOps.cpp) and Concat (ShapeOps.cpp) of constants are computed
+// at import.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEMFMT_LIB_IMPORT_ONNX_SHAPEARITHMETIC_H
-#define MEMFMT_LIB_IMPORT_ONNX_SHAPEARITHMETIC_H
+#ifndef MEMFMT_LIB_IMPORT_ONNX_CONSTANTFOLDS_H
+#define MEMFMT_LIB_IMPORT_ONNX_CONSTANTFOLDS_H
 
 #include "mlir/Support/LLVM.h"
 
@@ -35,4 +36,4 @@ LogicalResult foldConcat(GraphImporter &importer, Node &node, int64_t axis);
 
 } // namespace mlir::memfmt::onnx_import
 
-#endif // MEMFMT_LIB_IMPORT_ONNX_SHAPEARITHMETIC_H
+#endif // MEMFMT_LIB_IMPORT_ONNX_CONSTANTFOLDS_H
