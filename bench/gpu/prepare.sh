@@ -21,10 +21,12 @@
 #                              and nchw, prec in f32 and bf16, N in 1, 32, 256
 #   models/train-<net>-<target>/  training steps (with eval/) for the
 #                              GPU-vs-CPU check: net tiny (test/Tools/
-#                              memfmt-compile/Inputs/tiny.mlir) and resnet18
+#                              memfmt-compile/Inputs/tiny.mlir), tiny-bf16
+#                              (the same, --precision bf16) and resnet18
 #                              (batch 4, 64x64), target cuda and cpu
 #   models/train-resnet50-<fmt>-b<N>/  ResNet-50 training steps for the
-#                              benchmark: fmt cl and nchw, N in 32 and 256
+#                              benchmark: fmt cl, nchw and cl-bf16
+#                              (--precision bf16), N in 32 and 256
 #   COMMIT                     the commit (and whether the tree was dirty)
 #
 # Then, on the GPU server: bench/gpu/run.sh (see bench/gpu/README.md).
@@ -133,6 +135,9 @@ train_model() { # DIR, then memfmt-compile's arguments
 for target in cuda cpu; do
   train_model "$OUT/models/train-tiny-$target" \
     test/Tools/memfmt-compile/Inputs/tiny.mlir --target "$target"
+  train_model "$OUT/models/train-tiny-bf16-$target" \
+    test/Tools/memfmt-compile/Inputs/tiny.mlir --target "$target" \
+    --precision bf16
   train_model "$OUT/models/train-resnet18-$target" --model resnet18 \
     --target "$target" --batch 4 --height 64 --width 64
 done
@@ -142,6 +147,9 @@ for batch in 32 256; do
     --batch "$batch"
   train_model "$OUT/models/train-resnet50-nchw-b$batch" --model resnet50 \
     --target cuda --memory-format contiguous --batch "$batch"
+  train_model "$OUT/models/train-resnet50-cl-bf16-b$batch" --model resnet50 \
+    --target cuda --memory-format channels-last --input-format channels-last \
+    --precision bf16 --batch "$batch"
 done
 # 6. Provenance, and a check that the bundle is whole and small.
 {

@@ -344,14 +344,6 @@ memfmt_status_t CudaBackend::enter(KernelCall &call) {
   return MEMFMT_STATUS_OK;
 }
 
-memfmt_status_t CudaBackend::enterTraining(KernelCall &call) {
-  if (call.dtype() != DType::f32)
-    return call.fail(MEMFMT_STATUS_UNSUPPORTED,
-                     "the CUDA training kernels are f32 only; bf16 mixed-"
-                     "precision training runs on the CPU");
-  return enter(call);
-}
-
 memfmt_status_t CudaBackend::scratch(KernelCall &call, ScratchSlot slot,
                                      size_t bytes, void **out) {
   Scratch &s = slots[slot];
@@ -651,41 +643,39 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::copy &a) {
   return status;
 }
 
+memfmt_status_t CudaBackend::convertTensor(KernelCall &call, Elem from, Elem to,
+                                           const TensorView &input,
+                                           const TensorView &output,
+                                           const char **impl) {
+  if (from == to)
+    return copyTensor(call, from, input, output, impl);
+  StridedPlan<2> plan = unaryPlan(input, output);
+  *impl = implOf(plan);
+  MEMFMT_LAUNCH_TRY(
+      call, "the conversion kernel",
+      launchConvert(from, to, plan, output.data, input.data, stream));
+  return MEMFMT_STATUS_OK;
+}
+
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::cast_f32_to &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  Elem to = elemOf(call.dtype());
-  if (to == Elem::F32) {
-    const char *impl = "empty";
-    memfmt_status_t status = copyTensor(call, to, a.input, a.output, &impl);
-    call.setImpl(impl);
-    return status;
-  }
-  StridedPlan<2> plan = unaryPlan(a.input, a.output);
-  call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(
-      call, "the conversion kernel",
-      launchConvert(Elem::F32, to, plan, a.output.data, a.input.data, stream));
-  return MEMFMT_STATUS_OK;
+  const char *impl = "empty";
+  memfmt_status_t status = convertTensor(call, Elem::F32, elemOf(call.dtype()),
+                                         a.input, a.output, &impl);
+  call.setImpl(impl);
+  return status;
 }
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::cast_to_f32_from &a) {
   if (memfmt_status_t s = enter(call))
     return s;
-  Elem from = elemOf(call.dtype());
-  if (from == Elem::F32) {
-    const char *impl = "empty";
-    memfmt_status_t status = copyTensor(call, from, a.input, a.output, &impl);
-    call.setImpl(impl);
-    return status;
-  }
-  StridedPlan<2> plan = unaryPlan(a.input, a.output);
-  call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(call, "the conversion kernel",
-                    launchConvert(from, Elem::F32, plan, a.output.data,
-                                  a.input.data, stream));
-  return MEMFMT_STATUS_OK;
+  const char *impl = "empty";
+  memfmt_status_t status = convertTensor(call, elemOf(call.dtype()), Elem::F32,
+                                         a.input, a.output, &impl);
+  call.setImpl(impl);
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -814,7 +804,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::avg_pool2d_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   PoolArgs args;
   args.kind = PoolKind::AvgBackward;

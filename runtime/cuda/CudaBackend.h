@@ -139,10 +139,6 @@ public:
 private:
   /// Makes the device current for a kernel call.
   memfmt_status_t enter(KernelCall &call);
-  /// enter() for a training kernel, whose CUDA version is f32 only: a bf16
-  /// call (a mixed-precision step, which memfmt-compile builds for the CPU
-  /// only) fails with a clear error.
-  memfmt_status_t enterTraining(KernelCall &call);
   /// A scratch buffer of at least `bytes` in `slot` (grown outside capture
   /// only).
   memfmt_status_t scratch(KernelCall &call, ScratchSlot slot, size_t bytes,
@@ -152,6 +148,12 @@ private:
   memfmt_status_t copyTensor(KernelCall &call, Elem elem,
                              const TensorView &from, const TensorView &to,
                              const char **impl);
+  /// Copies `input` (elements `from`) into `output` (same shape, any
+  /// strides, elements `to`), each element converted (rounded to nearest
+  /// even when narrowing); copyTensor when the types are equal.
+  memfmt_status_t convertTensor(KernelCall &call, Elem from, Elem to,
+                                const TensorView &input,
+                                const TensorView &output, const char **impl);
   /// conv2d with its bias, residual and relu in one cuDNN call
   /// (cudnnConvolutionBiasActivationForward) on tensors packed in `format`;
   /// `fused` is false when cuDNN refuses this shape (then the caller runs
@@ -167,10 +169,11 @@ private:
                            const TensorView *residual, bool relu);
   memfmt_status_t runPool(KernelCall &call, PoolArgs &args);
   /// out = input @ weight^T (+ bias along dim 1) on cuBLAS, 2-D operands
-  /// of any strides (CudaLinear.cpp).
-  memfmt_status_t gemm(KernelCall &call, Elem elem, const TensorView &input,
-                       const TensorView &weight, const TensorView &out,
-                       const TensorView *bias);
+  /// of any strides (CudaLinear.cpp); input and weight in `elem`, out and
+  /// bias in `outElem` (f32 gradients of a bf16 step's weights).
+  memfmt_status_t gemm(KernelCall &call, Elem elem, Elem outElem,
+                       const TensorView &input, const TensorView &weight,
+                       const TensorView &out, const TensorView *bias);
   memfmt_status_t batchNormCudnn(KernelCall &call, const args::batch_norm &a,
                                  bool &done);
   /// Makes the descriptors of a convolution shape (ConvKeyIndex) and sets

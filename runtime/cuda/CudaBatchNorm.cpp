@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Batch normalization through cuDNN's spatial batch norm, on 4-D f32
-// tensors packed NCHW or NHWC (cuDNN reads the layout from the descriptor,
-// so a channels-last model normalizes its NHWC activations where they lie):
-//  * inference (batch_norm), only with MEMFMT_CUDA_BATCH_NORM=cudnn (the
-//    own per-channel kernel is the default; CudaBackend.cpp);
+// Batch normalization through cuDNN's spatial batch norm, on 4-D tensors
+// packed NCHW or NHWC (cuDNN reads the layout from the descriptor, so a
+// channels-last model normalizes its NHWC activations where they lie):
+//  * inference (batch_norm), f32 only with MEMFMT_CUDA_BATCH_NORM=cudnn
+//    (the own per-channel kernel is the default; CudaBackend.cpp);
 //  * training (native_batch_norm): cudnnBatchNormalizationForwardTraining
 //    computes the batch statistics, the output, save_mean and save_invstd
 //    (1 / sqrt(var + eps), ATen's save_invstd) and updates the running
@@ -18,6 +18,9 @@
 //  * its gradient (native_batch_norm_backward):
 //    cudnnBatchNormalizationBackward from the saved statistics; gradients
 //    whose flag is off go to scratch memory, so they are not written.
+// Training takes f32 or bf16 activations (a mixed-precision step) with the
+// weight, bias and statistics in f32, as cuDNN's derived per-channel
+// descriptor wants them.
 // Other layouts and ranks, and synchronised batch norm (a communicator
 // with sync_batch_norm), are reported as not supported on CUDA yet.
 //
@@ -70,8 +73,11 @@ bool unitStride(std::initializer_list<const TensorView *> params) {
   return true;
 }
 
+/// The descriptors of a batch norm of `x` (elements `elem`) packed in
+/// `format`; cuDNN derives the per-channel descriptor (f32 for f32, f16 and
+/// bf16 data).
 template <typename Sink>
-memfmt_status_t describeBatchNorm(Sink &call, const TensorView &x,
+memfmt_status_t describeBatchNorm(Sink &call, const TensorView &x, Elem elem,
                                   ConvFormat format, BatchNormDescs &d) {
   const int64_t *s = x.sizes;
   for (int i = 0; i < 4; ++i)
@@ -86,7 +92,7 @@ memfmt_status_t describeBatchNorm(Sink &call, const TensorView &x,
       cudnnSetTensor4dDescriptor(
           d.data,
           format == ConvFormat::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-          CUDNN_DATA_FLOAT, int(s[0]), int(s[1]), int(s[2]), int(s[3])));
+          cudnnType(elem), int(s[0]), int(s[1]), int(s[2]), int(s[3])));
   MEMFMT_CUDNN_TRY(call, cudnnDeriveBNTensorDescriptor(
                              d.params, d.data, CUDNN_BATCHNORM_SPATIAL));
   return MEMFMT_STATUS_OK;
@@ -125,7 +131,8 @@ memfmt_status_t CudaBackend::batchNormCudnn(KernelCall &call,
       !unitStride({&a.weight, &a.bias, &a.running_mean, &a.running_var}))
     return MEMFMT_STATUS_OK;
   BatchNormDescs d;
-  if (memfmt_status_t s = describeBatchNorm(call, a.input, format, d))
+  if (memfmt_status_t s =
+          describeBatchNorm(call, a.input, Elem::F32, format, d))
     return s;
   float one = 1.0f, zero = 0.0f;
   MEMFMT_CUDNN_TRY(call, cudnnBatchNormalizationForwardInference(
@@ -148,7 +155,7 @@ static const char *const kNoFusedTrainingBatchNorm =
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   if (a.has_residual || a.relu)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);
@@ -171,7 +178,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       MEMFMT_CUDA_TRY(call, cudaMemcpyAsync(to->data, from->data, channelBytes,
                                             cudaMemcpyDeviceToDevice, stream));
   BatchNormDescs d;
-  if (memfmt_status_t s = describeBatchNorm(call, a.input, format, d))
+  if (memfmt_status_t s =
+          describeBatchNorm(call, a.input, elemOf(call.dtype()), format, d))
     return s;
   float one = 1.0f, zero = 0.0f;
   MEMFMT_CUDNN_TRY(call, cudnnBatchNormalizationForwardTraining(
@@ -186,7 +194,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::native_batch_norm_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   if (a.relu)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, kNoFusedTrainingBatchNorm);
@@ -203,11 +211,13 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   if (!why.empty())
     return call.fail(MEMFMT_STATUS_UNSUPPORTED, why);
   // cuDNN writes all three gradients: the ones that are off go to scratch.
+  const Elem elem = elemOf(call.dtype());
   void *gradInput = a.grad_input.data;
   if (!a.has_grad_input)
     if (memfmt_status_t s =
             scratch(call, kConvOutput,
-                    static_cast<size_t>(a.input.numElements()) * 4, &gradInput))
+                    static_cast<size_t>(a.input.numElements()) * elemSize(elem),
+                    &gradInput))
       return s;
   void *params = nullptr;
   const size_t channels = static_cast<size_t>(a.input.sizes[1]);
@@ -219,7 +229,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   void *gradBias = a.has_grad_bias ? a.grad_bias.data
                                    : static_cast<float *>(params) + channels;
   BatchNormDescs d;
-  if (memfmt_status_t s = describeBatchNorm(call, a.input, format, d))
+  if (memfmt_status_t s = describeBatchNorm(call, a.input, elem, format, d))
     return s;
   float one = 1.0f, zero = 0.0f;
   // With the saved statistics given, cuDNN does not use epsilon (it must

@@ -20,6 +20,11 @@
 //     grad_input (weight and grad_output), then grad_bias
 //     (cudnnConvolutionBackwardBias, the sum of grad_output over N, H, W).
 //     A gradient whose flag is off is not computed.
+//  4. A bf16 step (f32 master weights) runs cuDNN in bf16 with f32
+//     accumulation; cuDNN writes the weight and bias gradients in bf16,
+//     which are widened into their f32 outputs, as PyTorch's autocast
+//     accumulates the bf16 gradients of its bf16 weight copies. (The CPU
+//     backend's oneDNN writes them in f32 directly.)
 // cuDNN's descriptor has one padding per dim, so an asymmetric padding is
 // reported as not supported on CUDA yet (torchvision's CNNs pad
 // symmetrically).
@@ -140,7 +145,7 @@ memfmt_status_t CudaBackend::selectConvBackward(ErrorSink &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::convolution_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   if (a.pad_top != a.pad_bottom || a.pad_left != a.pad_right)
     return call.fail(MEMFMT_STATUS_UNSUPPORTED,
@@ -155,21 +160,24 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   // Nothing to sum over: the requested gradients are zeros.
   if (a.grad_output.numElements() == 0 || a.input.numElements() == 0 ||
       a.weight.numElements() == 0) {
-    auto zero = [&](bool wanted, const TensorView &t) -> memfmt_status_t {
+    auto zero = [&](bool wanted, const TensorView &t,
+                    Elem elem) -> memfmt_status_t {
       if (!wanted || t.numElements() == 0)
         return MEMFMT_STATUS_OK;
       const int64_t *strides[1] = {t.strides};
       StridedPlan<1> plan =
           planStrided<1>(static_cast<int>(t.rank), t.sizes, strides);
       MEMFMT_LAUNCH_TRY(call, "the fill kernel",
-                        launchFill(Elem::F32, plan, t.data, 0.0f, stream));
+                        launchFill(elem, plan, t.data, 0.0f, stream));
       return MEMFMT_STATUS_OK;
     };
-    for (auto [wanted, t] : {std::pair{a.has_grad_input != 0, &a.grad_input},
-                             std::pair{a.has_grad_weight != 0, &a.grad_weight},
-                             std::pair{a.has_grad_bias != 0, &a.grad_bias}})
-      if (memfmt_status_t s = zero(wanted, *t))
-        return s;
+    if (memfmt_status_t s =
+            zero(a.has_grad_input, a.grad_input, elemOf(call.dtype())))
+      return s;
+    if (memfmt_status_t s = zero(a.has_grad_weight, a.grad_weight, Elem::F32))
+      return s;
+    if (memfmt_status_t s = zero(a.has_grad_bias, a.grad_bias, Elem::F32))
+      return s;
     call.setImpl("zero");
     return MEMFMT_STATUS_OK;
   }
@@ -202,8 +210,8 @@ memfmt_status_t CudaBackend::runConvBackward(
     KernelCall &call, const args::convolution_backward &a, ConvFormat format,
     bool &unsupported, std::string &why) {
   unsupported = false;
-  const Elem elem = Elem::F32;
-  const size_t esize = 4;
+  const Elem elem = elemOf(call.dtype());
+  const size_t esize = elemSize(elem);
   const int64_t *x = a.input.sizes, *w = a.weight.sizes;
   std::vector<int64_t> key = {int64_t(elem),
                               int64_t(format),
@@ -270,8 +278,20 @@ memfmt_status_t CudaBackend::runConvBackward(
     TensorView dw;
     if (memfmt_status_t s = packedCopy(a.input, kConvInput, in))
       return s;
-    if (memfmt_status_t s = packed(a.grad_weight, kConvGradWeight, dw))
-      return s;
+    // cuDNN writes the filter gradient in the data type: an f32 grad_weight
+    // of a 16-bit step is converted from packed scratch.
+    if (elem == Elem::F32) {
+      if (memfmt_status_t s = packed(a.grad_weight, kConvGradWeight, dw))
+        return s;
+    } else {
+      void *buffer = nullptr;
+      if (memfmt_status_t s =
+              scratch(call, kConvGradWeight,
+                      static_cast<size_t>(a.grad_weight.numElements()) * esize,
+                      &buffer))
+        return s;
+      dw = packedView(buffer, a.grad_weight.sizes, format);
+    }
     MEMFMT_CUDNN_TRY(
         call, cudnnSetConvolutionMathType(choice.conv, choice.filterMath));
     MEMFMT_CUDNN_TRY(call,
@@ -280,7 +300,8 @@ memfmt_status_t CudaBackend::runConvBackward(
                          choice.conv, choice.filterAlgo, workspace,
                          choice.workspace, &beta, choice.w, dw.data));
     if (dw.data != a.grad_weight.data)
-      if (memfmt_status_t s = copyTensor(call, elem, dw, a.grad_weight, &impl))
+      if (memfmt_status_t s =
+              convertTensor(call, elem, Elem::F32, dw, a.grad_weight, &impl))
         return s;
   }
   if (a.has_grad_input) {
@@ -304,9 +325,24 @@ memfmt_status_t CudaBackend::runConvBackward(
       return call.fail(MEMFMT_STATUS_UNSUPPORTED,
                        "needs a dense grad_bias on CUDA; got strides " +
                            formatStrides(a.grad_bias));
-    MEMFMT_CUDNN_TRY(call, cudnnConvolutionBackwardBias(
-                               cudnn, &alpha, choice.y, dy.data, &beta,
-                               choice.biasGrad, a.grad_bias.data));
+    // As the filter gradient: in the data type, then widened.
+    void *db = a.grad_bias.data;
+    if (elem != Elem::F32)
+      if (memfmt_status_t s =
+              scratch(call, kBatchNormParams,
+                      static_cast<size_t>(a.grad_bias.sizes[0]) * esize, &db))
+        return s;
+    MEMFMT_CUDNN_TRY(call, cudnnConvolutionBackwardBias(cudnn, &alpha, choice.y,
+                                                        dy.data, &beta,
+                                                        choice.biasGrad, db));
+    if (db != a.grad_bias.data) {
+      TensorView narrow = a.grad_bias;
+      narrow.data = db;
+      narrow.strides[0] = 1;
+      if (memfmt_status_t s =
+              convertTensor(call, elem, Elem::F32, narrow, a.grad_bias, &impl))
+        return s;
+    }
   }
   static const char *const names[2][2] = {
       {"cudnn_nchw", "cudnn_nchw_repacked"},

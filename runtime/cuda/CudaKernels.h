@@ -110,51 +110,56 @@ cudaError_t launchPoolBackward(Elem elem, const PoolArgs &args, bool nhwc,
 cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
                        float value, cudaStream_t stream);
 
+// The training kernels below take their activations and gradients in
+// `elem` (f32, or bf16 in a mixed-precision step; parameters, statistics
+// and their gradients are f32 either way).
+
 /// grad_input = self <= threshold ? 0 : grad_output (+ addend where addend
-/// is not null), f32. Operands: grad_input, grad_output, self, addend.
-cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
-                                    const void *gradOutput, const void *self,
-                                    const void *addend, float threshold,
-                                    cudaStream_t stream);
+/// is not null, added in f32). Operands: grad_input, grad_output, self,
+/// addend.
+cudaError_t launchThresholdBackward(Elem elem, const StridedPlan<4> &plan,
+                                    void *gradInput, const void *gradOutput,
+                                    const void *self, const void *addend,
+                                    float threshold, cudaStream_t stream);
 
 /// grad_input = eltwiseBackward(op, grad_output, self, alpha, beta)
-/// (lib/ElementwiseMath.h), f32. Operands: grad_input, grad_output, self.
-cudaError_t launchEltwiseBackward(const StridedPlan<3> &plan, void *gradInput,
-                                  const void *gradOutput, const void *self,
-                                  int64_t op, float alpha, float beta,
-                                  cudaStream_t stream);
+/// (lib/ElementwiseMath.h). Operands: grad_input, grad_output, self.
+cudaError_t launchEltwiseBackward(Elem elem, const StridedPlan<3> &plan,
+                                  void *gradInput, const void *gradOutput,
+                                  const void *self, int64_t op, float alpha,
+                                  float beta, cudaStream_t stream);
 
-/// sum_to_size, f32: output element i (plan `outputs`: output, input
+/// sum_to_size: output element i (plan `outputs`: output, input
 /// offsets) is the sum in double of input over `reduced` (the summed dims'
 /// sizes and input strides). One thread per output element.
-cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
+cudaError_t launchSumToSize(Elem elem, const StridedPlan<2> &outputs,
                             const StridedPlan<1> &reduced, void *output,
                             const void *input, cudaStream_t stream);
 
-/// layer_norm_backward, f32 (Kernels.def). `rows` walks the rows (the dims
+/// layer_norm_backward (Kernels.def). `rows` walks the rows (the dims
 /// before the last) with operands grad_input, grad_output, input; `d`
 /// elements per row, `steps` their strides in the three; `statistics` is
 /// device scratch for two doubles per row. One thread per row computes its
 /// mean, rstd and (when gradInput is not null) its grad_input; then one
 /// thread per column sums grad_weight and grad_bias (each when not null,
 /// with its stride) over the rows in plan order.
-cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
-                                    const int64_t (&steps)[3], void *gradInput,
-                                    const void *gradOutput, const void *input,
-                                    const void *weight, int64_t weightStride,
-                                    void *gradWeight, int64_t gradWeightStride,
-                                    void *gradBias, int64_t gradBiasStride,
-                                    double eps, double *statistics,
-                                    cudaStream_t stream);
+cudaError_t launchLayerNormBackward(Elem elem, const StridedPlan<3> &rows,
+                                    int64_t d, const int64_t (&steps)[3],
+                                    void *gradInput, const void *gradOutput,
+                                    const void *input, const void *weight,
+                                    int64_t weightStride, void *gradWeight,
+                                    int64_t gradWeightStride, void *gradBias,
+                                    int64_t gradBiasStride, double eps,
+                                    double *statistics, cudaStream_t stream);
 
-/// softmax_backward, f32 (Kernels.def): `rows` walks the rows along the dim
+/// softmax_backward (Kernels.def): `rows` walks the rows along the dim
 /// with operands grad_input, grad_output, output; `d` elements per row,
 /// `steps` their strides in the three. One thread per row, in double
 /// (lib/TrainingMath.h, as the CPU reference).
-cudaError_t launchSoftmaxBackward(const StridedPlan<3> &rows, int64_t d,
-                                  const int64_t (&steps)[3], void *gradInput,
-                                  const void *gradOutput, const void *output,
-                                  cudaStream_t stream);
+cudaError_t launchSoftmaxBackward(Elem elem, const StridedPlan<3> &rows,
+                                  int64_t d, const int64_t (&steps)[3],
+                                  void *gradInput, const void *gradOutput,
+                                  const void *output, cudaStream_t stream);
 
 /// The operands of an sgd_update plan.
 enum SgdOperand : int {

@@ -65,7 +65,7 @@ bool fitsInt(const GemmPlan &p) {
 /// any strides: one cublasGemmEx on the operands as they lie where cuBLAS
 /// can take them (else on dense row-major scratch copies), then the bias
 /// and the copy out of a scratch output in one epilogue kernel.
-memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem,
+memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem, Elem outElem,
                                   const TensorView &input,
                                   const TensorView &weight,
                                   const TensorView &out,
@@ -95,11 +95,12 @@ memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem,
     if (memfmt_status_t s = pack(w, kLinearWeight))
       return s;
   bool outputDirect = gemmOperand(n, m, out.strides[0], out.strides[1]).ok;
+  const size_t outSize = elemSize(outElem);
   if (!outputDirect) {
     void *buffer = nullptr;
     if (memfmt_status_t s =
             scratch(call, kLinearOutput,
-                    static_cast<size_t>(out.numElements()) * esize, &buffer))
+                    static_cast<size_t>(out.numElements()) * outSize, &buffer))
       return s;
     y = rowMajor(buffer, n, m);
     repacked = true;
@@ -109,13 +110,13 @@ memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem,
     void *buffer = nullptr;
     if (memfmt_status_t s =
             scratch(call, kLinearOutput,
-                    static_cast<size_t>(out.numElements()) * esize, &buffer))
+                    static_cast<size_t>(out.numElements()) * outSize, &buffer))
       return s;
-    MEMFMT_CUDA_TRY(
-        call,
-        cudaMemsetAsync(buffer, 0, static_cast<size_t>(n * m) * esize, stream));
+    MEMFMT_CUDA_TRY(call, cudaMemsetAsync(buffer, 0,
+                                          static_cast<size_t>(n * m) * outSize,
+                                          stream));
     call.setImpl("zero");
-    return epilogue(call, elem, out, rowMajor(buffer, n, m), bias, nullptr,
+    return epilogue(call, outElem, out, rowMajor(buffer, n, m), bias, nullptr,
                     /*relu=*/false);
   }
   GemmPlan plan = planLinear(n, k, m, in.strides, w.strides, y.strides);
@@ -136,15 +137,15 @@ memfmt_status_t CudaBackend::gemm(KernelCall &call, Elem elem,
                                     : CUBLAS_COMPUTE_32F;
   float alpha = 1.0f, beta = 0.0f;
   MEMFMT_CUBLAS_TRY(
-      call,
-      cublasGemmEx(cublas, plan.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   plan.transB ? CUBLAS_OP_T : CUBLAS_OP_N, int(plan.m),
-                   int(plan.n), int(plan.k), &alpha, matA, type, int(plan.lda),
-                   matB, type, int(plan.ldb), &beta, y.data, type,
-                   int(plan.ldc), compute, CUBLAS_GEMM_DEFAULT));
+      call, cublasGemmEx(cublas, plan.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                         plan.transB ? CUBLAS_OP_T : CUBLAS_OP_N, int(plan.m),
+                         int(plan.n), int(plan.k), &alpha, matA, type,
+                         int(plan.lda), matB, type, int(plan.ldb), &beta,
+                         y.data, cublasType(outElem), int(plan.ldc), compute,
+                         CUBLAS_GEMM_DEFAULT));
   if (!outputDirect || bias)
     if (memfmt_status_t s =
-            epilogue(call, elem, out, y, bias, nullptr, /*relu=*/false))
+            epilogue(call, outElem, out, y, bias, nullptr, /*relu=*/false))
       return s;
   call.setImpl(repacked ? "cublas_repacked" : "cublas");
   return MEMFMT_STATUS_OK;
@@ -157,8 +158,9 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::linear &a) {
     call.setImpl("empty");
     return MEMFMT_STATUS_OK;
   }
-  if (memfmt_status_t s = gemm(call, elemOf(call.dtype()), a.input, a.weight,
-                                a.output, a.has_bias ? &a.bias : nullptr))
+  const Elem elem = elemOf(call.dtype());
+  if (memfmt_status_t s = gemm(call, elem, elem, a.input, a.weight, a.output,
+                               a.has_bias ? &a.bias : nullptr))
     return s;
   // A fused activation (linear + GELU) runs after, in place.
   return applyActivation(call, a.output, a.activation, a.activation_alpha,
@@ -193,17 +195,19 @@ TensorView column(const TensorView &t) {
 // written, as on the CPU.
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::linear_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
-  const Elem elem = Elem::F32;
+  // A bf16 step's products read bf16 and accumulate in f32 (cuBLAS's
+  // CUBLAS_COMPUTE_32F); the weight and bias gradients are written in f32.
+  const Elem elem = elemOf(call.dtype());
   const TensorView &go = a.grad_output;
   const int64_t n = go.sizes[0];
   if (a.has_grad_input && a.grad_input.numElements() > 0)
-    if (memfmt_status_t s =
-            gemm(call, elem, go, transposed(a.weight), a.grad_input, nullptr))
+    if (memfmt_status_t s = gemm(call, elem, elem, go, transposed(a.weight),
+                                 a.grad_input, nullptr))
       return s;
   if (a.has_grad_weight && a.grad_weight.numElements() > 0)
-    if (memfmt_status_t s = gemm(call, elem, transposed(go),
+    if (memfmt_status_t s = gemm(call, elem, Elem::F32, transposed(go),
                                  transposed(a.input), a.grad_weight, nullptr))
       return s;
   if (a.has_grad_bias && a.grad_bias.numElements() > 0) {
@@ -218,7 +222,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
     StridedPlan<1> fill = planStrided<1>(2, onesRow.sizes, strides);
     MEMFMT_LAUNCH_TRY(call, "the fill kernel",
                       launchFill(elem, fill, ones, 1.0f, stream));
-    if (memfmt_status_t s = gemm(call, elem, transposed(go), onesRow,
+    if (memfmt_status_t s = gemm(call, elem, Elem::F32, transposed(go), onesRow,
                                  column(a.grad_bias), nullptr))
       return s;
   }

@@ -44,7 +44,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::fill &a) {
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::threshold_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &gi = a.grad_input;
   // Without an addend its plan column repeats grad_output's, unread.
@@ -54,17 +54,17 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   StridedPlan<4> plan =
       planStrided<4>(static_cast<int>(gi.rank), gi.sizes, strides);
   call.setImpl(implOf(plan));
-  MEMFMT_LAUNCH_TRY(
-      call, "the threshold_backward kernel",
-      launchThresholdBackward(plan, gi.data, a.grad_output.data, a.self.data,
-                              a.has_addend ? a.addend.data : nullptr,
-                              static_cast<float>(a.threshold), stream));
+  MEMFMT_LAUNCH_TRY(call, "the threshold_backward kernel",
+                    launchThresholdBackward(
+                        elemOf(call.dtype()), plan, gi.data, a.grad_output.data,
+                        a.self.data, a.has_addend ? a.addend.data : nullptr,
+                        static_cast<float>(a.threshold), stream));
   return MEMFMT_STATUS_OK;
 }
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::eltwise_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &gi = a.grad_input;
   const int64_t *strides[3] = {gi.strides, a.grad_output.strides,
@@ -73,15 +73,15 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       planStrided<3>(static_cast<int>(gi.rank), gi.sizes, strides);
   call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(call, "the eltwise_backward kernel",
-                    launchEltwiseBackward(plan, gi.data, a.grad_output.data,
-                                          a.self.data, a.op,
+                    launchEltwiseBackward(elemOf(call.dtype()), plan, gi.data,
+                                          a.grad_output.data, a.self.data, a.op,
                                           static_cast<float>(a.alpha),
                                           static_cast<float>(a.beta), stream));
   return MEMFMT_STATUS_OK;
 }
 
 memfmt_status_t CudaBackend::run(KernelCall &call, const args::sum_to_size &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &x = a.input, &y = a.output;
   // The output's index space with the input strides of its kept dims (0
@@ -107,13 +107,14 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sum_to_size &a) {
       planStrided<1>(reducedRank, reducedSizes, summedStrides);
   call.setImpl("per_output");
   MEMFMT_LAUNCH_TRY(call, "the sum_to_size kernel",
-                    launchSumToSize(outputs, reduced, y.data, x.data, stream));
+                    launchSumToSize(elemOf(call.dtype()), outputs, reduced,
+                                    y.data, x.data, stream));
   return MEMFMT_STATUS_OK;
 }
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::layer_norm_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &x = a.input, &go = a.grad_output;
   const TensorView &gi = a.has_grad_input ? a.grad_input : go;
@@ -137,9 +138,10 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   MEMFMT_LAUNCH_TRY(
       call, "the layer_norm_backward kernels",
       launchLayerNormBackward(
-          rows, d, steps, a.has_grad_input ? a.grad_input.data : nullptr,
-          go.data, x.data, a.has_weight ? a.weight.data : nullptr,
-          a.weight.strides[0], a.has_grad_weight ? a.grad_weight.data : nullptr,
+          elemOf(call.dtype()), rows, d, steps,
+          a.has_grad_input ? a.grad_input.data : nullptr, go.data, x.data,
+          a.has_weight ? a.weight.data : nullptr, a.weight.strides[0],
+          a.has_grad_weight ? a.grad_weight.data : nullptr,
           a.grad_weight.strides[0],
           a.has_grad_bias ? a.grad_bias.data : nullptr, a.grad_bias.strides[0],
           a.eps, static_cast<double *>(statistics), stream));
@@ -148,7 +150,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
 
 memfmt_status_t CudaBackend::run(KernelCall &call,
                                  const args::softmax_backward &a) {
-  if (memfmt_status_t s = enterTraining(call))
+  if (memfmt_status_t s = enter(call))
     return s;
   const TensorView &y = a.output, &go = a.grad_output, &gi = a.grad_input;
   // The rows' index space: every dim but `dim` (size 1 there).
@@ -162,7 +164,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
                             y.strides[a.dim]};
   call.setImpl("per_row");
   MEMFMT_LAUNCH_TRY(call, "the softmax_backward kernel",
-                    launchSoftmaxBackward(rows, y.sizes[a.dim], steps, gi.data,
+                    launchSoftmaxBackward(elemOf(call.dtype()), rows,
+                                          y.sizes[a.dim], steps, gi.data,
                                           go.data, y.data, stream));
   return MEMFMT_STATUS_OK;
 }

@@ -4,7 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The training step's elementwise kernels on CUDA: fill (splat constants,
+// The training step's elementwise kernels on CUDA, over f32 or 16-bit
+// activations (a mixed-precision step: read exactly, arithmetic in f32 or
+// double as for f32, each result rounded once from f32; parameters,
+// statistics and the SGD update stay f32): fill (splat constants,
 // such as the loss gradient's seed), threshold_backward (relu's gradient),
 // eltwise_backward (the other activations' gradients, by the CPU's
 // lib/ElementwiseMath.h formulas), sum_to_size (a broadcast operand's
@@ -39,35 +42,47 @@ __global__ void fillKernel(StridedPlan<1> plan, T *y, float value) {
   }
 }
 
-__global__ void thresholdBackwardKernel(StridedPlan<4> plan, float *gradInput,
-                                        const float *gradOutput,
-                                        const float *self, const float *addend,
-                                        float threshold) {
+/// The row functions' element access (math::F32Elements) for any storage
+/// type: widened exactly, results rounded from f32 once.
+struct DeviceElements {
+  template <typename T> __device__ float load(T v) const { return toFloat(v); }
+  template <typename T> __device__ void store(T &out, float v) const {
+    out = fromFloat<T>(v);
+  }
+};
+
+template <typename T>
+__global__ void thresholdBackwardKernel(StridedPlan<4> plan, T *gradInput,
+                                        const T *gradOutput, const T *self,
+                                        const T *addend, float threshold) {
   for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
     int64_t off[4];
     offsetsOf(plan, i, off);
-    float grad = gradOutput[off[1]];
+    float grad = toFloat(gradOutput[off[1]]);
     if (addend)
-      grad = __fadd_rn(grad, addend[off[3]]);
-    gradInput[off[0]] = math::thresholdGrad(grad, self[off[2]], threshold);
+      grad = __fadd_rn(grad, toFloat(addend[off[3]]));
+    gradInput[off[0]] = fromFloat<T>(
+        math::thresholdGrad(grad, toFloat(self[off[2]]), threshold));
   }
 }
 
-__global__ void eltwiseBackwardKernel(StridedPlan<3> plan, float *gradInput,
-                                      const float *gradOutput,
-                                      const float *self, int64_t op,
-                                      float alpha, float beta) {
+template <typename T>
+__global__ void eltwiseBackwardKernel(StridedPlan<3> plan, T *gradInput,
+                                      const T *gradOutput, const T *self,
+                                      int64_t op, float alpha, float beta) {
   for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
     int64_t off[3];
     offsetsOf(plan, i, off);
-    gradInput[off[0]] = math::eltwiseBackward(op, gradOutput[off[1]],
-                                              self[off[2]], alpha, beta);
+    gradInput[off[0]] = fromFloat<T>(
+        math::eltwiseBackward(op, toFloat(gradOutput[off[1]]),
+                              toFloat(self[off[2]]), alpha, beta));
   }
 }
 
+template <typename T>
 __global__ void sumToSizeKernel(StridedPlan<2> outputs,
-                                StridedPlan<1> reduced, float *output,
-                                const float *input) {
+                                StridedPlan<1> reduced, T *output,
+                                const T *input) {
   for (int64_t i = globalThread(); i < outputs.total; i += gridThreads()) {
     int64_t off[2];
     offsetsOf(outputs, i, off);
@@ -75,18 +90,19 @@ __global__ void sumToSizeKernel(StridedPlan<2> outputs,
     for (int64_t j = 0; j < reduced.total; ++j) {
       int64_t r[1];
       offsetsOf(reduced, j, r);
-      sum += input[off[1] + r[0]];
+      sum += toFloat(input[off[1] + r[0]]);
     }
-    output[off[0]] = static_cast<float>(sum);
+    output[off[0]] = fromFloat<T>(static_cast<float>(sum));
   }
 }
 
 /// The rows of layer_norm_backward: statistics[2 r] and [2 r + 1] get row
 /// r's mean and rstd (as the forward's, in double), grad_input its gradient.
+template <typename T>
 __global__ void layerNormBackwardRowsKernel(
     StridedPlan<3> rows, int64_t d, int64_t giStep, int64_t goStep,
-    int64_t xStep, float *gradInput, const float *gradOutput,
-    const float *input, const float *weight, int64_t weightStride, double eps,
+    int64_t xStep, T *gradInput, const T *gradOutput, const T *input,
+    const float *weight, int64_t weightStride, double eps,
     double *statistics) {
   for (int64_t r = globalThread(); r < rows.total; r += gridThreads()) {
     int64_t off[3];
@@ -95,29 +111,31 @@ __global__ void layerNormBackwardRowsKernel(
                                goStep, weight, weightStride, eps,
                                gradInput ? gradInput + off[0] : nullptr,
                                giStep, statistics[2 * r],
-                               statistics[2 * r + 1]);
+                               statistics[2 * r + 1], DeviceElements());
   }
 }
 
 /// The rows of softmax_backward, one thread each.
+template <typename T>
 __global__ void softmaxBackwardKernel(StridedPlan<3> rows, int64_t d,
                                       int64_t giStep, int64_t goStep,
-                                      int64_t yStep, float *gradInput,
-                                      const float *gradOutput,
-                                      const float *output) {
+                                      int64_t yStep, T *gradInput,
+                                      const T *gradOutput, const T *output) {
   for (int64_t r = globalThread(); r < rows.total; r += gridThreads()) {
     int64_t off[3];
     offsetsOf(rows, r, off);
     math::softmaxRowBackward(d, output + off[2], yStep, gradOutput + off[1],
-                             goStep, gradInput + off[0], giStep);
+                             goStep, gradInput + off[0], giStep,
+                             DeviceElements());
   }
 }
 
 /// The columns of layer_norm_backward: grad_weight and grad_bias of column
 /// i summed over the rows in plan order.
+template <typename T>
 __global__ void layerNormBackwardColumnsKernel(
     StridedPlan<3> rows, int64_t d, int64_t goStep, int64_t xStep,
-    const float *gradOutput, const float *input, const double *statistics,
+    const T *gradOutput, const T *input, const double *statistics,
     float *gradWeight, int64_t gradWeightStride, float *gradBias,
     int64_t gradBiasStride) {
   for (int64_t i = globalThread(); i < d; i += gridThreads()) {
@@ -125,9 +143,9 @@ __global__ void layerNormBackwardColumnsKernel(
     for (int64_t r = 0; r < rows.total; ++r) {
       int64_t off[3];
       offsetsOf(rows, r, off);
-      double g = gradOutput[off[1] + i * goStep];
-      double xhat =
-          (input[off[2] + i * xStep] - statistics[2 * r]) * statistics[2 * r + 1];
+      double g = toFloat(gradOutput[off[1] + i * goStep]);
+      double xhat = (toFloat(input[off[2] + i * xStep]) - statistics[2 * r]) *
+                    statistics[2 * r + 1];
       sumW += g * xhat;
       sumB += g;
     }
@@ -177,44 +195,53 @@ cudaError_t launchFill(Elem elem, const StridedPlan<1> &plan, void *y,
   });
 }
 
-cudaError_t launchThresholdBackward(const StridedPlan<4> &plan, void *gradInput,
-                                    const void *gradOutput, const void *self,
-                                    const void *addend, float threshold,
-                                    cudaStream_t stream) {
+cudaError_t launchThresholdBackward(Elem elem, const StridedPlan<4> &plan,
+                                    void *gradInput, const void *gradOutput,
+                                    const void *self, const void *addend,
+                                    float threshold, cudaStream_t stream) {
   if (plan.total == 0)
     return cudaSuccess;
-  thresholdBackwardKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(
-      plan, static_cast<float *>(gradInput),
-      static_cast<const float *>(gradOutput), static_cast<const float *>(self),
-      static_cast<const float *>(addend), threshold);
-  return cudaGetLastError();
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    thresholdBackwardKernel<T><<<blocksFor(plan.total), kThreads, 0, stream>>>(
+        plan, static_cast<T *>(gradInput), static_cast<const T *>(gradOutput),
+        static_cast<const T *>(self), static_cast<const T *>(addend),
+        threshold);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launchEltwiseBackward(const StridedPlan<3> &plan, void *gradInput,
-                                  const void *gradOutput, const void *self,
-                                  int64_t op, float alpha, float beta,
-                                  cudaStream_t stream) {
+cudaError_t launchEltwiseBackward(Elem elem, const StridedPlan<3> &plan,
+                                  void *gradInput, const void *gradOutput,
+                                  const void *self, int64_t op, float alpha,
+                                  float beta, cudaStream_t stream) {
   if (plan.total == 0)
     return cudaSuccess;
-  eltwiseBackwardKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(
-      plan, static_cast<float *>(gradInput),
-      static_cast<const float *>(gradOutput), static_cast<const float *>(self),
-      op, alpha, beta);
-  return cudaGetLastError();
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    eltwiseBackwardKernel<T><<<blocksFor(plan.total), kThreads, 0, stream>>>(
+        plan, static_cast<T *>(gradInput), static_cast<const T *>(gradOutput),
+        static_cast<const T *>(self), op, alpha, beta);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launchSumToSize(const StridedPlan<2> &outputs,
+cudaError_t launchSumToSize(Elem elem, const StridedPlan<2> &outputs,
                             const StridedPlan<1> &reduced, void *output,
                             const void *input, cudaStream_t stream) {
   if (outputs.total == 0)
     return cudaSuccess;
-  sumToSizeKernel<<<blocksFor(outputs.total), kThreads, 0, stream>>>(
-      outputs, reduced, static_cast<float *>(output),
-      static_cast<const float *>(input));
-  return cudaGetLastError();
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    sumToSizeKernel<T><<<blocksFor(outputs.total), kThreads, 0, stream>>>(
+        outputs, reduced, static_cast<T *>(output),
+        static_cast<const T *>(input));
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
+cudaError_t launchLayerNormBackward(Elem elem, const StridedPlan<3> &rows,
+                                    int64_t d,
                                     const int64_t (&steps)[3], void *gradInput,
                                     const void *gradOutput, const void *input,
                                     const void *weight, int64_t weightStride,
@@ -224,37 +251,43 @@ cudaError_t launchLayerNormBackward(const StridedPlan<3> &rows, int64_t d,
                                     cudaStream_t stream) {
   if (d == 0)
     return cudaSuccess;
-  const float *go = static_cast<const float *>(gradOutput);
-  const float *x = static_cast<const float *>(input);
-  if (rows.total > 0) {
-    layerNormBackwardRowsKernel<<<blocksFor(rows.total), kThreads, 0,
-                                  stream>>>(
-        rows, d, steps[0], steps[1], steps[2], static_cast<float *>(gradInput),
-        go, x, static_cast<const float *>(weight), weightStride, eps,
-        statistics);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
-      return error;
-  }
-  if (!gradWeight && !gradBias)
-    return cudaSuccess;
-  layerNormBackwardColumnsKernel<<<blocksFor(d), kThreads, 0, stream>>>(
-      rows, d, steps[1], steps[2], go, x, statistics,
-      static_cast<float *>(gradWeight), gradWeightStride,
-      static_cast<float *>(gradBias), gradBiasStride);
-  return cudaGetLastError();
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *go = static_cast<const T *>(gradOutput);
+    const T *x = static_cast<const T *>(input);
+    if (rows.total > 0) {
+      layerNormBackwardRowsKernel<T>
+          <<<blocksFor(rows.total), kThreads, 0, stream>>>(
+              rows, d, steps[0], steps[1], steps[2],
+              static_cast<T *>(gradInput), go, x,
+              static_cast<const float *>(weight), weightStride, eps,
+              statistics);
+      if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+        return error;
+    }
+    if (!gradWeight && !gradBias)
+      return cudaSuccess;
+    layerNormBackwardColumnsKernel<T><<<blocksFor(d), kThreads, 0, stream>>>(
+        rows, d, steps[1], steps[2], go, x, statistics,
+        static_cast<float *>(gradWeight), gradWeightStride,
+        static_cast<float *>(gradBias), gradBiasStride);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launchSoftmaxBackward(const StridedPlan<3> &rows, int64_t d,
-                                  const int64_t (&steps)[3], void *gradInput,
-                                  const void *gradOutput, const void *output,
-                                  cudaStream_t stream) {
+cudaError_t launchSoftmaxBackward(Elem elem, const StridedPlan<3> &rows,
+                                  int64_t d, const int64_t (&steps)[3],
+                                  void *gradInput, const void *gradOutput,
+                                  const void *output, cudaStream_t stream) {
   if (rows.total == 0 || d == 0)
     return cudaSuccess;
-  softmaxBackwardKernel<<<blocksFor(rows.total), kThreads, 0, stream>>>(
-      rows, d, steps[0], steps[1], steps[2], static_cast<float *>(gradInput),
-      static_cast<const float *>(gradOutput),
-      static_cast<const float *>(output));
-  return cudaGetLastError();
+  return withElem(elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    softmaxBackwardKernel<T><<<blocksFor(rows.total), kThreads, 0, stream>>>(
+        rows, d, steps[0], steps[1], steps[2], static_cast<T *>(gradInput),
+        static_cast<const T *>(gradOutput), static_cast<const T *>(output));
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream) {

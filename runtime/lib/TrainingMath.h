@@ -67,57 +67,76 @@ struct SgdScalars {
   }
 };
 
+/// How the row functions below read and write elements: f32 as it is. A
+/// backend with 16-bit activations passes its own (`load` widens exactly;
+/// `store` rounds the f32 result to the storage type, so each element is
+/// rounded as the widened reference kernels round it: double to f32, then
+/// to the storage type).
+struct F32Elements {
+  MEMFMT_HOST_DEVICE float load(float v) const { return v; }
+  MEMFMT_HOST_DEVICE void store(float &out, float v) const { out = v; }
+};
+
 /// One row of softmax_backward in double (the reference kernels'): the
 /// row's D elements of the forward's output `y` and `gradOutput` read at
 /// their steps; writes y * (grad_output - sum(grad_output * y)) to
-/// `gradInput`, each element rounded once.
+/// `gradInput`, each element rounded once to f32 (then stored through
+/// `io`).
+template <typename T = float, typename Io = F32Elements>
 MEMFMT_HOST_DEVICE inline void
-softmaxRowBackward(int64_t d, const float *y, int64_t yStep,
-                   const float *gradOutput, int64_t goStep, float *gradInput,
-                   int64_t giStep) {
+softmaxRowBackward(int64_t d, const T *y, int64_t yStep, const T *gradOutput,
+                   int64_t goStep, T *gradInput, int64_t giStep, Io io = {}) {
   double dot = 0;
   for (int64_t i = 0; i < d; ++i)
-    dot += double(gradOutput[i * goStep]) * double(y[i * yStep]);
+    dot +=
+        double(io.load(gradOutput[i * goStep])) * double(io.load(y[i * yStep]));
   for (int64_t i = 0; i < d; ++i)
-    gradInput[i * giStep] = static_cast<float>(
-        double(y[i * yStep]) * (double(gradOutput[i * goStep]) - dot));
+    io.store(
+        gradInput[i * giStep],
+        static_cast<float>(double(io.load(y[i * yStep])) *
+                           (double(io.load(gradOutput[i * goStep])) - dot)));
 }
 
 /// One row of layer_norm_backward in double (the reference kernels'): the
-/// row's D elements of input `x`, `gradOutput` and `weight` (null: 1) read
-/// at their steps. Sets the row's mean and rstd = 1 / sqrt(var + eps), as
-/// the forward computes them, and, when `gradInput` is not null, writes
+/// row's D elements of input `x`, `gradOutput` and `weight` (f32; null: 1)
+/// read at their steps. Sets the row's mean and rstd = 1 / sqrt(var + eps),
+/// as the forward computes them, and, when `gradInput` is not null, writes
 /// rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = grad_output *
-/// weight and xhat = (x - mean) * rstd, rounded once.
-MEMFMT_HOST_DEVICE inline void layerNormRowBackward(
-    int64_t d, const float *x, int64_t xStep, const float *gradOutput,
-    int64_t goStep, const float *weight, int64_t weightStep, double eps,
-    float *gradInput, int64_t giStep, double &mean, double &rstd) {
+/// weight and xhat = (x - mean) * rstd, rounded once to f32 (then stored
+/// through `io`).
+template <typename T = float, typename Io = F32Elements>
+MEMFMT_HOST_DEVICE inline void
+layerNormRowBackward(int64_t d, const T *x, int64_t xStep, const T *gradOutput,
+                     int64_t goStep, const float *weight, int64_t weightStep,
+                     double eps, T *gradInput, int64_t giStep, double &mean,
+                     double &rstd, Io io = {}) {
+  auto xAt = [&](int64_t i) { return double(io.load(x[i * xStep])); };
   double sum = 0;
   for (int64_t i = 0; i < d; ++i)
-    sum += x[i * xStep];
+    sum += xAt(i);
   mean = sum / double(d);
   double squares = 0;
   for (int64_t i = 0; i < d; ++i) {
-    double dev = x[i * xStep] - mean;
+    double dev = xAt(i) - mean;
     squares += dev * dev;
   }
   rstd = 1.0 / sqrt(squares / double(d) + eps);
   if (!gradInput)
     return;
   auto g = [&](int64_t i) {
-    return double(gradOutput[i * goStep]) *
+    return double(io.load(gradOutput[i * goStep])) *
            (weight ? double(weight[i * weightStep]) : 1.0);
   };
   double sumG = 0, sumGX = 0;
   for (int64_t i = 0; i < d; ++i) {
     sumG += g(i);
-    sumGX += g(i) * (x[i * xStep] - mean) * rstd;
+    sumGX += g(i) * (xAt(i) - mean) * rstd;
   }
   for (int64_t i = 0; i < d; ++i) {
-    double xhat = (x[i * xStep] - mean) * rstd;
-    gradInput[i * giStep] = static_cast<float>(
-        rstd * (g(i) - sumG / double(d) - xhat * sumGX / double(d)));
+    double xhat = (xAt(i) - mean) * rstd;
+    io.store(gradInput[i * giStep],
+             static_cast<float>(
+                 rstd * (g(i) - sumG / double(d) - xhat * sumGX / double(d))));
   }
 }
 

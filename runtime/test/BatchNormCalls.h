@@ -21,26 +21,39 @@ namespace memfmt::test {
 
 /// native_batch_norm(ctx, node, input, weight, bias, running_mean,
 /// running_var, output, save_mean, save_invstd, running_mean_out,
-/// running_var_out, eps, momentum) with no residual and no relu.
+/// running_var_out, eps, momentum) with no residual and no relu; with
+/// `bf16`, the entry point of bf16 activations (f32 parameters).
 template <typename Ctx, typename Memref, typename... Rest>
-int32_t batchNormForward(Ctx &&ctx, int64_t node, Memref input, Memref weight,
-                         Memref bias, Memref runningMean, Memref runningVar,
-                         Rest... rest) {
-  return _mlir_ciface_memfmt_native_batch_norm_f32(
-      ctx, node, input, weight, bias, runningMean, runningVar,
-      /*residual=*/input, rest..., /*has_residual=*/0, /*relu=*/0);
+int32_t batchNormForwardOf(bool bf16, Ctx &&ctx, int64_t node, Memref input,
+                           Memref weight, Memref bias, Memref runningMean,
+                           Memref runningVar, Rest... rest) {
+  auto *entry = bf16 ? _mlir_ciface_memfmt_native_batch_norm_bf16
+                     : _mlir_ciface_memfmt_native_batch_norm_f32;
+  return entry(ctx, node, input, weight, bias, runningMean, runningVar,
+               /*residual=*/input, rest..., /*has_residual=*/0, /*relu=*/0);
+}
+template <typename Ctx, typename Memref, typename... Rest>
+int32_t batchNormForward(Ctx &&ctx, int64_t node, Memref input, Rest... rest) {
+  return batchNormForwardOf(false, ctx, node, input, rest...);
 }
 
 /// native_batch_norm_backward(ctx, node, grad_out, input, weight,
 /// save_mean, save_invstd, grad_input, grad_weight, grad_bias,
-/// has_grad_input, has_grad_weight, has_grad_bias) without relu.
+/// has_grad_input, has_grad_weight, has_grad_bias) without relu; `bf16` as
+/// above.
 template <typename Ctx, typename Memref, typename... Rest>
-int32_t batchNormBackward(Ctx &&ctx, int64_t node, Memref gradOut, Memref input,
-                          Memref weight, Memref saveMean, Memref saveInvstd,
+int32_t batchNormBackwardOf(bool bf16, Ctx &&ctx, int64_t node, Memref gradOut,
+                            Memref input, Memref weight, Memref saveMean,
+                            Memref saveInvstd, Rest... rest) {
+  auto *entry = bf16 ? _mlir_ciface_memfmt_native_batch_norm_backward_bf16
+                     : _mlir_ciface_memfmt_native_batch_norm_backward_f32;
+  return entry(ctx, node, gradOut, input, weight, saveMean, saveInvstd,
+               /*output=*/input, rest..., /*relu=*/0);
+}
+template <typename Ctx, typename Memref, typename... Rest>
+int32_t batchNormBackward(Ctx &&ctx, int64_t node, Memref gradOut,
                           Rest... rest) {
-  return _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-      ctx, node, gradOut, input, weight, saveMean, saveInvstd,
-      /*output=*/input, rest..., /*relu=*/0);
+  return batchNormBackwardOf(false, ctx, node, gradOut, rest...);
 }
 
 } // namespace memfmt::test

@@ -549,13 +549,14 @@ TEST_P(CudaConvTest, MatchesTheCpuReference) {
     }
 }
 
-/// The gradients (f32, as training runs): every gradient mask, both
+/// The gradients (f32, and bf16 activations and weight copy with f32 weight
+/// gradients, as a mixed-precision step runs): every gradient mask, both
 /// formats and the strided layouts, against the CPU's convolution_backward.
 TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
   MEMFMT_REQUIRE_CUDA(env());
   auto [k, cs] = GetParam();
-  if (k != Kind::F32)
-    GTEST_SKIP() << "training computes in f32";
+  if (k == Kind::F16)
+    GTEST_SKIP() << "training computes in f32 or bf16";
   int64_t kh = cs.kh, kw = cs.kw;
   int64_t oh = (cs.h + cs.padTop + cs.padBottom - cs.dilation * (kh - 1) - 1) /
                    cs.stride +
@@ -571,7 +572,8 @@ TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
           w(k, {cs.o, cs.c / cs.groups, kh, kw}, layout),
           go(k, {cs.n, cs.o, oh, ow}, layout);
       Buf gx(k, {cs.n, cs.c, cs.h, cs.w}, layout),
-          gw(k, {cs.o, cs.c / cs.groups, kh, kw}, layout), gb(k, {cs.o});
+          gw(Kind::F32, {cs.o, cs.c / cs.groups, kh, kw}, layout),
+          gb(Kind::F32, {cs.o});
       x.fill(51);
       w.fill(52, -0.5, 0.5);
       go.fill(53);
@@ -580,7 +582,7 @@ TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
       const memfmt_memref_t *dgx = gx.device(env().gpu),
                             *dgw = gw.device(env().gpu),
                             *dgb = gb.device(env().gpu);
-      int32_t s = _mlir_ciface_memfmt_convolution_backward_f32(
+      int32_t s = MEMFMT_TRAINING_ENTRY(convolution_backward, k)(
           env().gpu, 7, go.device(env().gpu), x.device(env().gpu),
           w.device(env().gpu), dgx, dgw, dgb, cs.stride, cs.stride, cs.padTop,
           cs.padLeft, cs.padBottom, cs.padRight, cs.dilation, cs.dilation,
@@ -595,7 +597,7 @@ TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
       }
       ASSERT_EQ(s, MEMFMT_STATUS_OK)
           << what << ": " << memfmt_context_last_error(env().gpu);
-      ASSERT_EQ(_mlir_ciface_memfmt_convolution_backward_f32(
+      ASSERT_EQ(MEMFMT_TRAINING_ENTRY(convolution_backward, k)(
                     env().cpu, 7, go.host(), x.host(), w.host(), gx.host(),
                     gw.host(), gb.host(), cs.stride, cs.stride, cs.padTop,
                     cs.padLeft, cs.padBottom, cs.padRight, cs.dilation,
@@ -603,8 +605,11 @@ TEST_P(CudaConvTest, BackwardMatchesTheCpuReference) {
                     (mask >> 2) & 1),
                 MEMFMT_STATUS_OK);
       expectMatch(gx, gx.download(), Match::Reduction, what + " grad_input");
-      expectMatch(gw, gw.download(), Match::Reduction, what + " grad_weight");
-      expectMatch(gb, gb.download(), Match::Reduction, what + " grad_bias");
+      // cuDNN writes a bf16 step's weight and bias gradients in bf16 (the
+      // CPU's oneDNN in f32).
+      expectMatch(gw, gw.download(), Match::Reduction, what + " grad_weight",
+                  k);
+      expectMatch(gb, gb.download(), Match::Reduction, what + " grad_bias", k);
       std::string impl = env().implOf(7);
       EXPECT_EQ(impl.rfind("cudnn_", 0), 0u) << what << ": " << impl;
       if (layout == CL && cs.c % 8 == 0 && cs.o % 8 == 0 && cs.groups == 1 &&
@@ -824,21 +829,21 @@ TEST_P(CudaPoolTest, AverageWithAndWithoutPadding) {
       if (s != MEMFMT_STATUS_OK)
         continue; // A window over padding only: both reject it.
       expectMatch(y, y.download(), Match::Reduction, "avg_pool2d " + what);
-      // The gradient (f32 only, as in training), into a grad_input of any
-      // layout, from a grad_output in the input's.
-      if (k != Kind::F32)
+      // The gradient (f32 and bf16, as in training), into a grad_input of
+      // any layout, from a grad_output in the input's.
+      if (k == Kind::F16)
         continue;
       for (Layout out : kLayouts) {
         Buf gy(k, {cs.n, cs.c, oh, ow}, in),
             gx(k, {cs.n, cs.c, cs.h, cs.w}, out);
         gy.fill(24);
         const memfmt_memref_t *dgx = gx.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_avg_pool2d_backward_f32(
+        ASSERT_EQ(MEMFMT_TRAINING_ENTRY(avg_pool2d_backward, k)(
                       env().gpu, 13, gy.device(env().gpu), dgx, cs.kh, cs.kw,
                       cs.sh, cs.sw, cs.pt, cs.pl, pb, cs.pr, countPad),
                   MEMFMT_STATUS_OK)
             << what << ": " << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_avg_pool2d_backward_f32(
+        ASSERT_EQ(MEMFMT_TRAINING_ENTRY(avg_pool2d_backward, k)(
                       env().cpu, 13, gy.host(), gx.host(), cs.kh, cs.kw, cs.sh,
                       cs.sw, cs.pt, cs.pl, pb, cs.pr, countPad),
                   MEMFMT_STATUS_OK);

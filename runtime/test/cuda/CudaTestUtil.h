@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -321,18 +322,23 @@ enum class Match {
 
 /// Compares the GPU result (`gpuBytes`, laid out like `cpu`) with the CPU
 /// reference in `cpu`: elements within the tolerance of `match`, gaps
-/// identical to the CPU buffer's (both started from the same bytes).
+/// identical to the CPU buffer's (both started from the same bytes). The
+/// tolerance is that of `precision`, the narrowest type the GPU's result
+/// went through (the buffer's own by default; bf16 for the f32 weight
+/// gradients cuDNN writes in bf16).
 inline void expectMatch(const Buf &cpu, const std::vector<uint8_t> &gpuBytes,
-                        Match match, const std::string &what) {
+                        Match match, const std::string &what,
+                        std::optional<Kind> precision = std::nullopt) {
+  const Kind kind = precision.value_or(cpu.kind);
   int64_t n = cpu.values.numElements();
   double scale = 0;
   for (int64_t i = 0; i < n; ++i)
     if (std::isfinite(cpu.value(i)))
       scale = std::max(scale, double(std::fabs(cpu.value(i))));
   // Half an ulp of the element type, relative.
-  double ulp = cpu.kind == Kind::F32   ? 1.0 / (1 << 24)
-               : cpu.kind == Kind::F16 ? 1.0 / 2048
-                                       : 1.0 / 256;
+  double ulp = kind == Kind::F32   ? 1.0 / (1 << 24)
+               : kind == Kind::F16 ? 1.0 / 2048
+                                   : 1.0 / 256;
   double rel = 0, abs = 0;
   switch (match) {
   case Match::Exact:
@@ -343,7 +349,7 @@ inline void expectMatch(const Buf &cpu, const std::vector<uint8_t> &gpuBytes,
     break;
   case Match::Reduction:
     rel = 4 * ulp + 1e-6;
-    abs = (cpu.kind == Kind::F32 ? 1e-4 : 4 * ulp) * scale;
+    abs = (kind == Kind::F32 ? 1e-4 : 4 * ulp) * scale;
     break;
   }
   int failures = 0;
@@ -373,11 +379,20 @@ inline void expectMatch(const Buf &cpu, const std::vector<uint8_t> &gpuBytes,
    : (KIND) == ::memfmt::test::Kind::F16 ? _mlir_ciface_memfmt_##NAME##_f16    \
                                          : _mlir_ciface_memfmt_##NAME##_bf16)
 
+/// The entry point of training kernel NAME (Kernels.def's
+/// MEMFMT_TRAINING_DTYPES: f32, and bf16 activations of a mixed-precision
+/// step) for `kind`.
+#define MEMFMT_TRAINING_ENTRY(NAME, KIND)                                      \
+  ((KIND) == ::memfmt::test::Kind::F32 ? _mlir_ciface_memfmt_##NAME##_f32      \
+                                       : _mlir_ciface_memfmt_##NAME##_bf16)
+
 /// The test layouts and element types the kernel tests sweep.
 constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
                  CLS = Layout::ChannelsLastSlice, S = Layout::Strided;
 constexpr Layout kLayouts[] = {C, CL, CLS, S};
 constexpr Kind kKinds[] = {Kind::F32, Kind::F16, Kind::BF16};
+/// The activation types of the training kernels.
+constexpr Kind kTrainingKinds[] = {Kind::F32, Kind::BF16};
 
 /// Shapes of the elementwise tests: NCHW with odd and one-pixel sizes,
 /// channel counts that do and do not fill a vector, 2-D, empty.

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The CUDA backend's training kernels against the CPU reference kernels on
-// the same bytes (CudaTestUtil.h), f32: training batch norm and its
+// the same bytes (CudaTestUtil.h), in f32 and with the bf16 activations of
+// a mixed-precision step (f32 parameters and weight gradients): training
+// batch norm and its
 // gradient on cuDNN in both formats (running statistics in and out of
 // place, every gradient mask, the unsupported-layout error), the linear
 // layer's gradients on cuBLAS (every mask, row-major, strided and padded
@@ -47,88 +49,93 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
   const std::vector<int64_t> shapes[] = {
       {2, 3, 4, 5}, {1, 64, 7, 7}, {4, 16, 1, 1}, {3, 1, 5, 5}, {8, 32, 3, 3}};
   const Kind f = Kind::F32;
-  for (const std::vector<int64_t> &shape : shapes)
-    for (Layout layout : {C, CL})
-      for (bool inPlace : {true, false}) {
-        const int64_t c = shape[1];
-        Buf x(f, shape, layout), y(f, shape, layout);
-        Buf w(f, {c}), b(f, {c}), m(f, {c}), v(f, {c}), mOut(f, {c}),
-            vOut(f, {c}), saveMean(f, {c}), saveInvstd(f, {c});
-        x.fill(41, -3, 3);
-        w.fill(42, 0.5, 1.5);
-        b.fill(43);
-        m.fill(44);
-        v.fill(45, 0.5, 1.5);
-        std::string what = std::string("native_batch_norm ") +
-                           toString(layout) + " " + x.describe() +
-                           (inPlace ? " running stats in place" : "");
-        const memfmt_memref_t *dm = m.device(env().gpu),
-                              *dv = v.device(env().gpu);
-        const memfmt_memref_t *dy = y.device(env().gpu),
-                              *dsm = saveMean.device(env().gpu),
-                              *dsi = saveInvstd.device(env().gpu);
-        const memfmt_memref_t *dmo = inPlace ? dm : mOut.device(env().gpu);
-        const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
-        ASSERT_EQ(batchNormForward(env().gpu, 20, x.device(env().gpu),
-                                   w.device(env().gpu), b.device(env().gpu), dm,
-                                   dv, dy, dsm, dsi, dmo, dvo, 1e-5, 0.1),
-                  MEMFMT_STATUS_OK)
-            << what << ": " << memfmt_context_last_error(env().gpu);
-        EXPECT_EQ(env().implOf(20),
-                  layout == CL && shape[2] * shape[3] > 1 && c > 1
-                      ? "cudnn_nhwc"
-                      : "cudnn_nchw")
-            << what;
-        std::vector<uint8_t> gotY = y.download(), gotMean = saveMean.download(),
-                             gotInvstd = saveInvstd.download(),
-                             gotM = (inPlace ? m : mOut).download(),
-                             gotV = (inPlace ? v : vOut).download();
-        const memfmt_memref_t *hm = m.host(), *hv = v.host();
-        ASSERT_EQ(batchNormForward(env().cpu, 20, x.host(), w.host(), b.host(),
-                                   hm, hv, y.host(), saveMean.host(),
-                                   saveInvstd.host(),
-                                   inPlace ? hm : mOut.host(),
-                                   inPlace ? hv : vOut.host(), 1e-5, 0.1),
-                  MEMFMT_STATUS_OK);
-        expectMatch(y, gotY, Match::Reduction, what + " output");
-        expectMatch(saveMean, gotMean, Match::Reduction, what + " save_mean");
-        expectMatch(saveInvstd, gotInvstd, Match::Reduction,
-                    what + " save_invstd");
-        expectMatch(inPlace ? m : mOut, gotM, Match::Reduction,
-                    what + " running_mean");
-        expectMatch(inPlace ? v : vOut, gotV, Match::Reduction,
-                    what + " running_var");
-
-        // The gradient from the CPU's saved statistics, on both sides.
-        for (int mask : {7, 3, 6}) {
-          Buf go(f, shape, layout), gi(f, shape, layout), gw(f, {c}),
-              gb(f, {c});
-          go.fill(46);
-          std::string grad = what + " backward mask " + std::to_string(mask);
-          const memfmt_memref_t *dgi = gi.device(env().gpu),
-                                *dgw = gw.device(env().gpu),
-                                *dgb = gb.device(env().gpu);
-          ASSERT_EQ(batchNormBackward(env().gpu, 21, go.device(env().gpu),
-                                      x.device(env().gpu), w.device(env().gpu),
-                                      saveMean.device(env().gpu),
-                                      saveInvstd.device(env().gpu), dgi, dgw,
-                                      dgb, mask & 1, (mask >> 1) & 1,
-                                      (mask >> 2) & 1),
+  for (Kind k : kTrainingKinds)
+    for (const std::vector<int64_t> &shape : shapes)
+      for (Layout layout : {C, CL})
+        for (bool inPlace : {true, false}) {
+          const int64_t c = shape[1];
+          const bool bf16 = k == Kind::BF16;
+          Buf x(k, shape, layout), y(k, shape, layout);
+          Buf w(f, {c}), b(f, {c}), m(f, {c}), v(f, {c}), mOut(f, {c}),
+              vOut(f, {c}), saveMean(f, {c}), saveInvstd(f, {c});
+          x.fill(41, -3, 3);
+          w.fill(42, 0.5, 1.5);
+          b.fill(43);
+          m.fill(44);
+          v.fill(45, 0.5, 1.5);
+          std::string what = std::string("native_batch_norm ") + toString(k) +
+                             " " + toString(layout) + " " + x.describe() +
+                             (inPlace ? " running stats in place" : "");
+          const memfmt_memref_t *dm = m.device(env().gpu),
+                                *dv = v.device(env().gpu);
+          const memfmt_memref_t *dy = y.device(env().gpu),
+                                *dsm = saveMean.device(env().gpu),
+                                *dsi = saveInvstd.device(env().gpu);
+          const memfmt_memref_t *dmo = inPlace ? dm : mOut.device(env().gpu);
+          const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
+          ASSERT_EQ(batchNormForwardOf(bf16, env().gpu, 20, x.device(env().gpu),
+                                       w.device(env().gpu), b.device(env().gpu),
+                                       dm, dv, dy, dsm, dsi, dmo, dvo, 1e-5,
+                                       0.1),
                     MEMFMT_STATUS_OK)
-              << grad << ": " << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(batchNormBackward(env().cpu, 21, go.host(), x.host(),
-                                      w.host(), saveMean.host(),
-                                      saveInvstd.host(), gi.host(), gw.host(),
-                                      gb.host(), mask & 1, (mask >> 1) & 1,
-                                      (mask >> 2) & 1),
+              << what << ": " << memfmt_context_last_error(env().gpu);
+          EXPECT_EQ(env().implOf(20),
+                    layout == CL && shape[2] * shape[3] > 1 && c > 1
+                        ? "cudnn_nhwc"
+                        : "cudnn_nchw")
+              << what;
+          std::vector<uint8_t> gotY = y.download(),
+                               gotMean = saveMean.download(),
+                               gotInvstd = saveInvstd.download(),
+                               gotM = (inPlace ? m : mOut).download(),
+                               gotV = (inPlace ? v : vOut).download();
+          const memfmt_memref_t *hm = m.host(), *hv = v.host();
+          ASSERT_EQ(batchNormForwardOf(bf16, env().cpu, 20, x.host(), w.host(),
+                                       b.host(), hm, hv, y.host(),
+                                       saveMean.host(), saveInvstd.host(),
+                                       inPlace ? hm : mOut.host(),
+                                       inPlace ? hv : vOut.host(), 1e-5, 0.1),
                     MEMFMT_STATUS_OK);
-          expectMatch(gi, gi.download(), Match::Reduction,
-                      grad + " grad_input");
-          expectMatch(gw, gw.download(), Match::Reduction,
-                      grad + " grad_weight");
-          expectMatch(gb, gb.download(), Match::Reduction, grad + " grad_bias");
+          expectMatch(y, gotY, Match::Reduction, what + " output");
+          expectMatch(saveMean, gotMean, Match::Reduction, what + " save_mean");
+          expectMatch(saveInvstd, gotInvstd, Match::Reduction,
+                      what + " save_invstd");
+          expectMatch(inPlace ? m : mOut, gotM, Match::Reduction,
+                      what + " running_mean");
+          expectMatch(inPlace ? v : vOut, gotV, Match::Reduction,
+                      what + " running_var");
+
+          // The gradient from the CPU's saved statistics, on both sides.
+          for (int mask : {7, 3, 6}) {
+            Buf go(k, shape, layout), gi(k, shape, layout), gw(f, {c}),
+                gb(f, {c});
+            go.fill(46);
+            std::string grad = what + " backward mask " + std::to_string(mask);
+            const memfmt_memref_t *dgi = gi.device(env().gpu),
+                                  *dgw = gw.device(env().gpu),
+                                  *dgb = gb.device(env().gpu);
+            ASSERT_EQ(
+                batchNormBackwardOf(bf16, env().gpu, 21, go.device(env().gpu),
+                                    x.device(env().gpu), w.device(env().gpu),
+                                    saveMean.device(env().gpu),
+                                    saveInvstd.device(env().gpu), dgi, dgw, dgb,
+                                    mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
+                MEMFMT_STATUS_OK)
+                << grad << ": " << memfmt_context_last_error(env().gpu);
+            ASSERT_EQ(batchNormBackwardOf(bf16, env().cpu, 21, go.host(),
+                                          x.host(), w.host(), saveMean.host(),
+                                          saveInvstd.host(), gi.host(),
+                                          gw.host(), gb.host(), mask & 1,
+                                          (mask >> 1) & 1, (mask >> 2) & 1),
+                      MEMFMT_STATUS_OK);
+            expectMatch(gi, gi.download(), Match::Reduction,
+                        grad + " grad_input");
+            expectMatch(gw, gw.download(), Match::Reduction,
+                        grad + " grad_weight");
+            expectMatch(gb, gb.download(), Match::Reduction,
+                        grad + " grad_bias");
+          }
         }
-      }
   // A layout cuDNN does not take is reported, not computed wrongly.
   Buf x(f, {2, 8, 3, 3}, S), y(f, {2, 8, 3, 3}, S), w(f, {8}), b(f, {8}),
       m(f, {8}), v(f, {8}), sm(f, {8}), si(f, {8});
@@ -155,39 +162,42 @@ TEST(CudaLinearBackwardTest, EveryGradientLayoutAndEdgeShape) {
     for (Layout lg : {C, S})
       for (Layout lx : {C, S, CLS})
         for (Layout lout : {C, S})
-          for (int mask : {7, 1, 2, 4}) {
-            Buf go(Kind::F32, {c.n, c.m}, lg), x(Kind::F32, {c.n, c.kk}, lx),
-                w(Kind::F32, {c.m, c.kk}, lx);
-            Buf gi(Kind::F32, {c.n, c.kk}, lout),
-                gw(Kind::F32, {c.m, c.kk}, lout), gb(Kind::F32, {c.m});
-            go.fill(31);
-            x.fill(32);
-            w.fill(33, -0.1, 0.1);
-            std::string what = "linear_backward " + go.describe() + " " +
-                               x.describe() + " -> " + gi.describe() +
-                               " mask " + std::to_string(mask);
-            const memfmt_memref_t *dgi = gi.device(env().gpu),
-                                  *dgw = gw.device(env().gpu),
-                                  *dgb = gb.device(env().gpu);
-            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
-                          env().gpu, 9, go.device(env().gpu),
-                          x.device(env().gpu), w.device(env().gpu), dgi, dgw,
-                          dgb, mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
-                      MEMFMT_STATUS_OK)
-                << what << ": " << memfmt_context_last_error(env().gpu);
-            ASSERT_EQ(_mlir_ciface_memfmt_linear_backward_f32(
-                          env().cpu, 9, go.host(), x.host(), w.host(),
-                          gi.host(), gw.host(), gb.host(), mask & 1,
-                          (mask >> 1) & 1, (mask >> 2) & 1),
-                      MEMFMT_STATUS_OK);
-            // Gradients that are off stay untouched on both sides.
-            expectMatch(gi, gi.download(), Match::Reduction,
-                        what + " grad_input");
-            expectMatch(gw, gw.download(), Match::Reduction,
-                        what + " grad_weight");
-            expectMatch(gb, gb.download(), Match::Reduction,
-                        what + " grad_bias");
-          }
+          for (int mask : {7, 1, 2, 4})
+            for (Kind k : kTrainingKinds) {
+              // bf16 activations and weight copy; f32 weight gradients.
+              Buf go(k, {c.n, c.m}, lg), x(k, {c.n, c.kk}, lx),
+                  w(k, {c.m, c.kk}, lx);
+              Buf gi(k, {c.n, c.kk}, lout), gw(Kind::F32, {c.m, c.kk}, lout),
+                  gb(Kind::F32, {c.m});
+              go.fill(31);
+              x.fill(32);
+              w.fill(33, -0.1, 0.1);
+              std::string what = "linear_backward " + std::string(toString(k)) +
+                                 " " + go.describe() + " " + x.describe() +
+                                 " -> " + gi.describe() + " mask " +
+                                 std::to_string(mask);
+              const memfmt_memref_t *dgi = gi.device(env().gpu),
+                                    *dgw = gw.device(env().gpu),
+                                    *dgb = gb.device(env().gpu);
+              ASSERT_EQ(MEMFMT_TRAINING_ENTRY(linear_backward, k)(
+                            env().gpu, 9, go.device(env().gpu),
+                            x.device(env().gpu), w.device(env().gpu), dgi, dgw,
+                            dgb, mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
+                        MEMFMT_STATUS_OK)
+                  << what << ": " << memfmt_context_last_error(env().gpu);
+              ASSERT_EQ(MEMFMT_TRAINING_ENTRY(linear_backward, k)(
+                            env().cpu, 9, go.host(), x.host(), w.host(),
+                            gi.host(), gw.host(), gb.host(), mask & 1,
+                            (mask >> 1) & 1, (mask >> 2) & 1),
+                        MEMFMT_STATUS_OK);
+              // Gradients that are off stay untouched on both sides.
+              expectMatch(gi, gi.download(), Match::Reduction,
+                          what + " grad_input");
+              expectMatch(gw, gw.download(), Match::Reduction,
+                          what + " grad_weight");
+              expectMatch(gb, gb.download(), Match::Reduction,
+                          what + " grad_bias");
+            }
 }
 
 //===----------------------------------------------------------------------===//
@@ -217,33 +227,35 @@ TEST(CudaThresholdBackwardTest, EveryLayoutPairWithTiesAndNaN) {
   for (const std::vector<int64_t> &shape : kElementwiseShapes)
     for (Layout in : kLayouts)
       for (Layout out : kLayouts)
-        for (int64_t hasAddend : {0, 1}) {
-          // The addend (the fused gradient sum) in the output's layout.
-          Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
-              addend(Kind::F32, shape, out), gi(Kind::F32, shape, out);
-          std::string what = name(Kind::F32, in, out) + " " + gi.describe() +
-                             (hasAddend ? " with addend" : "");
-          grad.fill(1, -2, 2);
-          self.fill(2, -1, 1);
-          addend.fill(3, -2, 2);
-          if (self.values.numElements() > 3)
-            self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
-          const memfmt_memref_t *dgi = gi.device(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                        env().gpu, 0, grad.device(env().gpu),
-                        self.device(env().gpu), addend.device(env().gpu), dgi,
-                        0.0, hasAddend),
-                    MEMFMT_STATUS_OK)
-              << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_threshold_backward_f32(
-                        env().cpu, 0, grad.host(), self.host(), addend.host(),
-                        gi.host(), 0.0, hasAddend),
-                    MEMFMT_STATUS_OK);
-          expectMatch(gi, gi.download(), Match::Exact,
-                      "threshold_backward " + what);
-          if (in == out && (in == C || in == CL) && gi.values.numElements() > 0)
-            EXPECT_EQ(env().implOf(0), "flat") << what;
-        }
+        for (int64_t hasAddend : {0, 1})
+          for (Kind k : kTrainingKinds) {
+            // The addend (the fused gradient sum) in the output's layout.
+            Buf grad(k, shape, in), self(k, shape, in), addend(k, shape, out),
+                gi(k, shape, out);
+            std::string what = name(k, in, out) + " " + gi.describe() +
+                               (hasAddend ? " with addend" : "");
+            grad.fill(1, -2, 2);
+            self.fill(2, -1, 1);
+            addend.fill(3, -2, 2);
+            if (self.values.numElements() > 3)
+              self.set(1, 0.0f).set(2, std::nanf("")).set(3, -0.0f);
+            const memfmt_memref_t *dgi = gi.device(env().gpu);
+            ASSERT_EQ(MEMFMT_TRAINING_ENTRY(threshold_backward, k)(
+                          env().gpu, 0, grad.device(env().gpu),
+                          self.device(env().gpu), addend.device(env().gpu), dgi,
+                          0.0, hasAddend),
+                      MEMFMT_STATUS_OK)
+                << memfmt_context_last_error(env().gpu);
+            ASSERT_EQ(MEMFMT_TRAINING_ENTRY(threshold_backward, k)(
+                          env().cpu, 0, grad.host(), self.host(), addend.host(),
+                          gi.host(), 0.0, hasAddend),
+                      MEMFMT_STATUS_OK);
+            expectMatch(gi, gi.download(), Match::Exact,
+                        "threshold_backward " + what);
+            if (in == out && (in == C || in == CL) &&
+                gi.values.numElements() > 0)
+              EXPECT_EQ(env().implOf(0), "flat") << what;
+          }
 }
 
 TEST(CudaEltwiseBackwardTest, EveryFunctionAndLayoutPair) {
@@ -264,30 +276,30 @@ TEST(CudaEltwiseBackwardTest, EveryFunctionAndLayoutPair) {
   for (const Function &f : functions)
     for (const std::vector<int64_t> &shape : kElementwiseShapes)
       for (Layout in : kLayouts)
-        for (Layout out : kLayouts) {
-          Buf grad(Kind::F32, shape, in), self(Kind::F32, shape, in),
-              gi(Kind::F32, shape, out);
-          std::string what = "eltwise_backward op " + std::to_string(f.op) +
-                             " " + name(Kind::F32, in, out) + " " +
-                             gi.describe();
-          grad.fill(1, -2, 2);
-          self.fill(2, -8, 8);
-          if (self.values.numElements() > 4)
-            self.set(1, -3.0f).set(2, 3.0f).set(3, 6.0f).set(4, std::nanf(""));
-          ASSERT_EQ(_mlir_ciface_memfmt_eltwise_backward_f32(
-                        env().gpu, 0, grad.device(env().gpu),
-                        self.device(env().gpu), gi.device(env().gpu), f.op,
-                        f.alpha, f.beta),
-                    MEMFMT_STATUS_OK)
-              << memfmt_context_last_error(env().gpu);
-          ASSERT_EQ(_mlir_ciface_memfmt_eltwise_backward_f32(
-                        env().cpu, 0, grad.host(), self.host(), gi.host(), f.op,
-                        f.alpha, f.beta),
-                    MEMFMT_STATUS_OK);
-          // The same formulas (lib/ElementwiseMath.h); libm and CUDA's
-          // exp/erf/tanh may differ in the last bits.
-          expectMatch(gi, gi.download(), Match::Elementwise, what);
-        }
+        for (Layout out : kLayouts)
+          for (Kind k : kTrainingKinds) {
+            Buf grad(k, shape, in), self(k, shape, in), gi(k, shape, out);
+            std::string what = "eltwise_backward op " + std::to_string(f.op) +
+                               " " + name(k, in, out) + " " + gi.describe();
+            grad.fill(1, -2, 2);
+            self.fill(2, -8, 8);
+            if (self.values.numElements() > 4)
+              self.set(1, -3.0f).set(2, 3.0f).set(3, 6.0f).set(4,
+                                                               std::nanf(""));
+            ASSERT_EQ(MEMFMT_TRAINING_ENTRY(eltwise_backward, k)(
+                          env().gpu, 0, grad.device(env().gpu),
+                          self.device(env().gpu), gi.device(env().gpu), f.op,
+                          f.alpha, f.beta),
+                      MEMFMT_STATUS_OK)
+                << memfmt_context_last_error(env().gpu);
+            ASSERT_EQ(MEMFMT_TRAINING_ENTRY(eltwise_backward, k)(
+                          env().cpu, 0, grad.host(), self.host(), gi.host(),
+                          f.op, f.alpha, f.beta),
+                      MEMFMT_STATUS_OK);
+            // The same formulas (lib/ElementwiseMath.h); libm and CUDA's
+            // exp/erf/tanh may differ in the last bits.
+            expectMatch(gi, gi.download(), Match::Elementwise, what);
+          }
 }
 
 TEST(CudaSumToSizeTest, TheShapesVjpsReduceTo) {
@@ -301,21 +313,22 @@ TEST(CudaSumToSizeTest, TheShapesVjpsReduceTo) {
       {{1, 3, 7, 5}, {3, 7, 1}}};
   for (const auto &[inShape, outShape] : cases)
     for (Layout in : kLayouts)
-      for (Layout out : kLayouts) {
-        Buf x(Kind::F32, inShape, in), y(Kind::F32, outShape, out);
-        std::string what = "sum_to_size " + name(Kind::F32, in, out) + " " +
-                           x.describe() + " -> " + y.describe();
-        x.fill(1, -2, 2);
-        ASSERT_EQ(_mlir_ciface_memfmt_sum_to_size_f32(
-                      env().gpu, 0, x.device(env().gpu), y.device(env().gpu)),
-                  MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_sum_to_size_f32(env().cpu, 0, x.host(),
-                                                      y.host()),
-                  MEMFMT_STATUS_OK);
-        // Both sum in double and round once.
-        expectMatch(y, y.download(), Match::Elementwise, what);
-      }
+      for (Layout out : kLayouts)
+        for (Kind k : kTrainingKinds) {
+          Buf x(k, inShape, in), y(k, outShape, out);
+          std::string what = "sum_to_size " + name(k, in, out) + " " +
+                             x.describe() + " -> " + y.describe();
+          x.fill(1, -2, 2);
+          ASSERT_EQ(MEMFMT_TRAINING_ENTRY(sum_to_size, k)(
+                        env().gpu, 0, x.device(env().gpu), y.device(env().gpu)),
+                    MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(MEMFMT_TRAINING_ENTRY(sum_to_size, k)(env().cpu, 0,
+                                                          x.host(), y.host()),
+                    MEMFMT_STATUS_OK);
+          // Both sum in double and round once.
+          expectMatch(y, y.download(), Match::Elementwise, what);
+        }
 }
 
 TEST(CudaLayerNormBackwardTest, EveryLayoutWithAndWithoutWeight) {
@@ -324,34 +337,35 @@ TEST(CudaLayerNormBackwardTest, EveryLayoutWithAndWithoutWeight) {
       {7}, {3, 1}, {5, 96}, {2, 3, 4, 7}, {1, 1, 1, 5}, {2, 3, 5, 96}};
   for (const auto &shape : shapes)
     for (Layout layout : kLayouts)
-      for (bool hasWeight : {false, true}) {
-        const int64_t d = shape.back();
-        Buf go(Kind::F32, shape, layout), x(Kind::F32, shape, layout),
-            w(Kind::F32, {d}, kLayouts[0]), gi(Kind::F32, shape, layout),
-            gw(Kind::F32, {d}, kLayouts[0]), gb(Kind::F32, {d}, kLayouts[0]);
-        std::string what = "layer_norm_backward " + x.describe() +
-                           (hasWeight ? " weight" : "");
-        go.fill(1, -1, 1);
-        x.fill(2, -3, 3);
-        w.fill(3, 0.5, 2);
-        auto call = [&](memfmt_context_t *ctx, bool device) {
-          auto ref = [&](Buf &b) {
-            return device ? b.device(env().gpu) : b.host();
+      for (bool hasWeight : {false, true})
+        for (Kind k : kTrainingKinds) {
+          const int64_t d = shape.back();
+          Buf go(k, shape, layout), x(k, shape, layout),
+              w(Kind::F32, {d}, kLayouts[0]), gi(k, shape, layout),
+              gw(Kind::F32, {d}, kLayouts[0]), gb(Kind::F32, {d}, kLayouts[0]);
+          std::string what = "layer_norm_backward " + std::string(toString(k)) +
+                             " " + x.describe() + (hasWeight ? " weight" : "");
+          go.fill(1, -1, 1);
+          x.fill(2, -3, 3);
+          w.fill(3, 0.5, 2);
+          auto call = [&](memfmt_context_t *ctx, bool device) {
+            auto ref = [&](Buf &b) {
+              return device ? b.device(env().gpu) : b.host();
+            };
+            return MEMFMT_TRAINING_ENTRY(layer_norm_backward, k)(
+                ctx, 0, ref(go), ref(x), hasWeight ? ref(w) : ref(x), ref(gi),
+                ref(gw), ref(gb), 1e-5, hasWeight, 1, 1, 1);
           };
-          return _mlir_ciface_memfmt_layer_norm_backward_f32(
-              ctx, 0, ref(go), ref(x), hasWeight ? ref(w) : ref(x), ref(gi),
-              ref(gw), ref(gb), 1e-5, hasWeight, 1, 1, 1);
-        };
-        ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().cpu);
-        // Both compute in double and round once; the CPU's reference sums
-        // the columns in row order, the GPU in its plan's order.
-        expectMatch(gi, gi.download(), Match::Elementwise, what);
-        expectMatch(gw, gw.download(), Match::Elementwise, what);
-        expectMatch(gb, gb.download(), Match::Elementwise, what);
-      }
+          ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().cpu);
+          // Both compute in double and round once; the CPU's reference sums
+          // the columns in row order, the GPU in its plan's order.
+          expectMatch(gi, gi.download(), Match::Elementwise, what);
+          expectMatch(gw, gw.download(), Match::Elementwise, what);
+          expectMatch(gb, gb.download(), Match::Elementwise, what);
+        }
 }
 
 TEST(CudaSoftmaxBackwardTest, EveryLayoutAlongEveryDim) {
@@ -360,28 +374,29 @@ TEST(CudaSoftmaxBackwardTest, EveryLayoutAlongEveryDim) {
       {7}, {3, 1}, {5, 197}, {2, 3, 4, 7}, {1, 1, 1, 5}, {2, 12, 5, 5}};
   for (const auto &shape : shapes)
     for (int64_t dim = 0; dim < int64_t(shape.size()); ++dim)
-      for (Layout layout : kLayouts) {
-        Buf go(Kind::F32, shape, layout), y(Kind::F32, shape, layout),
-            gi(Kind::F32, shape, layout);
-        const std::string what =
-            "softmax_backward " + y.describe() + " dim " + std::to_string(dim);
-        go.fill(1, -1, 1);
-        y.fill(2, 0, 1);
-        auto call = [&](memfmt_context_t *ctx, bool device) {
-          auto ref = [&](Buf &b) {
-            return device ? b.device(env().gpu) : b.host();
+      for (Layout layout : kLayouts)
+        for (Kind k : kTrainingKinds) {
+          Buf go(k, shape, layout), y(k, shape, layout), gi(k, shape, layout);
+          const std::string what = "softmax_backward " +
+                                   std::string(toString(k)) + " " +
+                                   y.describe() + " dim " + std::to_string(dim);
+          go.fill(1, -1, 1);
+          y.fill(2, 0, 1);
+          auto call = [&](memfmt_context_t *ctx, bool device) {
+            auto ref = [&](Buf &b) {
+              return device ? b.device(env().gpu) : b.host();
+            };
+            return MEMFMT_TRAINING_ENTRY(softmax_backward, k)(
+                ctx, 0, ref(go), ref(y), ref(gi), dim);
           };
-          return _mlir_ciface_memfmt_softmax_backward_f32(ctx, 0, ref(go),
-                                                          ref(y), ref(gi), dim);
-        };
-        ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().gpu);
-        ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
-            << memfmt_context_last_error(env().cpu);
-        // The GPU computes each row in double and rounds once, as the CPU's
-        // reference; the CPU's row loop in f32 with the sum in double.
-        expectMatch(gi, gi.download(), Match::Elementwise, what);
-      }
+          ASSERT_EQ(call(env().gpu, true), MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().gpu);
+          ASSERT_EQ(call(env().cpu, false), MEMFMT_STATUS_OK)
+              << memfmt_context_last_error(env().cpu);
+          // The GPU computes each row in double and rounds once, as the CPU's
+          // reference; the CPU's row loop in f32 with the sum in double.
+          expectMatch(gi, gi.download(), Match::Elementwise, what);
+        }
 }
 
 struct CudaSgdCase {

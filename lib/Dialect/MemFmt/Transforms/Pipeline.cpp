@@ -133,10 +133,6 @@ std::string mlir::memfmt::checkTrainingPipelineOptions(
   if (options.precision == ComputePrecision::F16)
     return "training computes in f32 or bf16 (precision=f16 would need loss "
            "scaling, which is not available)";
-  if (options.precision == ComputePrecision::BF16 &&
-      options.target != CompileTarget::Cpu)
-    return "bf16 training is available on the cpu target only (the CUDA "
-           "training kernels are f32)";
   return checkSgdOptions(options.lr, options.momentum, options.dampening,
                          options.weightDecay, options.nesterov);
 }

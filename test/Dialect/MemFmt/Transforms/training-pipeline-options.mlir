@@ -1,5 +1,4 @@
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="precision=f16" 2>&1 | FileCheck %s --check-prefix=F16
-// RUN: not memfmt-opt %s --memfmt-training-pipeline="precision=bf16 target=cuda" 2>&1 | FileCheck %s --check-prefix=BF16-CUDA
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="lr=-0.1" 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="momentum=0 nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="memory-format=nhwc" 2>&1 | FileCheck %s --check-prefix=MEMORY-FORMAT
@@ -9,7 +8,6 @@
 // training step cannot be built with (as memfmt-compile --train does), and
 // choice options with LLVM's standard error.
 // F16: error: memfmt-training-pipeline: training computes in f32 or bf16 (precision=f16 would need loss scaling, which is not available)
-// BF16-CUDA: error: memfmt-training-pipeline: bf16 training is available on the cpu target only (the CUDA training kernels are f32)
 // LR: error: memfmt-training-pipeline: lr=-0.1 must be >= 0 (torch.optim.SGD's check)
 // NESTEROV: error: memfmt-training-pipeline: nesterov requires momentum > 0 and dampening = 0
 // MEMORY-FORMAT: for the --memory-format option: Cannot find option named 'nhwc'!
