@@ -23,11 +23,12 @@ def seeded_model(name, seed, **kwargs):
     and its classifier's weight, whose output would be 0 and prove
     nothing, ~N(0, 1/fan_in)).
     `name` may be a torchvision class (VisionTransformer) with its arguments
-    in `kwargs`."""
+    in `kwargs`, or a function that builds the model from them."""
     import torch
     import torchvision
     torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)(**kwargs)
+    model = (name(**kwargs) if callable(name) else
+             getattr(torchvision.models, name)(**kwargs))
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, torch.nn.BatchNorm2d):

@@ -1052,7 +1052,7 @@ class GradGenerator(Generator):
     """Random graphs over the ops with a VJP only (conv2d, batch_norm, relu,
     the eltwise functions (sigmoid, silu, hardswish, hardsigmoid, clamp,
     gelu), add, mul, sub and div with broadcasting (a broadcast operand's
-    gradient is summed to its shape), cat, chunk, unit-step slice, permute
+    gradient is summed to its shape), cat, chunk, slice (any step), permute
     and channel_shuffle (along dims after the batch), layer_norm (over the
     last dim, with and without weight and bias), softmax (along any dim),
     max_pool2d
@@ -1099,8 +1099,8 @@ class GradGenerator(Generator):
         return self.add_op(kind, [x], [result], attrs)[0]
 
     # Data movement that keeps the batch dim (every value keeps N): cat and
-    # chunk along the channels, unit-step slices after the batch dim (a
-    # step has no VJP), permutes that leave the batch first.
+    # chunk along the channels, slices after the batch dim, permutes that
+    # leave the batch first.
     def cat(self):
         return super().cat(dim=1)
 
@@ -1108,7 +1108,7 @@ class GradGenerator(Generator):
         return super().chunk(dim=1)
 
     def slice(self):
-        return super().slice(first_dim=1, steps=(1,))
+        return super().slice(first_dim=1)
 
     def permute(self):
         return super().permute(keep_batch=True)

@@ -120,12 +120,48 @@ VISION_TRANSFORMERS = {
 }
 
 
+def focus_net():
+    """A small CNN around YOLOv5's Focus (space to depth by strided slices:
+    the four pixel phases x[..., i::2, j::2] concatenated along the
+    channels) on a convolution's output, so the slices' gradients (steps 2,
+    along H and W) reach trainable weights, and a channel slice with step 3
+    before the classifier."""
+    import torch
+    from torch import nn
+
+    class Focus(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False),
+                                      nn.BatchNorm2d(8), nn.ReLU())
+            self.conv = nn.Sequential(nn.Conv2d(32, 24, 3, padding=1,
+                                                bias=False),
+                                      nn.BatchNorm2d(24), nn.SiLU())
+            self.fc = nn.Linear(8, 1000)
+
+        def forward(self, x):
+            x = self.stem(x)
+            x = torch.cat([x[..., ::2, ::2], x[..., 1::2, ::2],
+                           x[..., ::2, 1::2], x[..., 1::2, 1::2]], 1)
+            x = self.conv(x)[:, 1::3]
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(
+                x, 1), 1))
+    return Focus()
+
+
+# Small models built here rather than by torchvision, by name.
+CUSTOM_MODELS = {"focus_net": focus_net}
+
+
 def make_model(name, seed, size):
-    """The seeded torchvision model `name` (a zoo name or one of
-    VISION_TRANSFORMERS)."""
+    """The seeded model `name`: a torchvision zoo name, one of
+    VISION_TRANSFORMERS or one of CUSTOM_MODELS (seeded as seeded_model
+    seeds torchvision's)."""
     if name in VISION_TRANSFORMERS:
         return seeded_model("VisionTransformer", seed=seed, image_size=size,
                             **VISION_TRANSFORMERS[name])
+    if name in CUSTOM_MODELS:
+        return seeded_model(CUSTOM_MODELS[name], seed=seed)
     return seeded_model(name, seed=seed)
 
 

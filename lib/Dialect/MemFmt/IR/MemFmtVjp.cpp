@@ -699,9 +699,12 @@ ChunkOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   return grads;
 }
 
-/// slice with unit step: `grad_input` is `grad` at [start, end) along
-/// `dim` and 0 elsewhere, `cat(zeros, grad, zeros)` (ATen's
-/// slice_backward).
+/// slice: `grad_input` is `grad` at start, start + step, ... along `dim`
+/// and 0 elsewhere (ATen's slice_backward). With unit step that is
+/// `cat(zeros, grad, zeros)`; with a larger step each element of `grad` is
+/// first followed by step - 1 zeros along `dim` (a unit dim inserted after
+/// `dim`, a cat with zeros along it, the two dims merged, cut where the
+/// input ends).
 FailureOr<SmallVector<Value>>
 SliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                   ArrayRef<bool> operandNeedsGrad) {
@@ -709,26 +712,52 @@ SliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value grad = resultGrads[0];
   if (!grad || !operandNeedsGrad[0])
     return grads;
-  if (getStep() != 1)
-    return emitOpError() << "with step " << getStep()
-                         << " has no vector-Jacobian product yet (only unit "
-                            "steps, as ShuffleNet's channel split)";
   RankedTensorType inputType = getInput().getType();
+  Type elementType = inputType.getElementType();
   int64_t dim = normalizedDim(getDim(), inputType.getRank());
-  int64_t start = getStart(), end = getEnd(); // 0 <= start < end (verifier)
+  // 0 <= start < end <= size, step >= 1 (verifier).
+  int64_t start = getStart(), step = getStep();
+  int64_t size = inputType.getShape()[dim];
+  auto typeOf = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elementType);
+  };
+  Value placed = grad;
+  SmallVector<int64_t> shape(getOutput().getType().getShape());
+  if (step != 1) {
+    const int64_t count = shape[dim];
+    SmallVector<int64_t> split(shape);
+    split.insert(split.begin() + dim + 1, 1);
+    Value column = ReshapeOp::create(b, getLoc(), typeOf(split), grad);
+    SmallVector<int64_t> gap(split), spread(split);
+    gap[dim + 1] = step - 1;
+    spread[dim + 1] = step;
+    Value interleaved =
+        CatOp::create(b, getLoc(), typeOf(spread),
+                      ValueRange{column, zeros(b, getLoc(), gap, elementType)},
+                      b.getI64IntegerAttr(dim + 1));
+    shape[dim] = count * step;
+    placed = ReshapeOp::create(b, getLoc(), typeOf(shape), interleaved);
+    if (start + shape[dim] > size) {
+      shape[dim] = size - start;
+      placed = SliceOp::create(b, getLoc(), typeOf(shape), placed,
+                               b.getI64IntegerAttr(dim), b.getI64IntegerAttr(0),
+                               b.getI64IntegerAttr(shape[dim]), IntegerAttr());
+    }
+  }
+  const int64_t placedEnd = start + shape[dim];
   SmallVector<Value> parts;
-  auto zerosAlong = [&](int64_t size) {
-    SmallVector<int64_t> shape(inputType.getShape());
-    shape[dim] = size;
-    parts.push_back(zeros(b, getLoc(), shape, inputType.getElementType()));
+  auto zerosAlong = [&](int64_t length) {
+    SmallVector<int64_t> zeroShape(inputType.getShape());
+    zeroShape[dim] = length;
+    parts.push_back(zeros(b, getLoc(), zeroShape, elementType));
   };
   if (start > 0)
     zerosAlong(start);
-  parts.push_back(grad);
-  if (end < inputType.getShape()[dim])
-    zerosAlong(inputType.getShape()[dim] - end);
+  parts.push_back(placed);
+  if (placedEnd < size)
+    zerosAlong(size - placedEnd);
   Value whole = parts.size() == 1
-                    ? grad
+                    ? placed
                     : CatOp::create(b, getLoc(), contiguousType(getInput()),
                                     parts, b.getI64IntegerAttr(dim));
   grads[0] = toPrimalFormat(b, getLoc(), whole, getInput());

@@ -125,16 +125,3 @@ func.func @no_return(%x: tensor<2x5xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %l = memfmt.cross_entropy_loss %x, %t : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
   "test.return"(%l) : (tensor<f32>) -> ()
 }
-
-// -----
-
-// A strided slice's gradient would scatter with a step: no VJP yet.
-func.func @strided_slice(%x: tensor<2x4x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
-  %w = memfmt.weight "conv.weight" : tensor<4x4x1x1xf32>
-  %c = memfmt.conv2d %x, %w : (tensor<2x4x3x3xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x3x3xf32>
-  // expected-error @+1 {{'memfmt.slice' op with step 2 has no vector-Jacobian product yet (only unit steps, as ShuffleNet's channel split)}}
-  %s = memfmt.slice %c {dim = 1 : i64, start = 0 : i64, end = 4 : i64, step = 2 : i64} : tensor<2x4x3x3xf32> -> tensor<2x2x3x3xf32>
-  %f = memfmt.flatten %s {start_dim = 1 : i64} : tensor<2x2x3x3xf32> -> tensor<2x18xf32>
-  %l = memfmt.cross_entropy_loss %f, %t : (tensor<2x18xf32>, tensor<2xi64>) -> tensor<f32>
-  return %l : tensor<f32>
-}

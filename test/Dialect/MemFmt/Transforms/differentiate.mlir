@@ -426,3 +426,46 @@ func.func @layer_norm_over_channels(%x: tensor<2x3x3x3xf32>, %t: tensor<2xi64>) 
   %loss = memfmt.cross_entropy_loss %f, %t : (tensor<2x36xf32>, tensor<2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A slice with a step (x[:, 1:6:2], YOLO's space-to-depth "Focus" and a
+// strided channel pick): its gradient puts each element of `grad` at every
+// second position (a unit dim after `dim`, a cat with zeros along it, the
+// two merged), cut where the input ends, between zeros (ATen's
+// slice_backward).
+// CHECK-LABEL: func.func @strided_slice(
+// CHECK: %[[S:.+]] = memfmt.slice %[[C:.+]] {dim = 1 : i64, end = 6 : i64, start = 1 : i64, step = 2 : i64} : tensor<2x7x3x3xf32> -> tensor<2x3x3x3xf32>
+// CHECK: %[[G:.+]] = memfmt.reshape %{{.+}} : tensor<2x27xf32> -> tensor<2x3x3x3xf32>
+// CHECK: %[[COL:.+]] = memfmt.reshape %[[G]] : tensor<2x3x3x3xf32> -> tensor<2x3x1x3x3xf32>
+// CHECK: %[[GAP:.+]] = arith.constant dense<0.000000e+00> : tensor<2x3x1x3x3xf32>
+// CHECK: %[[SPREAD:.+]] = memfmt.cat %[[COL]], %[[GAP]] {dim = 2 : i64} : tensor<2x3x1x3x3xf32>, tensor<2x3x1x3x3xf32> -> tensor<2x3x2x3x3xf32>
+// CHECK: %[[MERGED:.+]] = memfmt.reshape %[[SPREAD]] : tensor<2x3x2x3x3xf32> -> tensor<2x6x3x3xf32>
+// CHECK: %[[Z:.+]] = arith.constant dense<0.000000e+00> : tensor<2x1x3x3xf32>
+// CHECK: %[[WHOLE:.+]] = memfmt.cat %[[Z]], %[[MERGED]] {dim = 1 : i64} : tensor<2x1x3x3xf32>, tensor<2x6x3x3xf32> -> tensor<2x7x3x3xf32>
+// CHECK: memfmt.convolution_backward %[[WHOLE]], %arg0
+//
+// A step that overruns the input is cut: x[:, 0:7:3] of 7 channels takes
+// 0, 3, 6, and its gradient is 9 positions cut to 7.
+// CHECK-LABEL: func.func @strided_slice_to_the_end(
+// CHECK: %[[MERGED:.+]] = memfmt.reshape %{{.+}} : tensor<2x3x3x3x3xf32> -> tensor<2x9x3x3xf32>
+// CHECK: %[[CUT:.+]] = memfmt.slice %[[MERGED]] {dim = 1 : i64, end = 7 : i64, start = 0 : i64} : tensor<2x9x3x3xf32> -> tensor<2x7x3x3xf32>
+// CHECK-NOT: memfmt.cat %[[CUT]]
+// CHECK: memfmt.convolution_backward %[[CUT]], %arg0
+func.func @strided_slice(%x: tensor<2x4x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv.weight" : tensor<7x4x1x1xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<2x4x3x3xf32>, tensor<7x4x1x1xf32>) -> tensor<2x7x3x3xf32>
+  %s = memfmt.slice %c {dim = 1 : i64, start = 1 : i64, end = 6 : i64, step = 2 : i64} : tensor<2x7x3x3xf32> -> tensor<2x3x3x3xf32>
+  %f = memfmt.flatten %s {start_dim = 1 : i64} : tensor<2x3x3x3xf32> -> tensor<2x27xf32>
+  %l = memfmt.cross_entropy_loss %f, %t : (tensor<2x27xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+func.func @strided_slice_to_the_end(%x: tensor<2x4x3x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = memfmt.weight "conv.weight" : tensor<7x4x1x1xf32>
+  %c = memfmt.conv2d %x, %w : (tensor<2x4x3x3xf32>, tensor<7x4x1x1xf32>) -> tensor<2x7x3x3xf32>
+  %s = memfmt.slice %c {dim = 1 : i64, start = 0 : i64, end = 7 : i64, step = 3 : i64} : tensor<2x7x3x3xf32> -> tensor<2x3x3x3xf32>
+  %f = memfmt.flatten %s {start_dim = 1 : i64} : tensor<2x3x3x3xf32> -> tensor<2x27xf32>
+  %l = memfmt.cross_entropy_loss %f, %t : (tensor<2x27xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
