@@ -224,9 +224,11 @@ TEST(EltwiseTest, MatchesNaiveInEveryLayoutAndRank) {
           expectClose(out, naiveEltwise(c, in), 1e-6, what);
           if (kernels == MEMFMT_KERNELS_FAST && inLayout == outLayout &&
               (inLayout == C || inLayout == CL) && in.numElements() > 0) {
-            // exp, erf and tanh run on oneDNN's eltwise (ranks 1 and up);
-            // the piecewise-linear functions on the dense loops.
-            bool transcendental = in.rank() > 0 &&
+            // exp, erf and tanh run on oneDNN's eltwise (ranks 1 and up,
+            // in a build with oneDNN); the piecewise-linear functions on
+            // the dense loops.
+            bool transcendental = memfmt_runtime_has_onednn() &&
+                                  in.rank() > 0 &&
                                   (c.op == MEMFMT_ELTWISE_SIGMOID ||
                                   c.op == MEMFMT_ELTWISE_SILU ||
                                   c.op == MEMFMT_ELTWISE_GELU_ERF ||
