@@ -8,7 +8,8 @@
 // Div of two constants (foldBinary, which ElementwiseOps.cpp calls; integer
 // division truncates toward zero, as ONNX Runtime's), Concat of constants
 // (foldConcat, for ShapeOps.cpp), and the shape logic torch writes around
-// `expand` -- Equal, Less, Greater and Where of constants, and Expand. An
+// `expand` -- Equal, Less, Greater and Where of constants, and Expand -- and
+// around shifted windows (Swin): Mod, Pow, Not and ScatterND of constants. An
 // Expand that grows model state (ViT's class token) is no fold: it becomes
 // `memfmt.add` of the parameter and zeros, so that training updates the
 // parameter itself.
@@ -262,6 +263,165 @@ LogicalResult convertExpand(GraphImporter &importer, Node &node) {
 
 } // namespace
 
+namespace {
+
+/// Mod and Pow of constants (NumPy broadcasting): Mod's result takes the
+/// divisor's sign (Python's %) unless `fmod` = 1 (C's fmod, the dividend's);
+/// an integer Pow raises to a non-negative integer power. What torch writes
+/// around shifted windows (Swin's padding `(w - W % w) % w`) and the
+/// attention scale `head_dim ** -0.5`.
+template <bool IsMod>
+LogicalResult convertModOrPow(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 2, 2, 1)))
+    return failure();
+  if (!node.inputs[0]->isConstant() || !node.inputs[1]->isConstant())
+    return importer.unsupported(
+        node, Twine(IsMod ? "Mod" : "Pow") +
+                  " of run-time tensors is not supported (memfmt folds it "
+                  "on constants" +
+                  (IsMod ? ")" : "; x ^ 2 inside a layer norm is matched)"));
+  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
+  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
+  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  FailureOr<int64_t> fmod = importer.intAttr(node, "fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (IsMod && lhs->integer != rhs->integer)
+    return importer.invalid(node, "the operands' element types differ");
+  if (IsMod && lhs->integer && *fmod != 0 && *fmod != 1)
+    return importer.invalid(node, "fmod must be 0 or 1");
+  if (IsMod && !lhs->integer && *fmod != 1)
+    return importer.invalid(node, "a floating-point Mod needs fmod = 1");
+  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
+  if (failed(broadcast))
+    return failure();
+  HostValues out;
+  out.integer = lhs->integer;
+  out.shape = broadcast->first;
+  bool bad = false;
+  forEachIndex<2>(out.shape, broadcast->second, [&](std::array<int64_t, 2> at) {
+    if (!out.integer) {
+      float x = lhs->floats[at[0]];
+      double y = rhs->at(at[1]);
+      out.floats.push_back(static_cast<float>(IsMod ? std::fmod(double(x), y)
+                                                    : std::pow(double(x), y)));
+      return;
+    }
+    int64_t x = lhs->ints[at[0]];
+    if (IsMod) {
+      int64_t y = rhs->ints[at[1]];
+      bad |= y == 0;
+      int64_t r = y == 0 ? 0 : x % y;
+      if (*fmod == 0 && r != 0 && ((r < 0) != (y < 0)))
+        r += y;
+      out.ints.push_back(r);
+      return;
+    }
+    double y = rhs->at(at[1]);
+    bad |= y < 0 || y != std::floor(y);
+    int64_t r = 1;
+    for (int64_t i = 0; i < int64_t(y) && !bad; ++i)
+      r *= x;
+    out.ints.push_back(r);
+  });
+  if (bad)
+    return importer.invalid(node, IsMod ? "integer Mod by zero"
+                                        : "an integer Pow needs a "
+                                          "non-negative integer exponent");
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+/// Not of a constant bool tensor (Swin's attention mask logic).
+LogicalResult convertNot(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 1, 1, 1)))
+    return failure();
+  FailureOr<HostTensor> x = importer.constantOperand(node, 0, "X");
+  if (failed(x))
+    return failure();
+  if (x->kind != ElementKind::Bool)
+    return importer.invalid(node, "the input must be bool");
+  FailureOr<HostValues> v = HostValues::of(importer, node, *x, "X");
+  if (failed(v))
+    return failure();
+  for (int64_t &b : v->ints)
+    b = !b;
+  importer.setOutput(node, 0, OnnxValue::ofConstant(v->tensor()));
+  return success();
+}
+
+/// ScatterND of constants (reduction "none"): a copy of `data` with the
+/// slices that `indices` names (its last dim, k, indexes data's first k
+/// dims) replaced by `updates` -- the slice assignments torch exports for
+/// an in-place `mask[a:b, c:d] = v` on a constant (Swin's attention mask).
+LogicalResult convertScatterND(GraphImporter &importer, Node &node) {
+  if (failed(importer.checkArity(node, 3, 3, 1)))
+    return failure();
+  FailureOr<HostTensor> d = importer.constantOperand(node, 0, "data");
+  FailureOr<HostTensor> i = importer.constantOperand(node, 1, "indices");
+  FailureOr<HostTensor> u = importer.constantOperand(node, 2, "updates");
+  if (failed(d) || failed(i) || failed(u))
+    return failure();
+  const onnx::AttributeProto *reduction = importer.attribute(node, "reduction");
+  if (reduction && reduction->s() != "none")
+    return importer.unsupported(node, "reduction '" + reduction->s() +
+                                          "' (only 'none')");
+  FailureOr<HostValues> data = HostValues::of(importer, node, *d, "data");
+  FailureOr<HostValues> indices = HostValues::of(importer, node, *i, "indices");
+  FailureOr<HostValues> updates = HostValues::of(importer, node, *u, "updates");
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  if (!indices->integer || indices->boolean || indices->shape.empty())
+    return importer.invalid(node, "indices must be integers of rank >= 1");
+  if (updates->integer != data->integer)
+    return importer.invalid(node, "data and updates' element types differ");
+  const int64_t rank = data->shape.size();
+  const int64_t k = indices->shape.back();
+  if (k < 1 || k > rank)
+    return importer.invalid(
+        node, "indices' last dim " + Twine(k) +
+                  " must be in [1, rank of data = " + Twine(rank) + "]");
+  // updates' shape: indices.shape[:-1] + data.shape[k:].
+  SmallVector<int64_t, 4> expected(indices->shape.begin(),
+                                   indices->shape.end() - 1);
+  expected.append(data->shape.begin() + k, data->shape.end());
+  if (ArrayRef<int64_t>(updates->shape) != ArrayRef<int64_t>(expected))
+    return importer.invalid(node, "updates have shape " +
+                                      formatShape(updates->shape) +
+                                      ", expected " + formatShape(expected));
+  int64_t slice = 1;
+  for (int64_t dim = k; dim < rank; ++dim)
+    slice *= data->shape[dim];
+  const int64_t tuples = indices->size() / k;
+  HostValues out = *data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t size = data->shape[j], at = indices->ints[t * k + j];
+      if (at < -size || at >= size)
+        return importer.invalid(node, "index " + Twine(at) +
+                                          " is out of range for a dim of " +
+                                          Twine(size));
+      offset = offset * size + (at < 0 ? at + size : at);
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      if (out.integer)
+        out.ints[offset * slice + e] = updates->ints[t * slice + e];
+      else
+        out.floats[offset * slice + e] = updates->floats[t * slice + e];
+    }
+  }
+  importer.setOutput(node, 0, OnnxValue::ofConstant(out.tensor()));
+  return success();
+}
+
+} // namespace
+
 void mlir::memfmt::onnx_import::registerConstantFoldOps(
     ONNXOpRegistry &registry) {
   constexpr StringRef folded = "(folded at import)";
@@ -282,6 +442,27 @@ void mlir::memfmt::onnx_import::registerConstantFoldOps(
                 {},
                 {{9, convertWhere}},
                 {folded, "constants, NumPy broadcasting", "run-time tensors"}});
+  registry.add({"Mod",
+                {"fmod"},
+                {{10, convertModOrPow<true>}},
+                {folded, "constants, NumPy broadcasting, fmod 0 and 1",
+                 "run-time tensors"}});
+  registry.add({"Pow",
+                {},
+                {{7, convertModOrPow<false>}},
+                {folded,
+                 "constants, NumPy broadcasting (x * x over the last axis in "
+                 "a layer norm is matched as layer_norm)",
+                 "run-time tensors"}});
+  registry.add({"Not",
+                {},
+                {{1, convertNot}},
+                {folded, "constant bools", "run-time tensors"}});
+  registry.add({"ScatterND",
+                {"reduction"},
+                {{11, convertScatterND}},
+                {folded, "constants, reduction 'none'",
+                 "run-time tensors; reductions"}});
   registry.add({"Expand",
                 {},
                 {{8, convertExpand}},

@@ -264,10 +264,12 @@ LogicalResult convertSlice(GraphImporter &importer, Node &node) {
     begin[*axis] = b;
     step[*axis] = s;
   }
-  if (llvm::is_contained(shape, 0))
-    return importer.unsupported(node, "the slice is empty; empty tensors are "
-                                      "not supported");
   if (!x.isConstant()) {
+    // (An empty slice of a constant is shape arithmetic: Swin slices its
+    // window shapes to nothing where a window covers the whole map.)
+    if (llvm::is_contained(shape, 0))
+      return importer.unsupported(node, "the slice is empty; empty tensors "
+                                        "are not supported");
     if (llvm::any_of(step, [](int64_t s) { return s < 0; }))
       return importer.unsupported(node, "Slice of a run-time tensor with a "
                                         "negative step is not supported");
@@ -422,12 +424,16 @@ LogicalResult convertCast(GraphImporter &importer, Node &node) {
     return failure();
   auto kind = static_cast<ElementKind>(*to);
   bool toFloat = isFloatKind(kind) || kind == ElementKind::Double;
-  if (!toFloat && !isIntegerKind(kind))
+  bool toBool = kind == ElementKind::Bool;
+  if (!toFloat && !toBool && !isIntegerKind(kind))
     return importer.unsupported(node, "a cast to " +
                                           elementKindName(int32_t(kind)) +
                                           " is not supported");
   OnnxValue &x = *node.inputs[0];
   if (!x.isConstant()) {
+    if (toBool)
+      return importer.unsupported(node, "a cast of a run-time tensor to "
+                                        "bool is not supported");
     if (!toFloat || x.elementKind != ElementKind::Float)
       return importer.unsupported(node, "a run-time tensor can only be cast "
                                         "between floating-point types");
@@ -441,8 +447,11 @@ LogicalResult convertCast(GraphImporter &importer, Node &node) {
   HostValues out;
   out.shape = v->shape;
   out.integer = !toFloat;
+  out.boolean = toBool; // Non-zero is true (a constant mask: Swin's).
   for (int64_t i = 0; i < v->size(); ++i) {
-    if (out.integer)
+    if (toBool)
+      out.ints.push_back(v->integer ? v->ints[i] != 0 : v->floats[i] != 0.0f);
+    else if (out.integer)
       out.ints.push_back(v->integer ? v->ints[i]
                                     : static_cast<int64_t>(v->floats[i]));
     else
@@ -554,8 +563,8 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
                 {{1, convertSlice}},
                 {"`slice` per sliced axis (constants: folded)",
                  "starts, ends, axes (attributes before opset 10), steps; "
-                 "negative steps on constants",
-                 "negative steps on run-time data; empty results"}});
+                 "negative steps and empty results on constants",
+                 "negative steps and empty results on run-time data"}});
   registry.add({"Transpose",
                 {"perm"},
                 {{1, convertTranspose}},
@@ -580,9 +589,10 @@ void mlir::memfmt::onnx_import::registerShapeArithmeticOps(
                 {"to", "saturate"},
                 {{1, convertCast}},
                 {"(folded, or the input)",
-                 "constants to integer and floating-point types; run-time "
-                 "tensors between floating-point types (the identity)",
-                 "run-time tensors to integers; strings, bool"}});
+                 "constants to integer, floating-point and bool types; "
+                 "run-time tensors between floating-point types (the "
+                 "identity)",
+                 "run-time tensors to integers or bool; strings"}});
   registry.add({"ConstantOfShape",
                 {"value"},
                 {{9, convertConstantOfShape}},

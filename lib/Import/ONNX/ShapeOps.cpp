@@ -173,14 +173,12 @@ static LogicalResult convertIdentity(GraphImporter &importer, Node &node) {
   return success();
 }
 
-/// Dropout in inference: the identity.
+/// Dropout in inference: the identity, and its mask (when asked for, as
+/// torch.onnx writes it for F.dropout: Swin's attention) a constant of all
+/// true.
 static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 1, 3, 2)))
     return failure();
-  if (node.hasOutput(1))
-    return importer.unsupported(node,
-                                "the mask output is not supported (memfmt "
-                                "compiles inference, where it is all true)");
   FailureOr<int64_t> isTest =
       importer.intAttr(node, "is_test", importer.getOpset() < 7 ? 0 : 1);
   FailureOr<float> ratio = importer.floatAttr(node, "ratio", 0.5f);
@@ -190,7 +188,18 @@ static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
     return importer.unsupported(node,
                                 "is_test = 0 (training) is not supported; "
                                 "memfmt compiles inference");
-  if (node.hasInput(2)) {
+  // Dropout-12 on: the ratio is input 1 (default 0.5). A ratio of 0 drops
+  // nothing even in training mode (torchvision 0.14's Swin calls
+  // F.dropout(attn, p=0.0) with training left true).
+  bool dropsNothing = false;
+  if (node.hasInput(1)) {
+    OnnxValue &r = *node.inputs[1];
+    if (r.isConstant()) {
+      std::vector<float> values = r.constant->toFloats();
+      dropsNothing = values.size() == 1 && values[0] == 0.0f;
+    }
+  }
+  if (node.hasInput(2) && !dropsNothing) {
     OnnxValue &mode = *node.inputs[2];
     if (!mode.isConstant())
       return importer.unsupported(node,
@@ -204,7 +213,18 @@ static LogicalResult convertDropout(GraphImporter &importer, Node &node) {
                                   "memfmt compiles inference");
   }
   // Inference: the identity (the ratio is not used).
-  importer.setOutput(node, 0, *node.inputs[0]);
+  OnnxValue &x = *node.inputs[0];
+  importer.setOutput(node, 0, x);
+  if (node.hasOutput(1)) {
+    int64_t count = 1;
+    for (int64_t d : x.shape)
+      count *= d;
+    importer.setOutput(
+        node, 1,
+        OnnxValue::ofConstant(
+            HostTensor::fromInts(x.shape, std::vector<int64_t>(count, 1))
+                .toBools()));
+  }
   return success();
 }
 
@@ -405,7 +425,8 @@ static LogicalResult convertSplit(GraphImporter &importer, Node &node) {
 
 /// Pad with zeros (mode "constant", value 0) on the spatial dims of a 4-D
 /// tensor: a depthwise 1x1 convolution with weight 1 and that padding (x * 1
-/// + 0, exact). No padding is the identity.
+/// + 0, exact); on other dims, a concatenation with zeros. No padding is the
+/// identity.
 static LogicalResult padWith(GraphImporter &importer, Node &node,
                              ArrayRef<int64_t> pads, float value,
                              StringRef mode) {
@@ -425,16 +446,46 @@ static LogicalResult padWith(GraphImporter &importer, Node &node,
     importer.setOutput(node, 0, x);
     return success();
   }
-  if (rank != 4 || pads[0] || pads[1] || pads[4] || pads[5] ||
-      llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
     return importer.unsupported(
-        node, "only non-negative padding of the spatial "
-              "dimensions of a 4-D tensor is supported, got "
-              "pads " +
+        node, "only non-negative padding is supported, got pads " +
                   formatShape(pads) + " for " + formatShape(x.shape));
   FailureOr<Value> input = importer.tensorOperand(node, 0, "data");
   if (failed(input))
     return failure();
+  if (rank != 4 || pads[0] || pads[1] || pads[4] || pads[5]) {
+    // Other dims (Swin pads H and W of an [N, H, W, C] tensor to whole
+    // windows): zeros concatenated before and after along each padded dim.
+    Value y = *input;
+    SmallVector<int64_t, 4> shape(x.shape);
+    std::string name = node.baseName().str();
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t before = pads[d], after = pads[d + rank];
+      if (!before && !after)
+        continue;
+      SmallVector<Value> parts;
+      auto zeros = [&](int64_t size) {
+        SmallVector<int64_t, 4> zeroShape(shape);
+        zeroShape[d] = size;
+        parts.push_back(importer.splatConstant(name, zeroShape, 0.0));
+      };
+      if (before)
+        zeros(before);
+      parts.push_back(y);
+      if (after)
+        zeros(after);
+      shape[d] += before + after;
+      FailureOr<Value> cat = importer.verified(
+          node,
+          CatOp::create(builder, node.loc, importer.tensorType(shape), parts,
+                        d == 0 ? IntegerAttr() : builder.getI64IntegerAttr(d)));
+      if (failed(cat))
+        return failure();
+      y = *cat;
+    }
+    importer.setOutput(node, 0, OnnxValue::runtime(y, shape));
+    return success();
+  }
   int64_t channels = x.shape[1];
   std::string base = node.baseName().str();
   FailureOr<Value> ones = importer.derivedWeight(
@@ -559,9 +610,10 @@ void mlir::memfmt::onnx_import::registerShapeOps(ONNXOpRegistry &registry) {
   registry.add({"Dropout",
                 {"ratio", "is_test", "seed", "consumed_inputs"},
                 {{1, convertDropout}},
-                {"(the input)",
-                 "inference: ratio ignored; `training_mode` a constant false",
-                 "the mask output, `training_mode` true or at run time"}});
+                {"(the input; its mask a constant of all true)",
+                 "inference: ratio ignored; `training_mode` a constant "
+                 "false, or true with a constant ratio 0",
+                 "`training_mode` true with another ratio, or at run time"}});
   registry.add({"Concat",
                 {"axis"},
                 {{1, convertConcat}},
@@ -576,13 +628,14 @@ void mlir::memfmt::onnx_import::registerShapeOps(ONNXOpRegistry &registry) {
         "sizes are a chunk into pieces of their gcd and a cat of neighbours",
         "sizes at run time; empty pieces"}});
   // Beyond the core set: the zero Pad torch exports in front of
-  // AveragePool (count_include_pad).
+  // AveragePool (count_include_pad), and Swin's pad to whole windows.
   registry.add({"Pad",
                 {"mode", "pads", "value"},
                 {{2, convertPad2}, {11, convertPad11}},
-                {"`conv2d` (depthwise, weight 1)",
-                 "zeros (mode constant, value 0) on the spatial dims of a "
-                 "4-D tensor, as torch exports around AveragePool; the axes "
-                 "input (opset 18)",
-                 "other modes and values; padding N or C"}});
+                {"`conv2d` (depthwise, weight 1), or `cat` with zeros",
+                 "zeros (mode constant, value 0): on the spatial dims of a "
+                 "4-D tensor a convolution, as torch exports around "
+                 "AveragePool; on other dims (Swin's [N, H, W, C]) a "
+                 "concatenation; the axes input (opset 18)",
+                 "other modes and values; negative pads"}});
 }

@@ -855,6 +855,92 @@ def class_token():
 
 
 @model
+def window_shape_logic():
+    # What torch.onnx writes around Swin's shifted windows, folded at import:
+    # Mod (Python's sign and C's fmod), Pow of integers and floats, a
+    # ScatterND into a constant (an attention mask's slice assignments), a
+    # Cast to bool and Not, an empty slice of a constant (a window that
+    # covers the whole map), Pad of dims other than H and W (Swin pads an
+    # [N, H, W, C] tensor to whole windows) and Dropout with its mask
+    # output and ratio 0 in training mode (F.dropout(attn, p=0.0)).
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    f = TensorProto.FLOAT
+    nodes = [
+        n("Mod", ["a", "b"], ["m0"], name="mod_python"),
+        n("Cast", ["m0"], ["m0f"], name="m0f", to=f),
+        n("Add", ["x", "m0f"], ["y_mod"], name="add_mod"),
+        n("Mod", ["a", "b"], ["m1"], name="mod_c", fmod=1),
+        n("Cast", ["m1"], ["m1f"], name="m1f", to=f),
+        n("Add", ["x", "m1f"], ["y_fmod"], name="add_fmod"),
+        n("Pow", ["base", "exponent"], ["p"], name="pow_int"),
+        n("Slice", ["p", "four", "five"], ["nothing"], name="empty_slice"),
+        n("Concat", ["nothing", "p"], ["p2"], name="concat_empty", axis=0),
+        n("Cast", ["p2"], ["pf"], name="pf", to=f),
+        n("Pow", ["sixty_four", "minus_half"], ["scale"], name="pow_float"),
+        n("Mul", ["pf", "scale"], ["ps"], name="scaled"),
+        n("Add", ["x", "ps"], ["y_pow"], name="add_pow"),
+        n("ScatterND", ["zeros4", "rows", "updates"], ["mask"],
+          name="scatter"),
+        n("Cast", ["mask"], ["mask_b"], name="to_bool", to=TensorProto.BOOL),
+        n("Not", ["mask_b"], ["keep"], name="not"),
+        n("Cast", ["keep"], ["keep_f"], name="keep_f", to=f),
+        n("Add", ["x", "keep_f"], ["y_mask"], name="add_mask"),
+        n("Pad", ["x", "pads"], ["y_pad"], name="pad_columns"),
+        n("Dropout", ["x", "ratio0", "train"], ["d", "dmask"],
+          name="dropout_p0"),
+        n("Cast", ["dmask"], ["dmask_f"], name="dmask_f", to=f),
+        n("Add", ["d", "dmask_f"], ["y_drop"], name="add_dropout_mask"),
+    ]
+    return build(nodes, [vi("x", [2, 4])],
+                 [vi("y_mod", [2, 4]), vi("y_fmod", [2, 4]),
+                  vi("y_pow", [2, 4]), vi("y_mask", [2, 4]),
+                  vi("y_pad", [2, 6]), vi("y_drop", [2, 4])],
+                 [init("a", i64(7, -7, 16, -16)), init("b", i64(3, 3, -5, -5)),
+                  init("base", i64(2, 3, 2, 10)),
+                  init("exponent", i64(3, 2, 0, 1)),
+                  init("four", i64(4)), init("five", i64(5)),
+                  init("sixty_four", np.array(64.0, np.float32)),
+                  init("minus_half", np.array(-0.5, np.float32)),
+                  init("zeros4", i64(0, 0, 0, 0)),
+                  init("rows", np.array([[1], [3]], np.int64)),
+                  init("updates", i64(5, 7)),
+                  init("pads", i64(0, 1, 0, 1)),
+                  init("ratio0", np.array(0.0, np.float32)),
+                  init("train", np.array(True))])
+
+
+@model
+def window_shape_logic_errors():
+    i64 = lambda *v: np.array(v, np.int64)
+    n = helper.make_node
+    nodes = [
+        n("Mod", ["a", "zero"], ["m"], name="mod_by_zero"),
+        n("Pow", ["a", "minus_one"], ["p"], name="pow_negative"),
+        n("ScatterND", ["a", "wide", "a"], ["s"], name="scatter_k"),
+        n("ScatterND", ["a", "rows", "a"], ["t"], name="scatter_add",
+          reduction="add"),
+        n("Cast", ["x"], ["xb"], name="cast_runtime_bool",
+          to=TensorProto.BOOL),
+        n("Pad", ["x", "negative"], ["xp"], name="pad_negative"),
+        n("Dropout", ["x", "ratio", "train"], ["d"], name="dropout_train"),
+        n("Pow", ["x", "two"], ["x2"], name="pow_runtime"),
+    ]
+    return build(nodes, [vi("x", [2, 4])],
+                 [vi("m", [4]), vi("p", [4]), vi("s", [4]), vi("t", [4]),
+                  vi("xb", [2, 4]), vi("xp", [2, 2]), vi("d", [2, 4]),
+                  vi("x2", [2, 4])],
+                 [init("a", i64(1, 2, 3, 4)), init("zero", i64(0)),
+                  init("minus_one", i64(-1)),
+                  init("wide", np.array([[0, 0]], np.int64)),
+                  init("rows", np.array([[1]], np.int64)),
+                  init("negative", i64(0, -1, 0, -1)),
+                  init("ratio", np.array(0.5, np.float32)),
+                  init("train", np.array(True)),
+                  init("two", np.array(2.0, np.float32))])
+
+
+@model
 def softmax_gather_errors():
     i64 = lambda *v: np.array(v, np.int64)
     n = helper.make_node
