@@ -624,6 +624,23 @@ Status Compiler::importONNXModel() {
     return userError(message);
   module = std::move(model->module);
   onnxParameters = std::move(model->parameters);
+  if (train) {
+    // A tensor the import computed from non-parameters would become a
+    // trainable weight: refuse rather than train what PyTorch would not.
+    std::string computed;
+    int count = 0;
+    for (const mlir::memfmt::ImportedParameter &p : onnxParameters)
+      if (p.computed && ++count <= 3)
+        computed += (computed.empty() ? "'" : ", '") + p.name + "'";
+    if (count)
+      return userError(
+          "--train: " + inputFile + ": " + std::to_string(count) +
+          " tensor(s) the import computed from constants that are no "
+          "initializers (" +
+          computed + (count > 3 ? ", ..." : "") +
+          ") would be trained as parameters; training such a model is not "
+          "supported yet (its inference compiles without --train)");
+  }
   return kContinue;
 #else
   return internalError("built without the ONNX importer");

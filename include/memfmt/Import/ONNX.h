@@ -60,6 +60,13 @@ struct ImportedParameter {
   std::string dtype;
   SmallVector<int64_t, 4> shape;
   std::vector<uint8_t> data;
+  /// True for a tensor the import computed from constants that are not
+  /// model state (a Constant node's tensor, or shape logic folded to a
+  /// non-splat tensor: Swin's attention masks). It is a weight only because
+  /// memfmt has no other home for constant tensors: `memfmt-compile --train`
+  /// refuses models that have one, since training would update it as a
+  /// parameter, which PyTorch's training would not.
+  bool computed = false;
 };
 
 struct ONNXImportOptions {

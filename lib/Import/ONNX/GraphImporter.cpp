@@ -304,6 +304,12 @@ FailureOr<Value> GraphImporter::tensorOperand(Node &node, unsigned i,
                    llvm::bit_cast<uint32_t>(values[0]);
           }))
         return splatConstant(name, value.shape, values[0]);
+      FailureOr<Value> w = weight(node, name, *value.constant);
+      if (succeeded(w))
+        for (ImportedParameter &p : parameters)
+          if (p.name == name)
+            p.computed = true;
+      return w;
     }
     return weight(node, name, *value.constant);
   }
