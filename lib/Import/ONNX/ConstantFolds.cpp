@@ -30,6 +30,34 @@ using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::onnx_import;
 
+namespace {
+
+/// A binary node's two constant operands (A, B) as host values, and their
+/// NumPy broadcast: what every fold of two constants reads.
+struct ConstantPair {
+  HostValues lhs, rhs;
+  SmallVector<int64_t, 4> shape;
+  std::array<SmallVector<int64_t, 4>, 2> strides;
+};
+
+FailureOr<ConstantPair> constantPair(GraphImporter &importer, Node &node) {
+  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
+  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
+  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
+  if (failed(broadcast))
+    return failure();
+  return ConstantPair{std::move(*lhs), std::move(*rhs), broadcast->first,
+                      broadcast->second};
+}
+
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Folding entry points for other families
 //===----------------------------------------------------------------------===//
@@ -37,22 +65,17 @@ using namespace mlir::memfmt::onnx_import;
 LogicalResult mlir::memfmt::onnx_import::foldBinary(GraphImporter &importer,
                                                     Node &node,
                                                     BinaryArithmetic op) {
-  FailureOr<HostValues> lhs =
-      HostValues::of(importer, node, *node.inputs[0]->constant, "A");
-  FailureOr<HostValues> rhs =
-      HostValues::of(importer, node, *node.inputs[1]->constant, "B");
-  if (failed(lhs) || failed(rhs))
+  FailureOr<ConstantPair> pair = constantPair(importer, node);
+  if (failed(pair))
     return failure();
+  const HostValues *lhs = &pair->lhs, *rhs = &pair->rhs;
   if (lhs->integer != rhs->integer)
     return importer.invalid(node, "the operands' element types differ");
-  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
-  if (failed(broadcast))
-    return failure();
   HostValues out;
   out.integer = lhs->integer;
-  out.shape = broadcast->first;
+  out.shape = pair->shape;
   bool divideByZero = false;
-  forEachIndex<2>(out.shape, broadcast->second, [&](std::array<int64_t, 2> at) {
+  forEachIndex<2>(out.shape, pair->strides, [&](std::array<int64_t, 2> at) {
     if (out.integer) {
       int64_t a = lhs->ints[at[0]], b = rhs->ints[at[1]];
       switch (op) {
@@ -130,21 +153,14 @@ template <Comparison op>
 LogicalResult convertComparison(GraphImporter &importer, Node &node) {
   if (failed(importer.checkArity(node, 2, 2, 1)))
     return failure();
-  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
-  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
-  if (failed(a) || failed(b))
+  FailureOr<ConstantPair> pair = constantPair(importer, node);
+  if (failed(pair))
     return failure();
-  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
-  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
-  if (failed(broadcast))
-    return failure();
+  const HostValues *lhs = &pair->lhs, *rhs = &pair->rhs;
   HostValues out;
   out.boolean = true;
-  out.shape = broadcast->first;
-  forEachIndex<2>(out.shape, broadcast->second, [&](std::array<int64_t, 2> at) {
+  out.shape = pair->shape;
+  forEachIndex<2>(out.shape, pair->strides, [&](std::array<int64_t, 2> at) {
     double x = lhs->at(at[0]), y = rhs->at(at[1]);
     out.ints.push_back(op == Comparison::Equal  ? x == y
                        : op == Comparison::Less ? x < y
@@ -280,14 +296,10 @@ LogicalResult convertModOrPow(GraphImporter &importer, Node &node) {
                   " of run-time tensors is not supported (memfmt folds it "
                   "on constants" +
                   (IsMod ? ")" : "; x ^ 2 inside a layer norm is matched)"));
-  FailureOr<HostTensor> a = importer.constantOperand(node, 0, "A");
-  FailureOr<HostTensor> b = importer.constantOperand(node, 1, "B");
-  if (failed(a) || failed(b))
+  FailureOr<ConstantPair> pair = constantPair(importer, node);
+  if (failed(pair))
     return failure();
-  FailureOr<HostValues> lhs = HostValues::of(importer, node, *a, "A");
-  FailureOr<HostValues> rhs = HostValues::of(importer, node, *b, "B");
-  if (failed(lhs) || failed(rhs))
-    return failure();
+  const HostValues *lhs = &pair->lhs, *rhs = &pair->rhs;
   FailureOr<int64_t> fmod = importer.intAttr(node, "fmod", 0);
   if (failed(fmod))
     return failure();
@@ -297,14 +309,11 @@ LogicalResult convertModOrPow(GraphImporter &importer, Node &node) {
     return importer.invalid(node, "fmod must be 0 or 1");
   if (IsMod && !lhs->integer && *fmod != 1)
     return importer.invalid(node, "a floating-point Mod needs fmod = 1");
-  auto broadcast = broadcastOperands<2>(importer, node, {&*lhs, &*rhs});
-  if (failed(broadcast))
-    return failure();
   HostValues out;
   out.integer = lhs->integer;
-  out.shape = broadcast->first;
+  out.shape = pair->shape;
   bool bad = false;
-  forEachIndex<2>(out.shape, broadcast->second, [&](std::array<int64_t, 2> at) {
+  forEachIndex<2>(out.shape, pair->strides, [&](std::array<int64_t, 2> at) {
     if (!out.integer) {
       float x = lhs->floats[at[0]];
       double y = rhs->at(at[1]);
