@@ -128,7 +128,8 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
     torch: max |memfmt - torch| / max |torch| <= tolerance. One tally line
     per format: `<label or name> <NxCxHxW> <format>: PASS (...)`, with the
     runtime conversions and, where the model permutes, the permutes that
-    copy when `show_conversions`."""
+    copy when `show_conversions`. What a passing check wrote is removed
+    (remove_if_passed); a failing one's files stay for a look."""
     import os
     import numpy as np
     import torch
@@ -139,10 +140,11 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
     with torch.no_grad():
         reference = model(x).numpy()
     shape = "x".join(str(d) for d in x.shape)
+    passed = True
     for fmt in ("channels-last", "contiguous"):
+        out_dir = os.path.join(work, f"{name}.{fmt}")
         ours, report = compile_and_run_onnx(
-            bin_dir, onnx_path, input_path,
-            os.path.join(work, f"{name}.{fmt}"), fmt)
+            bin_dir, onnx_path, input_path, out_dir, fmt)
         err = rel_error(ours, reference)
         detail = f"rel err {err:.2e} vs torch NCHW, limit {tolerance:.0e}"
         if show_conversions:
@@ -150,8 +152,29 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
             if report["permute_views"] + report["permute_copies"]:
                 counts += f", {report['permute_copies']} permute copies"
             detail = counts + "; " + detail
-        tally.check(f"{label or name} {shape} {fmt}",
-                    ours.shape == reference.shape and err <= tolerance, detail)
+        ok = tally.check(f"{label or name} {shape} {fmt}",
+                         ours.shape == reference.shape and err <= tolerance,
+                         detail)
+        remove_if_passed(ok, out_dir, out_dir + ".npy")
+        passed = passed and ok
+    remove_if_passed(passed, onnx_path, input_path)
+
+
+def remove_if_passed(passed, *paths):
+    """Removes the files and directories of a check that passed: a test
+    that compiles full-size models (100 MB of weights each, once in the
+    ONNX file and once per compiled format) would otherwise leave
+    gigabytes behind in lit's output tree, and CI machines' disks are not
+    always large. A failed check keeps its files."""
+    import os
+    import shutil
+    if not passed:
+        return
+    for path in paths:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.exists(path):
+            os.remove(path)
 
 
 def check_calibrated_exports(models, seed_base, tolerance):

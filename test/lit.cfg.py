@@ -70,15 +70,30 @@ except OSError:
 # memfmt-train was built with MPI and Open MPI's launcher is installed:
 # data-parallel training tests (`REQUIRES: mpi`) start it with mpirun.
 import shutil
+import subprocess
 if config.memfmt_have_mpi.upper() in ("ON", "1", "TRUE", "YES") and \
         shutil.which("mpirun"):
     config.available_features.add("mpi")
+
+# Tests of what the tools do when the disk fills up (`REQUIRES: full-disk`)
+# give the output directory a small filesystem of its own with
+# test/Errors/Inputs/on_full_disk.sh, which needs unprivileged user and mount
+# namespaces (unshare) and tmpfs; some containers forbid them.
+import tempfile
+with tempfile.TemporaryDirectory() as _probe:
+    try:
+        subprocess.run([os.path.join(config.test_source_root, "Errors",
+                                     "Inputs", "on_full_disk.sh"),
+                        "64k", os.path.join(_probe, "fs"), "true"],
+                       check=True, capture_output=True, timeout=60)
+        config.available_features.add("full-disk")
+    except Exception:
+        pass
 
 # Python modules tests need for /usr/bin/python3 (Debian's packages), each a
 # feature: torch (comparisons with PyTorch), python-onnx (tests that write
 # and read ONNX files), sklearn (the learning test trains on scikit-learn's
 # bundled digits), pytest (the Python package's tests).
-import subprocess
 for feature, module in (("torch", "torch"), ("python-onnx", "onnx"),
                         ("sklearn", "sklearn.datasets"),
                         ("pytest", "pytest")):

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/Target/SharedLibrary.h"
+#include "memfmt/Support/OutputFile.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -70,7 +71,9 @@ LogicalResult mlir::memfmt::emitObjectFile(ModuleOp module,
                                    llvm::CodeGenFileType::ObjectFile))
     return module.emitError() << "the target cannot emit object files";
   pm.run(*llvmModule);
-  out.keep();
+  if (std::optional<std::string> error = mlir::memfmt::keepOutput(out))
+    return module.emitError()
+           << "cannot write " << objectPath << ": " << *error;
   return success();
 }
 

@@ -203,8 +203,14 @@ TEST(EltwiseBackwardTest, NaNInput) {
     }
 }
 
-/// bf16 gradients (a mixed-precision step): the dense loops compute in f32
-/// and round once, the widened reference's bits.
+/// bf16 gradients (a mixed-precision step): each implementation computes in
+/// f32 and rounds once, so its bits are those of the same implementation's
+/// f32 gradient rounded. Where the CPU has no bf16 instructions oneDNN's
+/// bf16 primitive is not used and the bf16 gradient is the dense loop's
+/// (the reference's formula) while the f32 one is oneDNN's polynomial: the
+/// two f32 formulas differ in the last bits, which matter where a gradient
+/// cancels to near zero (GELU's at x = -0.75), so there the bf16 gradient
+/// is the f32 reference's rounded.
 TEST(EltwiseBackwardTest, Bf16MatchesTheF32KernelRoundedOnce) {
   namespace io = memfmt::io;
   for (const Function &f : kFunctions)
@@ -229,6 +235,12 @@ TEST(EltwiseBackwardTest, Bf16MatchesTheF32KernelRoundedOnce) {
         ASSERT_KERNEL_OK(ctx, _mlir_ciface_memfmt_eltwise_backward_f32(
                                   ctx, 1, go.memref(), x.memref(), gi.memref(),
                                   f.op, f.alpha, f.beta));
+        if (ctx.implOf(1) == "onednn" && ctx.implOf(0) != "onednn") {
+          TestContext reference(MEMFMT_KERNELS_REFERENCE);
+          ASSERT_KERNEL_OK(reference, _mlir_ciface_memfmt_eltwise_backward_f32(
+                                          reference, 0, go.memref(), x.memref(),
+                                          gi.memref(), f.op, f.alpha, f.beta));
+        }
         for (int64_t i = 0; i < gi.numElements(); ++i)
           ASSERT_EQ(giH.flat(i), io::floatToBFloat16(gi.flat(i)))
               << f.name << " " << x.describe() << " element " << i;

@@ -43,7 +43,8 @@ import torch
 import torchvision
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import rel_error, run, seeded_model, write_safetensors  # noqa: E402
+from torchref import (rel_error, remove_if_passed, run, seeded_model,  # noqa: E402
+                      write_safetensors)
 
 TOLERANCE = 1e-4
 
@@ -126,14 +127,19 @@ def main():
                 ("channels-last", "torch channels-last",
                  outputs["channels-last"], ref_cl),
                 ("contiguous", "torch NCHW", outputs["contiguous"], ref_nchw)]
+            export_ok = True
             for fmt, peer, ours, theirs in checks:
                 err = rel_error(ours, theirs)
                 ok = ours.shape == theirs.shape and err <= TOLERANCE
                 passed += ok
                 failed += not ok
+                export_ok = export_ok and ok
                 print(f"{name} {shape} {kind} opset {opset} {fmt} vs {peer}: "
                       f"{'PASS' if ok else 'FAIL'} (rel err {err:.2e}, limit "
                       f"{TOLERANCE:.0e})")
+            remove_if_passed(export_ok, onnx_path, *(
+                os.path.join(args.work, f"{tag}.{kind}.{fmt}{suffix}")
+                for fmt in outputs for suffix in ("", ".out.npy")))
 
     # The same conversions as the zoo's ResNet-50 at the same size.
     zoo_dir = os.path.join(args.work, "zoo.resnet50.channels-last")

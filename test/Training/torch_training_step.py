@@ -355,11 +355,19 @@ def main():
             checks.report(f"{name} {fmt} {args.steps} SGD steps vs "
                           "torch.optim.SGD", state_errors(state, true_state),
                           state_yardstick, STEP_TOLERANCE)
-        # L8: memfmt's two formats against each other, with torch's two
-        # formats as the yardstick.
+        # L8: memfmt's two formats against each other. The yardstick is
+        # torch's two formats' difference or, where larger, the sum of
+        # torch's distances from float64 on the tensor: the gradient
+        # checks above allow each memfmt format twice that distance, so two
+        # formats that pass them may differ by twice the sum. (On a tensor
+        # f32 resolves only to 1%, two runs a few % apart are both as right
+        # as f32 can be: on AVX2 oneDNN's grouped convolutions sum in other
+        # orders in each format, and ResNeXt's layer3 batch-norm gradients
+        # were 5% apart where torch's formats were 1%.)
         errors = {n: rel_error(g, grads_by_format["contiguous"][n])
                   for n, g in grads_by_format["channels-last"].items()}
-        torch_l8 = {n: rel_error(torch_grads[1][n], torch_grads[0][n])
+        torch_l8 = {n: max(rel_error(torch_grads[1][n], torch_grads[0][n]),
+                           2 * grad_yardstick[n])
                     for n in errors}
         checks.report(f"{name} channels-last vs contiguous (L8)", errors,
                       torch_l8, GRAD_TOLERANCE, against="memfmt NCHW")

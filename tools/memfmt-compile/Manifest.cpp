@@ -12,6 +12,7 @@
 #include "Manifest.h"
 
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#include "memfmt/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -78,11 +79,10 @@ std::unique_ptr<llvm::raw_fd_ostream> openText(llvm::StringRef path,
 
 LogicalResult closeText(llvm::raw_fd_ostream &os, llvm::StringRef path,
                         llvm::raw_ostream &errors) {
-  os.close();
-  if (!os.has_error())
+  std::optional<std::string> error = mlir::memfmt::closeOutput(os);
+  if (!error)
     return success();
-  errors << "cannot write '" << path << "': " << os.error().message();
-  os.clear_error();
+  errors << "cannot write '" << path << "': " << *error;
   return failure();
 }
 

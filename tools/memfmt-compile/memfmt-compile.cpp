@@ -53,6 +53,7 @@
 #include "memfmt/Import/ONNX.h"
 #endif
 #include "memfmt/Models/ResNet.h"
+#include "memfmt/Support/OutputFile.h"
 #include "memfmt/Target/SharedLibrary.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -313,6 +314,11 @@ private:
   std::string file(StringRef fileName) const {
     return output->file((Twine(subdirectory) + fileName).str());
   }
+  /// A step that writes into the output directory failed (the errors above
+  /// name the file): where the disk that holds it is full, the disk is the
+  /// cause, not memfmt, and the exit code is a user error's. (ld.lld, which
+  /// writes its output through a memory mapping, dies of SIGBUS there.)
+  Status writingStepFailed(const Twine &message) const;
   /// Announces a step on stderr; the eval model's steps are announced as
   /// its one step, after the layout step (--train).
   void progress(int step, const Twine &message) const {
@@ -647,6 +653,18 @@ Status Compiler::importONNXModel() {
 #endif
 }
 
+Status Compiler::writingStepFailed(const Twine &message) const {
+  // Less than this is left only on a disk that is full for any purpose.
+  constexpr uint64_t kFullDiskBytes = 1 << 20;
+  std::string directory = llvm::sys::path::parent_path(file("x")).str();
+  llvm::ErrorOr<llvm::sys::fs::space_info> space =
+      llvm::sys::fs::disk_space(directory);
+  if (space && space->available < kFullDiskBytes)
+    return userError(message + ": the disk that holds " + outputDir +
+                     " is full (" + Twine(space->available) + " bytes free)");
+  return internalError(message);
+}
+
 Status Compiler::load() {
   Status status = !modelName.empty() ? buildZooModel()
                   : isONNX           ? importONNXModel()
@@ -678,7 +696,8 @@ Status Compiler::writeModule(StringRef fileName) {
   OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   module->print(file->os(), flags);
-  file->keep();
+  if (std::optional<std::string> error = mlir::memfmt::keepOutput(*file))
+    return userError("cannot write " + path + ": " + *error);
   return kContinue;
 }
 
@@ -781,7 +800,7 @@ Status Compiler::applyLayout() {
   options.reportJson = file("report.json");
   buildMemFmtCompilePipeline(pm, options);
   if (failed(pm.run(*module)))
-    return internalError("the layout passes failed (see the errors above)");
+    return writingStepFailed("the layout passes failed (see the errors above)");
   batchTiling = batchTilingOf(*module);
   if (batchTiling)
     progress(3, "batch tiling: " + describe(*batchTiling));
@@ -821,10 +840,10 @@ Status Compiler::emitLibrary() {
   // compiled for any x86-64-v2 CPU rather than for this one.
   StringRef cpu = target == CompileTarget::Cuda ? "x86-64-v2" : "";
   if (failed(emitObjectFile(*module, object, cpu)))
-    return internalError("emitting the object file failed");
+    return writingStepFailed("emitting the object file failed");
   if (failed(linkSharedLibrary(module->getLoc(), object, file(settings.Library),
                                runtimeLibrary)))
-    return internalError("linking " + settings.Library + " failed");
+    return writingStepFailed("linking " + settings.Library + " failed");
   if (std::error_code ec = llvm::sys::fs::remove(object))
     return userError("cannot remove " + object + ": " + ec.message());
   return kContinue;

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memfmt/Import/ONNX.h"
+#include "memfmt/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -158,6 +159,7 @@ int main(int argc, char **argv) {
   OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   model->module->print(output->os(), flags);
-  output->keep();
+  if (std::optional<std::string> error = mlir::memfmt::keepOutput(*output))
+    return fail("cannot write " + outputFile + ": " + *error);
   return 0;
 }

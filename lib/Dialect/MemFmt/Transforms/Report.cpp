@@ -18,6 +18,7 @@
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Conversions.h"
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
+#include "memfmt/Support/OutputFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
@@ -157,8 +158,13 @@ public:
            << permuteCopies << " copy(ies), " << permuteBytes
            << " bytes moved per run\n";
     }
-    if (file)
-      file->keep();
+    if (!file)
+      return;
+    if (std::optional<std::string> error = mlir::memfmt::keepOutput(*file)) {
+      getOperation().emitError()
+          << "memfmt-report: cannot write '" << output << "': " << *error;
+      signalPassFailure();
+    }
   }
 };
 
