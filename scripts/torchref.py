@@ -160,6 +160,23 @@ def check_onnx_export(tally, bin_dir, work, name, model, x, opset,
     remove_if_passed(passed, onnx_path, input_path)
 
 
+def remove_large_files_if_passed(passed, work, prefix,
+                                 limit=1 << 20):
+    """Removes the files under `work` whose path there starts with
+    `prefix` and that are larger than `limit` bytes (weights, checkpoints,
+    ONNX files, compiled libraries) once a model's checks passed, keeping
+    the reports that later RUN lines read."""
+    import os
+    if not passed:
+        return
+    for root, _, files in os.walk(work):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.relpath(path, work).startswith(prefix) and \
+                    os.path.getsize(path) > limit:
+                os.remove(path)
+
+
 def remove_if_passed(passed, *paths):
     """Removes the files and directories of a check that passed: a test
     that compiles full-size models (100 MB of weights each, once in the

@@ -9,6 +9,8 @@
 #
 # REQUIRES: torch, memfmt-compile, memfmt-run
 # RUN: %python %s --bin %memfmt_bin --work %t resnet18 resnet50 | FileCheck %s
+# What a passing run wrote (full-size weights and checkpoints) goes.
+# RUN: rm -rf %t
 # CHECK: resnet18 channels-last vs torch NCHW: PASS
 # CHECK: resnet18 channels-last vs torch channels-last: PASS
 # CHECK: resnet18 contiguous vs torch NCHW: PASS

@@ -22,6 +22,8 @@
 # REQUIRES: torch, memfmt-compile, memfmt-train
 # UNSUPPORTED: sanitizer
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
+# What a passing run wrote (full-size weights and checkpoints) goes.
+# RUN: rm -rf %t
 # CHECK: channels-last 3 steps vs torch.optim.SGD(dampening=0.3): PASS
 # CHECK: channels-last resumed after 1 step = 3 steps in one run: PASS
 # CHECK: contiguous 3 steps vs torch.optim.SGD(dampening=0.3): PASS

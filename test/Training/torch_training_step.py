@@ -66,7 +66,8 @@ import numpy as np
 import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from torchref import (read_safetensors, rel_error, run, seeded_model,  # noqa: E402
+from torchref import (read_safetensors, rel_error,  # noqa: E402
+                      remove_large_files_if_passed, run, seeded_model,
                       torch_sgd_steps, train_mode, write_safetensors)
 
 GRAD_TOLERANCE = 1e-4
@@ -280,6 +281,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     checks = Checks()
     for index, name in enumerate(args.models):
+        failed_before = checks.failed
         model = make_model(name.split(":")[-1], index + 1, args.size)
         if name.startswith("onnx:"):
             export_onnx(args, name, model)
@@ -371,6 +373,8 @@ def main():
                     for n in errors}
         checks.report(f"{name} channels-last vs contiguous (L8)", errors,
                       torch_l8, GRAD_TOLERANCE, against="memfmt NCHW")
+        remove_large_files_if_passed(checks.failed == failed_before,
+                                     args.work, name.replace(":", "-") + ".")
     total = checks.passed + checks.failed
     if checks.failed:
         print(f"{checks.failed} of {total} comparisons failed")
