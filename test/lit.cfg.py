@@ -17,6 +17,12 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 
+# test/.lit_test_times.txt holds each test's seconds in a whole run on a
+# 2-core AMD EPYC (AVX2); lit reads it when the build has no timings of its
+# own yet (a fresh clone, as in CI) and starts the longest tests first, so
+# that a 10-minute test does not begin when the rest are nearly done. Copy
+# build/test/.lit_test_times.txt over it when the long tests change.
+
 # lit runs as many tests at once as there are cores, and each test's
 # runtime (oneDNN) and PyTorch start OpenMP teams of their own: with GNU
 # OpenMP's default, idle threads spin, taking the cores the other tests need
