@@ -4,9 +4,9 @@
 # test/fuzz -- in build-asan with clang-22 and -fsanitize=address,undefined
 # (every report fatal; the installed LLVM/MLIR and oneDNN are not
 # instrumented), then runs the whole lit suite there: every test of the
-# normal suite under the sanitizers, plus the bounded fuzz runs that only
-# this build has (all but three long end-to-end tests, see below). lit prints the summary
-# line; the exit status is lit's.
+# normal suite under the sanitizers but three long end-to-end tests (see
+# below), plus the bounded fuzz runs that only this build has. lit prints
+# the summary line; the exit status is lit's.
 # Environment: SANITIZE_BUILD_DIR (default build-asan), MEMFMT_FUZZ_SECONDS
 # (seconds per fuzzer in the suite, default 30), LIT_FILTER_OUT,
 # MEMFMT_CMAKE_ARGS.
