@@ -632,11 +632,37 @@ memfmt_status_t CpuBackend::run(KernelCall &call,
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::sgd_update &a) {
+  if (sgdStepSkipped(a)) {
+    sgdKeepState(a);
+    call.setImpl("skipped");
+    return MEMFMT_STATUS_OK;
+  }
   return dispatchTyped(call, a, a.param_out, [&] { return sgdUpdateFast(a); });
 }
 
 memfmt_status_t CpuBackend::run(KernelCall &call, const args::increment &a) {
-  *a.output.as<int64_t>() = *a.input.as<int64_t>() + 1;
+  bool skipped = a.has_found_inf && *a.found_inf.as<float>() != 0;
+  *a.output.as<int64_t>() = *a.input.as<int64_t>() + (skipped ? 0 : 1);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call, const args::loss_scale &a) {
+  lossScale(a);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::unscale_gradient &a) {
+  unscaleGradient(a);
+  call.setImpl("reference");
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CpuBackend::run(KernelCall &call,
+                                const args::update_loss_scale &a) {
+  updateLossScale(a);
   call.setImpl("reference");
   return MEMFMT_STATUS_OK;
 }

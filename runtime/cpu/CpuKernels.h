@@ -210,8 +210,18 @@ void crossEntropyLossBackwardReference(
     const args::cross_entropy_loss_backward &a);
 
 // Sgd.cpp
+/// Whether GradScaler skips this step (has_found_inf and found_inf != 0),
+/// and the skipped step's outputs: param and the buffer kept.
+bool sgdStepSkipped(const args::sgd_update &a);
+void sgdKeepState(const args::sgd_update &a);
 void sgdUpdateReference(const args::sgd_update &a);
 const char *sgdUpdateFast(const args::sgd_update &a);
+
+// LossScale.cpp
+void lossScale(const args::loss_scale &a);
+/// grad_out and found_inf_out; either may be its input (in place).
+void unscaleGradient(const args::unscale_gradient &a);
+void updateLossScale(const args::update_loss_scale &a);
 
 // SyncBatchNorm.cpp
 /// The training batch norm and its gradient with statistics over the

@@ -18,6 +18,10 @@
 // torch 1.13 on this machine: add with alpha matches the fused result
 // bitwise, the unfused one on 91% of elements only).
 //
+// A step GradScaler skips (found_inf set) keeps the parameter and the
+// buffer: nothing is written where they are updated in place, else each is
+// copied to its output.
+//
 // The reference walks any strides (forEachStrided) with std::fma; the fast
 // variant takes dense tensors of one layout as flat arrays split across
 // threads, with the CPU's FMA instruction when it has one (the default
@@ -90,6 +94,29 @@ denseRangeFma(const SgdStep &s, const float *param, const float *grad,
 }
 
 } // namespace
+
+bool cpu::sgdStepSkipped(const args::sgd_update &a) {
+  return a.has_found_inf && *a.found_inf.as<float>() != 0;
+}
+
+void cpu::sgdKeepState(const args::sgd_update &a) {
+  auto keep = [](const TensorView &in, const TensorView &out) {
+    if (out.sameViewAs(in))
+      return;
+    const float *i = in.as<float>();
+    float *o = out.as<float>();
+    forEachStrided<2>(out.rank, out.sizes, {out.strides, in.strides},
+                      kMinPerThread,
+                      [&](const OperandOffsets<2> &at, int64_t count,
+                          const OperandOffsets<2> &step) {
+                        for (int64_t k = 0; k < count; ++k)
+                          o[at[0] + k * step[0]] = i[at[1] + k * step[1]];
+                      });
+  };
+  keep(a.param, a.param_out);
+  if (a.momentum != 0)
+    keep(a.momentum_buffer, a.momentum_buffer_out);
+}
 
 void cpu::sgdUpdateReference(const args::sgd_update &a) {
   const SgdStep s(a);

@@ -173,19 +173,42 @@ enum SgdOperand : int {
 /// One torch.optim.SGD step (lib/TrainingMath.h), f32. Without momentum
 /// the buffers are neither read nor written (their strides may be the
 /// parameter's). `step` (device memory, 0-d i64) may be null: then every
-/// step is a later step.
+/// step is a later step. Where `foundInf` (device memory, 0-d f32; may be
+/// null) is nonzero the step is skipped: the outputs take param and the
+/// buffer (the same values again where in place).
 struct SgdUpdateArgs {
   StridedPlan<5> plan;
   math::SgdScalars scalars;
   float *paramOut = nullptr, *bufferOut = nullptr;
   const float *param = nullptr, *grad = nullptr, *bufferIn = nullptr;
   const int64_t *step = nullptr;
+  const float *foundInf = nullptr;
 };
 cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream);
 
-/// Training.cu: *output = *input + 1 (a step count; output may be input).
-cudaError_t launchIncrement(const int64_t *input, int64_t *output,
-                            cudaStream_t stream);
+/// Training.cu: *output = *input + 1 (a step count; output may be input),
+/// or *input where `foundInf` (may be null) is nonzero.
+cudaError_t launchIncrement(const int64_t *input, const float *foundInf,
+                            int64_t *output, cudaStream_t stream);
+
+/// Training.cu, the loss scaler (lib/TrainingMath.h), all on the stream so
+/// that a CUDA graph captures them: *output = the scale (init_scale where
+/// *scale is 0); gradOut = grad unscaled by *scale along `plan` (operands
+/// grad_out, grad), *foundInfOut = 1 where an element is not finite or
+/// *foundInf (may be null) is nonzero, else 0; the next scale and growth
+/// tracker. Outputs may be their inputs.
+cudaError_t launchLossScale(const float *scale, float *output,
+                            double initScale, cudaStream_t stream);
+cudaError_t launchUnscaleGradient(const StridedPlan<2> &plan, float *gradOut,
+                                  const float *grad, const float *scale,
+                                  const float *foundInf, float *foundInfOut,
+                                  cudaStream_t stream);
+cudaError_t launchUpdateLossScale(const float *scale,
+                                  const int64_t *growthTracker,
+                                  const float *foundInf, float *scaleOut,
+                                  int64_t *growthTrackerOut,
+                                  double growthFactor, double backoffFactor,
+                                  int64_t growthInterval, cudaStream_t stream);
 
 /// Loss.cu: the mean cross-entropy of logits [rows, classes] and class
 /// indices [rows] (an index outside [0, classes) makes its row NaN).

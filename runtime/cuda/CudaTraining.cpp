@@ -195,6 +195,7 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::sgd_update &a) {
   args.bufferIn = bufferIn.as<float>();
   args.bufferOut = bufferOut.as<float>();
   args.step = a.has_step ? a.step.as<int64_t>() : nullptr;
+  args.foundInf = a.has_found_inf ? a.found_inf.as<float>() : nullptr;
   call.setImpl(implOf(args.plan));
   MEMFMT_LAUNCH_TRY(call, "the sgd_update kernel",
                     launchSgdUpdate(args, stream));
@@ -275,7 +276,54 @@ memfmt_status_t CudaBackend::run(KernelCall &call, const args::increment &a) {
   call.setImpl("one_thread");
   MEMFMT_LAUNCH_TRY(
       call, "the increment kernel",
-      launchIncrement(a.input.as<int64_t>(), a.output.as<int64_t>(), stream));
+      launchIncrement(a.input.as<int64_t>(),
+                      a.has_found_inf ? a.found_inf.as<float>() : nullptr,
+                      a.output.as<int64_t>(), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+// The loss scaler (Training.cu): device-side, so a captured step reads the
+// flag and the scale of the run it replays.
+memfmt_status_t CudaBackend::run(KernelCall &call, const args::loss_scale &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  call.setImpl("one_thread");
+  MEMFMT_LAUNCH_TRY(call, "the loss_scale kernel",
+                    launchLossScale(a.scale.as<float>(), a.output.as<float>(),
+                                    a.init_scale, stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::unscale_gradient &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  const TensorView &out = a.grad_out;
+  const int64_t *strides[2] = {out.strides, a.grad.strides};
+  StridedPlan<2> plan =
+      planStrided<2>(static_cast<int>(out.rank), out.sizes, strides);
+  call.setImpl(implOf(plan));
+  MEMFMT_LAUNCH_TRY(
+      call, "the unscale_gradient kernels",
+      launchUnscaleGradient(
+          plan, out.as<float>(), a.grad.as<float>(), a.scale.as<float>(),
+          a.has_found_inf ? a.found_inf.as<float>() : nullptr,
+          a.found_inf_out.as<float>(), stream));
+  return MEMFMT_STATUS_OK;
+}
+
+memfmt_status_t CudaBackend::run(KernelCall &call,
+                                 const args::update_loss_scale &a) {
+  if (memfmt_status_t s = enter(call))
+    return s;
+  call.setImpl("one_thread");
+  MEMFMT_LAUNCH_TRY(
+      call, "the update_loss_scale kernel",
+      launchUpdateLossScale(a.scale.as<float>(), a.growth_tracker.as<int64_t>(),
+                            a.found_inf.as<float>(), a.scale_out.as<float>(),
+                            a.growth_tracker_out.as<int64_t>(),
+                            a.growth_factor, a.backoff_factor,
+                            a.growth_interval, stream));
   return MEMFMT_STATUS_OK;
 }
 

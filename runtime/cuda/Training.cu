@@ -15,7 +15,8 @@
 // of the reduced index space), layer_norm_backward (a thread per row for the
 // statistics and grad_input, then a thread per column for the weight and
 // bias sums, in row order), softmax_backward (a thread per row), sgd_update (one torch.optim.SGD step of a parameter and its momentum
-// buffer) and increment (the optimizer's step count, one thread). Each thread
+// buffer), increment (the optimizer's step count, one thread) and the loss
+// scaler's kernels (one thread each, but unscale_gradient's grid). Each thread
 // walks elements of a StridedPlan (CudaPlan.h), so every layout works and
 // in-place updates read an element before they write it; by L9 the operands of
 // one call share a layout, and then the plan is one flat run. The formulas are
@@ -165,9 +166,16 @@ struct DeviceFma {
 
 __global__ void sgdUpdateKernel(SgdUpdateArgs a) {
   const bool firstStep = a.step && *a.step == 0;
+  const bool skipped = a.foundInf && *a.foundInf != 0.0f;
   for (int64_t i = globalThread(); i < a.plan.total; i += gridThreads()) {
     int64_t off[5];
     offsetsOf(a.plan, i, off);
+    if (skipped) {
+      a.paramOut[off[kSgdParamOut]] = a.param[off[kSgdParam]];
+      if (a.scalars.useMomentum)
+        a.bufferOut[off[kSgdBufferOut]] = a.bufferIn[off[kSgdBufferIn]];
+      continue;
+    }
     float buf = a.scalars.useMomentum ? a.bufferIn[off[kSgdBufferIn]] : 0.0f;
     a.paramOut[off[kSgdParamOut]] =
         a.scalars.apply(a.param[off[kSgdParam]], a.grad[off[kSgdGrad]], &buf,
@@ -177,8 +185,51 @@ __global__ void sgdUpdateKernel(SgdUpdateArgs a) {
   }
 }
 
-__global__ void incrementKernel(const int64_t *input, int64_t *output) {
-  *output = *input + 1;
+__global__ void incrementKernel(const int64_t *input, const float *foundInf,
+                                int64_t *output) {
+  *output = *input + (foundInf && *foundInf != 0.0f ? 0 : 1);
+}
+
+__global__ void lossScaleKernel(const float *scale, float *output,
+                                double initScale) {
+  *output = math::lossScale(*scale, initScale);
+}
+
+/// The flag before any element is seen (a separate launch, so that every
+/// block of the unscaling kernel sees it set).
+__global__ void foundInfStartKernel(const float *foundInf,
+                                    float *foundInfOut) {
+  *foundInfOut = foundInf && *foundInf != 0.0f ? 1.0f : 0.0f;
+}
+
+/// Threads that meet a non-finite element all store 1 (ATen's kernel
+/// does the same).
+__global__ void unscaleGradientKernel(StridedPlan<2> plan, float *gradOut,
+                                      const float *grad, const float *scale,
+                                      float *foundInfOut) {
+  const float inverse = math::inverseLossScale(*scale);
+  for (int64_t i = globalThread(); i < plan.total; i += gridThreads()) {
+    int64_t off[2];
+    offsetsOf(plan, i, off);
+    float v = grad[off[1]];
+    if (!math::isFinite(v))
+      *foundInfOut = 1.0f;
+    gradOut[off[0]] = math::unscaleElement(v, inverse);
+  }
+}
+
+__global__ void updateLossScaleKernel(const float *scale,
+                                      const int64_t *growthTracker,
+                                      const float *foundInf, float *scaleOut,
+                                      int64_t *growthTrackerOut,
+                                      double growthFactor,
+                                      double backoffFactor,
+                                      int64_t growthInterval) {
+  math::LossScaleUpdate next =
+      math::updateLossScale(*scale, *growthTracker, *foundInf != 0.0f,
+                            growthFactor, backoffFactor, growthInterval);
+  *scaleOut = next.scale;
+  *growthTrackerOut = next.growthTracker;
 }
 
 } // namespace
@@ -297,9 +348,39 @@ cudaError_t launchSgdUpdate(const SgdUpdateArgs &args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-cudaError_t launchIncrement(const int64_t *input, int64_t *output,
-                            cudaStream_t stream) {
-  incrementKernel<<<1, 1, 0, stream>>>(input, output);
+cudaError_t launchIncrement(const int64_t *input, const float *foundInf,
+                            int64_t *output, cudaStream_t stream) {
+  incrementKernel<<<1, 1, 0, stream>>>(input, foundInf, output);
+  return cudaGetLastError();
+}
+
+cudaError_t launchLossScale(const float *scale, float *output,
+                            double initScale, cudaStream_t stream) {
+  lossScaleKernel<<<1, 1, 0, stream>>>(scale, output, initScale);
+  return cudaGetLastError();
+}
+
+cudaError_t launchUnscaleGradient(const StridedPlan<2> &plan, float *gradOut,
+                                  const float *grad, const float *scale,
+                                  const float *foundInf, float *foundInfOut,
+                                  cudaStream_t stream) {
+  foundInfStartKernel<<<1, 1, 0, stream>>>(foundInf, foundInfOut);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess || plan.total == 0)
+    return e;
+  unscaleGradientKernel<<<blocksFor(plan.total), kThreads, 0, stream>>>(
+      plan, gradOut, grad, scale, foundInfOut);
+  return cudaGetLastError();
+}
+
+cudaError_t launchUpdateLossScale(const float *scale,
+                                  const int64_t *growthTracker,
+                                  const float *foundInf, float *scaleOut,
+                                  int64_t *growthTrackerOut,
+                                  double growthFactor, double backoffFactor,
+                                  int64_t growthInterval, cudaStream_t stream) {
+  updateLossScaleKernel<<<1, 1, 0, stream>>>(
+      scale, growthTracker, foundInf, scaleOut, growthTrackerOut,
+      growthFactor, backoffFactor, growthInterval);
   return cudaGetLastError();
 }
 

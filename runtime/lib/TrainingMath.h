@@ -15,7 +15,9 @@
 //    multiply-add for each of ATen's `add(a, b, alpha)` (runtime/cpu/Sgd.cpp
 //    says why this matches torch 1.13 bitwise);
 //  * one row of layer_norm_backward and one of softmax_backward in double
-//    (the CPU references' and the CUDA kernels').
+//    (the CPU references' and the CUDA kernels');
+//  * the loss scaler's arithmetic (GradScaler's: the scale, unscaling, the
+//    next scale).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +68,47 @@ struct SgdScalars {
     return fma(g, negativeLr, param);
   }
 };
+
+/// std::isfinite on the host, CUDA's isfinite in device code.
+MEMFMT_HOST_DEVICE inline bool isFinite(float v) {
+#ifdef __CUDA_ARCH__
+  return isfinite(v);
+#else
+  return std::isfinite(v);
+#endif
+}
+
+/// Dynamic loss scaling (torch.cuda.amp.GradScaler), ATen's arithmetic:
+/// the scale a step uses (an unset, zero, state scale is `initScale`), the
+/// factor that unscales a gradient (1 / scale in double, rounded once to
+/// f32, as GradScaler.unscale_ computes it), one element unscaled (left as
+/// it is where that factor is 1, as _amp_foreach_non_finite_check_and_
+/// unscale_), and the next scale and growth tracker (_amp_update_scale_).
+MEMFMT_HOST_DEVICE inline float lossScale(float scale, double initScale) {
+  return scale != 0.0f ? scale : static_cast<float>(initScale);
+}
+MEMFMT_HOST_DEVICE inline float inverseLossScale(float scale) {
+  return static_cast<float>(1.0 / static_cast<double>(scale));
+}
+MEMFMT_HOST_DEVICE inline float unscaleElement(float grad, float inverse) {
+  return inverse == 1.0f ? grad : grad * inverse;
+}
+struct LossScaleUpdate {
+  float scale;
+  int64_t growthTracker;
+};
+MEMFMT_HOST_DEVICE inline LossScaleUpdate
+updateLossScale(float scale, int64_t growthTracker, bool foundInf,
+                double growthFactor, double backoffFactor,
+                int64_t growthInterval) {
+  if (foundInf)
+    return {static_cast<float>(scale * backoffFactor), 0};
+  int64_t successful = growthTracker + 1;
+  if (successful != growthInterval)
+    return {scale, successful};
+  float grown = static_cast<float>(scale * growthFactor);
+  return {isFinite(grown) ? grown : scale, 0};
+}
 
 /// How the row functions below read and write elements: f32 as it is. A
 /// backend with 16-bit activations passes its own (`load` widens exactly;

@@ -27,7 +27,10 @@
 //    grad_output and grad_input shaped like the output, grad_input apart
 //    from both inputs;
 //  * all_reduce and increment: output shaped like the input (0-d for the
-//    step count's increment), and either the input itself or apart from it.
+//    step count's increment), and either the input itself or apart from it;
+//  * the loss scaler's kernels: 0-d scalars, factors in GradScaler's
+//    ranges (growth > 1, 0 < backoff < 1, interval >= 1), the unscaled
+//    gradient shaped like the gradient, outputs in place or apart.
 //
 //===----------------------------------------------------------------------===//
 
@@ -531,10 +534,14 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   MEMFMT_CHECK(checkShape(call, a.param_out, "param_out", a.param, why));
   MEMFMT_CHECK(checkShape(call, a.momentum_buffer_out, "momentum_buffer_out",
                           a.param, why));
+  MEMFMT_CHECK(checkFlag(call, a.has_found_inf, "has_found_inf"));
   if (a.has_step)
     MEMFMT_CHECK(checkRank(call, a.step, "step", 0));
+  if (a.has_found_inf)
+    MEMFMT_CHECK(checkRank(call, a.found_inf, "found_inf", 0));
   // Without momentum the buffers are neither read nor written, and without
-  // has_step the step is not read: those are not checked for overlap.
+  // has_step (has_found_inf) the step (the flag) is not read: those are not
+  // checked for overlap.
   const Operand absent{};
   bool buffered = a.momentum != 0;
   auto inPlace = [&](const Operand &out, const Operand &in) {
@@ -547,7 +554,8 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
       {{&a.param, "param"},
        {&a.grad, "grad"},
        buffered ? Operand{&a.momentum_buffer, "momentum_buffer"} : absent,
-       a.has_step ? Operand{&a.step, "step", sizeof(int64_t)} : absent},
+       a.has_step ? Operand{&a.step, "step", sizeof(int64_t)} : absent,
+       a.has_found_inf ? Operand{&a.found_inf, "found_inf"} : absent},
       {{&a.param_out, "param_out"},
        buffered ? Operand{&a.momentum_buffer_out, "momentum_buffer_out"}
                 : absent},
@@ -558,12 +566,89 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
                                           const args::increment &a) {
   MEMFMT_CHECK(checkRank(call, a.input, "input", 0));
   MEMFMT_CHECK(checkRank(call, a.output, "output", 0));
+  MEMFMT_CHECK(checkFlag(call, a.has_found_inf, "has_found_inf"));
+  if (a.has_found_inf)
+    MEMFMT_CHECK(checkRank(call, a.found_inf, "found_inf", 0));
   auto inPlace = [&](const Operand &out, const Operand &in) {
     return out.view == &a.output && in.view == &a.input &&
            a.output.sameViewAs(a.input);
   };
-  return checkAllApart(call, {{&a.input, "input", sizeof(int64_t)}},
-                       {{&a.output, "output", sizeof(int64_t)}}, inPlace);
+  return checkAllApart(
+      call,
+      {{&a.input, "input", sizeof(int64_t)},
+       a.has_found_inf ? Operand{&a.found_inf, "found_inf", sizeof(float)}
+                       : Operand{}},
+      {{&a.output, "output", sizeof(int64_t)}}, inPlace);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::loss_scale &a) {
+  MEMFMT_CHECK(checkRank(call, a.scale, "scale", 0));
+  MEMFMT_CHECK(checkRank(call, a.output, "output", 0));
+  MEMFMT_CHECK(checkReal(call, a.init_scale, "init_scale", 0, true));
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return out.view == &a.output && in.view == &a.scale &&
+           a.output.sameViewAs(a.scale);
+  };
+  return checkAllApart(call, {{&a.scale, "scale"}}, {{&a.output, "output"}},
+                       inPlace);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::unscale_gradient &a) {
+  MEMFMT_CHECK(checkFlag(call, a.has_found_inf, "has_found_inf"));
+  MEMFMT_CHECK(checkRank(call, a.scale, "scale", 0));
+  if (a.has_found_inf)
+    MEMFMT_CHECK(checkRank(call, a.found_inf, "found_inf", 0));
+  MEMFMT_CHECK(checkRank(call, a.found_inf_out, "found_inf_out", 0));
+  MEMFMT_CHECK(checkShape(call, a.grad_out, "grad_out", a.grad,
+                          " (the gradient's shape)"));
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.grad_out && in.view == &a.grad &&
+            a.grad_out.sameViewAs(a.grad)) ||
+           (out.view == &a.found_inf_out && in.view == &a.found_inf &&
+            a.found_inf_out.sameViewAs(a.found_inf));
+  };
+  return checkAllApart(
+      call,
+      {{&a.grad, "grad"},
+       {&a.scale, "scale"},
+       a.has_found_inf ? Operand{&a.found_inf, "found_inf"} : Operand{}},
+      {{&a.grad_out, "grad_out"}, {&a.found_inf_out, "found_inf_out"}},
+      inPlace);
+}
+
+memfmt_status_t memfmt::runtime::validate(KernelCall &call,
+                                          const args::update_loss_scale &a) {
+  MEMFMT_CHECK(checkRank(call, a.scale, "scale", 0));
+  MEMFMT_CHECK(checkRank(call, a.growth_tracker, "growth_tracker", 0));
+  MEMFMT_CHECK(checkRank(call, a.found_inf, "found_inf", 0));
+  MEMFMT_CHECK(checkRank(call, a.scale_out, "scale_out", 0));
+  MEMFMT_CHECK(checkRank(call, a.growth_tracker_out, "growth_tracker_out", 0));
+  MEMFMT_CHECK(
+      checkReal(call, a.growth_factor, "growth_factor", 1, /*strict=*/true));
+  MEMFMT_CHECK(
+      checkReal(call, a.backoff_factor, "backoff_factor", 0, /*strict=*/true));
+  if (a.backoff_factor >= 1)
+    return invalid(call, "backoff_factor is " +
+                             std::to_string(a.backoff_factor) +
+                             ", expected a value < 1");
+  MEMFMT_CHECK(checkAttribute(call, a.growth_interval, "growth_interval", 1));
+  auto inPlace = [&](const Operand &out, const Operand &in) {
+    return (out.view == &a.scale_out && in.view == &a.scale &&
+            a.scale_out.sameViewAs(a.scale)) ||
+           (out.view == &a.growth_tracker_out &&
+            in.view == &a.growth_tracker &&
+            a.growth_tracker_out.sameViewAs(a.growth_tracker));
+  };
+  return checkAllApart(
+      call,
+      {{&a.scale, "scale"},
+       {&a.growth_tracker, "growth_tracker", sizeof(int64_t)},
+       {&a.found_inf, "found_inf"}},
+      {{&a.scale_out, "scale_out"},
+       {&a.growth_tracker_out, "growth_tracker_out", sizeof(int64_t)}},
+      inPlace);
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,

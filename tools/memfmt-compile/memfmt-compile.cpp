@@ -237,6 +237,33 @@ cl::opt<bool> gradients(
              "'loss') and every parameter's gradient (outputs 'grad.NAME'), "
              "to check them"),
     cl::cat(toolCategory));
+// --train --grad-scaler: dynamic loss scaling, torch.cuda.amp.GradScaler's
+// options and defaults.
+cl::opt<bool> gradScaler(
+    "grad-scaler", cl::init(false),
+    cl::desc("--train: dynamic loss scaling as torch.cuda.amp.GradScaler "
+             "(the loss scaled, gradients unscaled, steps with a non-finite "
+             "gradient skipped, the scale adapted; state saved with the "
+             "optimizer's)"),
+    cl::cat(toolCategory));
+cl::opt<double> gradScalerInitScale(
+    "grad-scaler-init-scale", cl::init(65536.0), cl::value_desc("F"),
+    cl::desc("--grad-scaler: the first step's scale (default 65536)"),
+    cl::cat(toolCategory));
+cl::opt<double> gradScalerGrowthFactor(
+    "grad-scaler-growth-factor", cl::init(2.0), cl::value_desc("F"),
+    cl::desc("--grad-scaler: the scale's growth (default 2)"),
+    cl::cat(toolCategory));
+cl::opt<double> gradScalerBackoffFactor(
+    "grad-scaler-backoff-factor", cl::init(0.5), cl::value_desc("F"),
+    cl::desc("--grad-scaler: the scale's backoff after a skipped step "
+             "(default 0.5)"),
+    cl::cat(toolCategory));
+cl::opt<int64_t> gradScalerGrowthInterval(
+    "grad-scaler-growth-interval", cl::init(2000), cl::value_desc("N"),
+    cl::desc("--grad-scaler: finite steps before the scale grows (default "
+             "2000)"),
+    cl::cat(toolCategory));
 
 constexpr int kNumSteps = 6;
 /// --train: the step the eval model is built in (the later ones shift by
@@ -374,6 +401,10 @@ void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.nesterov = nesterov;
   options.gradients = gradients;
   options.fusion = fusion;
+  options.lossScale = gradScaler ? gradScalerInitScale : 0.0;
+  options.lossScaleGrowthFactor = gradScalerGrowthFactor;
+  options.lossScaleBackoffFactor = gradScalerBackoffFactor;
+  options.lossScaleGrowthInterval = gradScalerGrowthInterval;
 }
 
 /// Rejects what no target can serve yet, before any work is done.
@@ -441,7 +472,17 @@ Status Compiler::checkOptions() {
                        "whole batch (its batch norms reduce over it)");
   }
   if (train) {
-    // The training pipeline's own checks (f32, cpu, torch.optim.SGD's).
+    for (cl::Option *scalerOption : std::initializer_list<cl::Option *>{
+             &gradScalerInitScale, &gradScalerGrowthFactor,
+             &gradScalerBackoffFactor, &gradScalerGrowthInterval})
+      if (scalerOption->getNumOccurrences() && !gradScaler)
+        return userError("--" + scalerOption->ArgStr +
+                         " is a loss scaling option: it needs --grad-scaler");
+    if (gradScaler && gradients)
+      return userError("--grad-scaler needs the SGD update: --gradients "
+                       "returns the gradients of the unscaled loss");
+    // The training pipeline's own checks (f32, cpu, torch.optim.SGD's and
+    // GradScaler's, the latter spelled as the pipeline's loss-scale options).
     TrainingPipelineOptions options;
     setTrainingOptions(options);
     std::string problem = checkTrainingPipelineOptions(options);
@@ -454,6 +495,12 @@ Status Compiler::checkOptions() {
       if (sgdOption->getNumOccurrences())
         return userError("--" + sgdOption->ArgStr +
                          " is an SGD option: it needs --train");
+    for (cl::Option *scalerOption : std::initializer_list<cl::Option *>{
+             &gradScaler, &gradScalerInitScale, &gradScalerGrowthFactor,
+             &gradScalerBackoffFactor, &gradScalerGrowthInterval})
+      if (scalerOption->getNumOccurrences())
+        return userError("--" + scalerOption->ArgStr +
+                         " is a loss scaling option: it needs --train");
   }
   std::string problem;
   llvm::raw_string_ostream problemStream(problem);

@@ -448,6 +448,11 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
         step ? calls.view(step)
              : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
                             RankedTensorType::get({}, rewriter.getI64Type()));
+    Value foundInf = sgd.getFoundInf();
+    Value foundInfView =
+        foundInf ? calls.view(foundInf)
+                 : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
+                                RankedTensorType::get({}, f32));
     double momentum = sgd.getMomentum().convertToDouble();
     if (failed(calls.call(
             sgd, f32,
@@ -456,6 +461,7 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
                 .grad = calls.view(sgd.getGrad()),
                 .momentum_buffer = calls.view(sgd.getMomentumBuffer()),
                 .step = stepView,
+                .found_inf = foundInfView,
                 .param_out = calls.view(sgd.getParamOut()),
                 .momentum_buffer_out = calls.view(sgd.getMomentumBufferOut()),
                 .lr = sgd.getLr().convertToDouble(),
@@ -464,6 +470,7 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
                 .weight_decay = sgd.getWeightDecay().convertToDouble(),
                 .nesterov = sgd.getNesterov() ? 1 : 0,
                 .has_step = step ? 1 : 0,
+                .has_found_inf = foundInf ? 1 : 0,
             })))
       return failure();
     if (momentum != 0 || sgd.getMomentumBufferOut().use_empty() ||
@@ -493,17 +500,82 @@ struct AllReduceLowering : RuntimePattern<AllReduceOp> {
 };
 
 /// The increment kernel, in place where the plan shares the buffer (the step
-/// count's model-state slot).
+/// count's model-state slot). Without `found_inf` the kernel gets an f32
+/// view of the count's buffer, which it does not read.
 struct IncrementLowering : RuntimePattern<IncrementOp> {
   using RuntimePattern::RuntimePattern;
 
   LogicalResult matchAndRewrite(IncrementOp op,
+                                PatternRewriter &rewriter) const override {
+    Value foundInf = op.getFoundInf();
+    return calls.call(
+        op, elementTypeOf(op.getInput()),
+        kernels::increment{
+            .input = calls.view(op.getInput()),
+            .found_inf = foundInf
+                             ? calls.view(foundInf)
+                             : calls.viewAt(getPlannedBuffer(op.getInput()), 0,
+                                            RankedTensorType::get(
+                                                {}, rewriter.getF32Type())),
+            .output = calls.view(op.getOutput()),
+            .has_found_inf = foundInf ? 1 : 0,
+        });
+  }
+};
+
+/// The loss scaler's kernels (f32; the tracker i64), in place where the
+/// plan shares the buffers. Without `found_inf` unscale_gradient gets the
+/// scale's view in its place, which it does not read.
+struct LossScaleLowering : RuntimePattern<LossScaleOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(LossScaleOp op,
                                 PatternRewriter &) const override {
-    return calls.call(op, elementTypeOf(op.getInput()),
-                      kernels::increment{
-                          .input = calls.view(op.getInput()),
+    return calls.call(op, elementTypeOf(op.getState()),
+                      kernels::loss_scale{
+                          .scale = calls.view(op.getState()),
                           .output = calls.view(op.getOutput()),
+                          .init_scale = op.getInitScale().convertToDouble(),
                       });
+  }
+};
+
+struct UnscaleGradientLowering : RuntimePattern<UnscaleGradientOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(UnscaleGradientOp op,
+                                PatternRewriter &) const override {
+    Value foundInf = op.getFoundInf();
+    Value scale = calls.view(op.getScale());
+    return calls.call(op, elementTypeOf(op.getGrad()),
+                      kernels::unscale_gradient{
+                          .grad = calls.view(op.getGrad()),
+                          .scale = scale,
+                          .found_inf = foundInf ? calls.view(foundInf) : scale,
+                          .grad_out = calls.view(op.getGradOut()),
+                          .found_inf_out = calls.view(op.getFoundInfOut()),
+                          .has_found_inf = foundInf ? 1 : 0,
+                      });
+  }
+};
+
+struct UpdateLossScaleLowering : RuntimePattern<UpdateLossScaleOp> {
+  using RuntimePattern::RuntimePattern;
+
+  LogicalResult matchAndRewrite(UpdateLossScaleOp op,
+                                PatternRewriter &) const override {
+    return calls.call(
+        op, elementTypeOf(op.getScale()),
+        kernels::update_loss_scale{
+            .scale = calls.view(op.getScale()),
+            .growth_tracker = calls.view(op.getGrowthTracker()),
+            .found_inf = calls.view(op.getFoundInf()),
+            .scale_out = calls.view(op.getScaleOut()),
+            .growth_tracker_out = calls.view(op.getGrowthTrackerOut()),
+            .growth_factor = op.getGrowthFactor().convertToDouble(),
+            .backoff_factor = op.getBackoffFactor().convertToDouble(),
+            .growth_interval = op.getGrowthInterval(),
+        });
   }
 };
 
@@ -570,6 +642,7 @@ void mlir::memfmt::populateTrainingToRuntimePatterns(
       MaxPoolWithIndicesBackwardLowering, AvgPoolBackwardLowering,
       AdaptiveAvgPoolBackwardLowering, CrossEntropyLossLowering,
       CrossEntropyLossBackwardLowering, SgdUpdateLowering, AllReduceLowering,
-      IncrementLowering, AssignWeightLowering, ConstantLowering>(
+      IncrementLowering, LossScaleLowering, UnscaleGradientLowering,
+      UpdateLossScaleLowering, AssignWeightLowering, ConstantLowering>(
       patterns.getContext(), calls);
 }

@@ -443,8 +443,8 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
       const memfmt_memref_t *dbo = inPlace ? db : bufOut.device(env().gpu);
       ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
                     env().gpu, 0, dp, grad.device(env().gpu), db,
-                    step.device(env().gpu), dpo, dbo, o.lr, o.momentum,
-                    o.dampening, o.weightDecay, o.nesterov, o.hasStep),
+                    step.device(env().gpu), grad.device(env().gpu), dpo, dbo, o.lr, o.momentum,
+                    o.dampening, o.weightDecay, o.nesterov, o.hasStep, 0),
                 MEMFMT_STATUS_OK)
           << memfmt_context_last_error(env().gpu);
       std::vector<uint8_t> gotParam =
@@ -453,10 +453,10 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
           inPlace ? buf.download() : bufOut.download();
       const memfmt_memref_t *hp = param.host(), *hb = buf.host();
       ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
-                    env().cpu, 0, hp, grad.host(), hb, step.host(),
+                    env().cpu, 0, hp, grad.host(), hb, step.host(), grad.host(),
                     inPlace ? hp : paramOut.host(),
                     inPlace ? hb : bufOut.host(), o.lr, o.momentum, o.dampening,
-                    o.weightDecay, o.nesterov, o.hasStep),
+                    o.weightDecay, o.nesterov, o.hasStep, 0),
                 MEMFMT_STATUS_OK);
       expectMatch(inPlace ? param : paramOut, gotParam, Match::Exact,
                   std::string("sgd param ") + o.name + " " + what);
@@ -476,7 +476,7 @@ TEST(CudaIncrementTest, CountsLikeTheCpu) {
     count.values.flat(0) = (int64_t(1) << 40) + 5;
     const memfmt_memref_t *dc = count.device(env().gpu);
     const memfmt_memref_t *dout = inPlace ? dc : out.device(env().gpu);
-    ASSERT_EQ(_mlir_ciface_memfmt_increment_i64(env().gpu, 0, dc, dout),
+    ASSERT_EQ(_mlir_ciface_memfmt_increment_i64(env().gpu, 0, dc, dc, dout, 0),
               MEMFMT_STATUS_OK)
         << memfmt_context_last_error(env().gpu);
     TestTensor<int64_t> got = inPlace ? count.download() : out.download();

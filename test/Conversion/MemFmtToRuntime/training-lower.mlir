@@ -68,9 +68,10 @@ func.func @sgd_no_momentum(%g: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // With `step` and momentum, sgd_update reads the step (has_step = 1) and
-// needs no copy (nesterov = 0).
+// needs no copy (nesterov = 0); without `found_inf` it is never skipped
+// (has_found_inf = 0).
 // CHECK-LABEL: func.func @memfmt_forward
-// CHECK: call @memfmt_sgd_update_f32({{.+}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}})
+// CHECK: call @memfmt_sgd_update_f32({{.+}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: call @memfmt_copy_f32
 // CHECK: call @memfmt_add_f32
 func.func @sgd_step(%g: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32> {
@@ -90,9 +91,10 @@ func.func @sgd_step(%g: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @memfmt_forward
 // CHECK: %[[A:.+]] = arith.constant 0 : index
 // CHECK-NEXT: memref.view %arg2[%[[A]]][] : memref<?xi8> to memref<1xi64>
+// CHECK: memref.view %arg2[%{{.+}}][] : memref<?xi8> to memref<1xf32>
 // CHECK: %[[B:.+]] = arith.constant 0 : index
 // CHECK-NEXT: memref.view %arg2[%[[B]]][] : memref<?xi8> to memref<1xi64>
-// CHECK: call @memfmt_increment_i64(
+// CHECK: call @memfmt_increment_i64({{.+}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: call @memfmt_copy
 func.func @step_count() {
   %s = memfmt.weight "optimizer.step" {zero_init} : tensor<i64>

@@ -190,7 +190,7 @@ func.func @cross_entropy_loss(%x: tensor<1x1xf32>, %t: tensor<1xi64>) -> tensor<
 // CHECK: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64} : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>)
 // CHECK: memfmt.sgd_update %{{.+}}, %{{.+}}, %{{.+}} step %{{.+}} {dampening = 5.000000e-01 : f64, lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
 // GENERIC-LABEL: sym_name = "sgd_update"
-// GENERIC: "memfmt.sgd_update"({{.*}}) <{dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64}>
+// GENERIC: "memfmt.sgd_update"({{.*}}) <{dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, weight_decay = 1.000000e-04 : f64}>
 func.func @sgd_update(%w: tensor<4x3x3x3xf32>, %gw: tensor<4x3x3x3xf32>, %buf: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %step: tensor<i64>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>) {
   %w1, %buf1 = memfmt.sgd_update %w, %gw, %buf {lr = 0.1 : f64, momentum = 0.9 : f64, weight_decay = 1.0e-4 : f64, nesterov = true} : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>)
   %b1, %bbuf1 = memfmt.sgd_update %b, %b, %b step %step {lr = 0.01 : f64, momentum = 0.9 : f64, dampening = 0.5 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)

@@ -27,6 +27,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::memfmt;
 using namespace mlir::memfmt::detail;
@@ -676,6 +678,89 @@ SmallVector<OpOperand *> SgdUpdateOp::getInPlaceOperands(unsigned resultIndex) {
 }
 
 bool SgdUpdateOp::readsOperandsElementwise() { return true; }
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+// The scaler's arithmetic is f32 in every step, as GradScaler's.
+bool LossScaleOp::isF32Operand(unsigned) { return true; }
+bool LossScaleOp::isF32Result(unsigned) { return true; }
+bool UnscaleGradientOp::isF32Operand(unsigned) { return true; }
+bool UnscaleGradientOp::isF32Result(unsigned) { return true; }
+bool UpdateLossScaleOp::isF32Operand(unsigned) { return true; }
+bool UpdateLossScaleOp::isF32Result(unsigned) { return true; }
+
+LogicalResult LossScaleOp::verify() {
+  double init = getInitScale().convertToDouble();
+  if (!(init > 0) || !std::isfinite(static_cast<float>(init)))
+    return emitOpError() << "expects a finite 'init_scale' > 0 (in f32), got "
+                         << init;
+  return success();
+}
+
+LogicalResult UnscaleGradientOp::verify() {
+  if (getGradOut().getType() != getGrad().getType())
+    return emitOpError() << "expects 'grad_out' of the gradient's type "
+                         << getGrad().getType() << ", got "
+                         << getGradOut().getType();
+  if (!tensorType(getGrad()).getElementType().isF32())
+    return emitOpError() << "expects an f32 gradient (a master weight's), got "
+                         << getGrad().getType();
+  return verifyResultFormats(*this);
+}
+
+/// L9: the unscaled gradient keeps the gradient's layout.
+std::optional<unsigned>
+UnscaleGradientOp::getPreservedOperand(unsigned resultIndex) {
+  if (resultIndex != 0)
+    return std::nullopt;
+  return getGradMutable().getOperandNumber();
+}
+
+/// Both results in place (Kernels.def); the flag reads every element of
+/// the gradient, so the operands are not read elementwise.
+SmallVector<OpOperand *>
+UnscaleGradientOp::getInPlaceOperands(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return {&getGradMutable()};
+  if (getFoundInf())
+    return {&getFoundInfMutable()[0]};
+  return {};
+}
+
+bool UnscaleGradientOp::readsOperandsElementwise() { return false; }
+
+/// GradScaler's constructor checks (growth_factor > 1, backoff_factor < 1,
+/// growth_interval > 0), and a positive backoff.
+LogicalResult UpdateLossScaleOp::verify() {
+  double growth = getGrowthFactor().convertToDouble();
+  double backoff = getBackoffFactor().convertToDouble();
+  if (!(growth > 1) || !std::isfinite(growth))
+    return emitOpError() << "expects a finite 'growth_factor' > 1 (as "
+                            "GradScaler), got "
+                         << growth;
+  if (!(backoff > 0 && backoff < 1))
+    return emitOpError() << "expects 0 < 'backoff_factor' < 1 (as "
+                            "GradScaler), got "
+                         << backoff;
+  if (getGrowthInterval() < 1)
+    return emitOpError() << "expects 'growth_interval' >= 1 (as GradScaler), "
+                            "got "
+                         << getGrowthInterval();
+  return success();
+}
+
+/// The scale and the tracker are updated in place; the one-thread kernel
+/// reads every operand before it writes.
+SmallVector<OpOperand *>
+UpdateLossScaleOp::getInPlaceOperands(unsigned resultIndex) {
+  if (resultIndex == 0)
+    return {&getScaleMutable()};
+  return {&getGrowthTrackerMutable()};
+}
+
+bool UpdateLossScaleOp::readsOperandsElementwise() { return true; }
 
 //===----------------------------------------------------------------------===//
 // AllReduceOp

@@ -25,6 +25,14 @@
 //     the operand, so the gradient stands in for it), `memfmt.sgd_update`,
 //     and `memfmt.assign_weight` of the new parameter and the new buffer.
 //  4. The marked results leave the function; the others (the loss) stay.
+//  5. Where the loss was scaled (memfmt-differentiate's `loss-scale`: the
+//     function has a `memfmt.loss_scale`), GradScaler's step: each
+//     averaged gradient is unscaled by `memfmt.unscale_gradient`, whose
+//     `found_inf` flag is chained through all of them before the first
+//     update; every sgd_update (and the step count's increment) is
+//     skipped where the flag is set; and `memfmt.update_loss_scale` of the
+//     scale and `memfmt.weight "grad_scaler.growth_tracker" {zero_init}`
+//     is assigned back to both states.
 //
 // With `dampening` 0 a zero-initialised buffer makes the first step exact
 // without a step count (`momentum * 0 + g == g`), which is why the buffer
@@ -46,6 +54,8 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
+
+#include <cmath>
 
 namespace mlir::memfmt {
 #define GEN_PASS_DEF_APPLYSGD
@@ -77,6 +87,30 @@ std::string mlir::memfmt::checkSgdOptions(double lr, double momentum,
   return problem;
 }
 
+std::string mlir::memfmt::checkLossScaleOptions(std::optional<double> initScale,
+                                               double growthFactor,
+                                               double backoffFactor,
+                                               int64_t growthInterval) {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  auto number = [](double value) { return llvm::format("%g", value); };
+  if (initScale && !(*initScale == 0 ||
+                     (*initScale > 0 &&
+                      std::isfinite(static_cast<float>(*initScale)))))
+    os << "loss-scale=" << number(*initScale)
+       << " must be 0 (none) or a positive f32 value";
+  else if (!(growthFactor > 1) || !std::isfinite(growthFactor))
+    os << "loss-scale-growth-factor=" << number(growthFactor)
+       << " must be > 1 (GradScaler's check)";
+  else if (!(backoffFactor > 0 && backoffFactor < 1))
+    os << "loss-scale-backoff-factor=" << number(backoffFactor)
+       << " must lie in (0, 1) (GradScaler checks < 1)";
+  else if (growthInterval < 1)
+    os << "loss-scale-growth-interval=" << growthInterval
+       << " must be >= 1 (GradScaler's check)";
+  return problem;
+}
+
 namespace {
 
 /// The result attribute memfmt-differentiate puts on gradient results.
@@ -97,8 +131,11 @@ public:
 private:
   LogicalResult checkOptions(func::FuncOp func);
   FailureOr<SmallVector<GradientResult>> findGradients(func::FuncOp func);
+  FailureOr<LossScaleOp> findLossScale(func::FuncOp func);
   void update(RewriterBase &rewriter, Value gradient, WeightOp parameter,
-              Value step);
+              Value step, Value foundInf);
+  void updateLossScale(RewriterBase &rewriter, Location loc, Value scale,
+                       Value foundInf);
 };
 
 /// Step 1: torch.optim.SGD's argument checks, plus what is not supported.
@@ -106,8 +143,38 @@ LogicalResult ApplySgdPass::checkOptions(func::FuncOp func) {
   std::string problem =
       checkSgdOptions(lr, momentum, dampening, weightDecay, nesterov);
   if (problem.empty())
+    problem = checkLossScaleOptions(std::nullopt, growthFactor,
+                                    backoffFactor, growthInterval);
+  if (problem.empty())
     return success();
   return func.emitError() << "memfmt-apply-sgd: " << problem;
+}
+
+/// The loss scale of a step differentiated from a scaled loss (null when
+/// the loss is not scaled); two are an error.
+FailureOr<LossScaleOp> ApplySgdPass::findLossScale(func::FuncOp func) {
+  LossScaleOp found;
+  WalkResult walk = func.walk([&](LossScaleOp scale) {
+    if (found) {
+      scale.emitError() << "memfmt-apply-sgd: a second memfmt.loss_scale; a "
+                           "training step has one loss scale";
+      return WalkResult::interrupt();
+    }
+    found = scale;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (found && func.walk([](WeightOp weight) {
+                      return weight.getName() == kGrowthTrackerName
+                                 ? WalkResult::interrupt()
+                                 : WalkResult::advance();
+                    }).wasInterrupted())
+    return func.emitError() << "memfmt-apply-sgd: the model has a weight "
+                               "named '"
+                            << kGrowthTrackerName
+                            << "', the name of the loss scale's growth tracker";
+  return found;
 }
 
 /// Step 2: the marked results and their parameters, in result order.
@@ -160,14 +227,12 @@ ApplySgdPass::findGradients(func::FuncOp func) {
   return gradients;
 }
 
-/// Step 3 for one parameter, at the rewriter's insertion point.
+/// Step 3 for one parameter, at the rewriter's insertion point, from its
+/// gradient averaged over the replicas (and unscaled).
 void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
-                          WeightOp parameter, Value step) {
+                          WeightOp parameter, Value step, Value foundInf) {
   Location loc = parameter.getLoc();
   Type type = parameter.getType();
-  // The replicas' mean gradient (the gradient itself with one replica).
-  gradient = AllReduceOp::create(rewriter, loc, type, gradient,
-                                 rewriter.getStringAttr("avg"));
   Value buffer = gradient;
   std::string bufferName = (parameter.getName() + ".momentum_buffer").str();
   if (momentum != 0)
@@ -175,13 +240,29 @@ void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
                               /*zero_init=*/true);
   auto sgd = SgdUpdateOp::create(
       rewriter, loc, TypeRange{type, type}, parameter, gradient, buffer, step,
-      rewriter.getF64FloatAttr(lr), rewriter.getF64FloatAttr(momentum),
+      foundInf, rewriter.getF64FloatAttr(lr), rewriter.getF64FloatAttr(momentum),
       rewriter.getF64FloatAttr(dampening),
       rewriter.getF64FloatAttr(weightDecay), rewriter.getBoolAttr(nesterov));
   AssignWeightOp::create(rewriter, loc, parameter.getName(), sgd.getParamOut());
   if (momentum != 0)
     AssignWeightOp::create(rewriter, loc, bufferName,
                            sgd.getMomentumBufferOut());
+}
+
+/// Step 5: GradScaler.update, after the updates.
+void ApplySgdPass::updateLossScale(RewriterBase &rewriter, Location loc,
+                                   Value scale, Value foundInf) {
+  Value tracker = WeightOp::create(
+      rewriter, loc, RankedTensorType::get({}, rewriter.getI64Type()),
+      kGrowthTrackerName, /*zero_init=*/true);
+  auto next = UpdateLossScaleOp::create(
+      rewriter, loc, TypeRange{scale.getType(), tracker.getType()}, scale,
+      tracker, foundInf, rewriter.getF64FloatAttr(growthFactor),
+      rewriter.getF64FloatAttr(backoffFactor),
+      rewriter.getI64IntegerAttr(growthInterval));
+  AssignWeightOp::create(rewriter, loc, kLossScaleName, next.getScaleOut());
+  AssignWeightOp::create(rewriter, loc, kGrowthTrackerName,
+                         next.getGrowthTrackerOut());
 }
 
 void ApplySgdPass::runOnOperation() {
@@ -204,6 +285,9 @@ void ApplySgdPass::runOnOperation() {
   FailureOr<SmallVector<GradientResult>> gradients = findGradients(func);
   if (failed(gradients))
     return signalPassFailure();
+  FailureOr<LossScaleOp> lossScale = findLossScale(func);
+  if (failed(lossScale))
+    return signalPassFailure();
 
   IRRewriter rewriter(&getContext());
   auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
@@ -214,14 +298,36 @@ void ApplySgdPass::runOnOperation() {
     step = WeightOp::create(rewriter, func.getLoc(),
                             RankedTensorType::get({}, rewriter.getI64Type()),
                             kStepCountName, /*zero_init=*/true);
+  // The replicas' mean gradients (the gradients themselves with one
+  // replica), unscaled and checked where the loss was scaled: every
+  // gradient is known before the first update reads the flag.
+  SmallVector<Value> averaged;
+  Value foundInf;
+  for (GradientResult &gradient : *gradients) {
+    Location loc = gradient.parameter.getLoc();
+    Value value = ret.getOperand(gradient.index);
+    value = AllReduceOp::create(rewriter, loc, value.getType(), value,
+                                rewriter.getStringAttr("avg"));
+    if (*lossScale) {
+      auto unscaled = UnscaleGradientOp::create(
+          rewriter, loc, TypeRange{value.getType(), (*lossScale).getType()},
+          value, *lossScale, foundInf);
+      value = unscaled.getGradOut();
+      foundInf = unscaled.getFoundInfOut();
+    }
+    averaged.push_back(value);
+  }
   llvm::BitVector erased(func.getNumResults());
-  for (const GradientResult &gradient : *gradients) {
-    update(rewriter, ret.getOperand(gradient.index), gradient.parameter, step);
+  for (auto [gradient, value] : llvm::zip_equal(*gradients, averaged)) {
+    update(rewriter, value, gradient.parameter, step, foundInf);
     erased.set(gradient.index);
   }
   if (step)
-    AssignWeightOp::create(rewriter, func.getLoc(), kStepCountName,
-                           IncrementOp::create(rewriter, func.getLoc(), step));
+    AssignWeightOp::create(
+        rewriter, func.getLoc(), kStepCountName,
+        IncrementOp::create(rewriter, func.getLoc(), step, foundInf));
+  if (*lossScale)
+    updateLossScale(rewriter, func.getLoc(), *lossScale, foundInf);
   rewriter.modifyOpInPlace(ret, [&] { ret->eraseOperands(erased); });
   rewriter.modifyOpInPlace(func, [&] {
     if (failed(func.eraseResults(erased)))

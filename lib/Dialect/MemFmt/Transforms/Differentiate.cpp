@@ -19,7 +19,9 @@
 //      (varied and useful) get gradients, so running statistics, integer
 //      targets and the input image get none, and no op computes them.
 //   3. The reverse sweep, in reverse program order from the seed
-//      `arith.constant dense<1.0>` for the loss: each op with a result
+//      `arith.constant dense<1.0>` for the loss (with `loss-scale`, the
+//      dynamic loss scale: `memfmt.loss_scale` of the model state
+//      `grad_scaler.scale`, so every gradient is scaled): each op with a result
 //      gradient and an active differentiable operand builds its VJP for
 //      those operands only, right before the return. An op on such a path
 //      without a VJP is an error that names it. A value with several uses
@@ -183,12 +185,36 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     ops.push_back(&op);
   ActivityAnalysis activity(ops, loss);
 
-  // 3. The reverse sweep, built before the return.
+  // 3. The reverse sweep, built before the return, from 1 or the scale.
   OpBuilder b(ret);
-  gradients[loss] = arith::ConstantOp::create(
-      b, ret.getLoc(),
-      DenseElementsAttr::get(lossType,
-                             b.getFloatAttr(lossType.getElementType(), 1.0)));
+  if (std::string problem = checkLossScaleOptions(lossScale, 2.0, 0.5, 1);
+      !problem.empty())
+    return func.emitOpError() << "memfmt-differentiate: " << problem;
+  if (lossScale > 0) {
+    if (!lossType.getElementType().isF32())
+      return func.emitOpError()
+             << "memfmt-differentiate scales an f32 loss (loss-scale), got "
+             << lossType;
+    WeightOp taken;
+    func.walk([&](WeightOp weight) {
+      if (weight.getName() == kLossScaleName)
+        taken = weight;
+    });
+    if (taken)
+      return taken.emitError()
+             << "memfmt-differentiate: the model has a weight named '"
+             << kLossScaleName << "', the name of the loss scale";
+    Value state = WeightOp::create(b, ret.getLoc(), lossType, kLossScaleName,
+                                   /*zero_init=*/true);
+    gradients[loss] =
+        LossScaleOp::create(b, ret.getLoc(), state,
+                            b.getF64FloatAttr(lossScale));
+  } else {
+    gradients[loss] = arith::ConstantOp::create(
+        b, ret.getLoc(),
+        DenseElementsAttr::get(
+            lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+  }
   for (Operation *op : llvm::reverse(ops)) {
     SmallVector<Value> resultGrads;
     bool anyResultGrad = false;

@@ -133,8 +133,14 @@ std::string mlir::memfmt::checkTrainingPipelineOptions(
   if (options.precision == ComputePrecision::F16)
     return "training computes in f32 or bf16 (precision=f16 would need loss "
            "scaling, which is not available)";
-  return checkSgdOptions(options.lr, options.momentum, options.dampening,
-                         options.weightDecay, options.nesterov);
+  std::string problem =
+      checkSgdOptions(options.lr, options.momentum, options.dampening,
+                      options.weightDecay, options.nesterov);
+  if (problem.empty())
+    problem = checkLossScaleOptions(
+        options.lossScale.getValue(), options.lossScaleGrowthFactor,
+        options.lossScaleBackoffFactor, options.lossScaleGrowthInterval);
+  return problem;
 }
 
 void mlir::memfmt::buildMemFmtTrainingPipeline(
@@ -146,13 +152,16 @@ void mlir::memfmt::buildMemFmtTrainingPipeline(
   pm.addPass(createCanonicalizerPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createTrainingForward());
-  funcPm.addPass(createDifferentiate());
+  funcPm.addPass(createDifferentiate(DifferentiateOptions{options.lossScale}));
   ApplySgdOptions sgd;
   sgd.lr = options.lr;
   sgd.momentum = options.momentum;
   sgd.dampening = options.dampening;
   sgd.weightDecay = options.weightDecay;
   sgd.nesterov = options.nesterov;
+  sgd.growthFactor = options.lossScaleGrowthFactor;
+  sgd.backoffFactor = options.lossScaleBackoffFactor;
+  sgd.growthInterval = options.lossScaleGrowthInterval;
   if (!options.gradients)
     funcPm.addPass(createApplySgd(sgd));
   if (options.fusion && options.target == CompileTarget::Cpu)

@@ -17,11 +17,11 @@
 // CHECK: %[[B:.+]] = memfmt.weight "fc.bias" : tensor<5xf32>
 // CHECK: %[[GI:.+]], %[[GW:.+]], %[[GB:.+]] = memfmt.linear_backward
 // CHECK: %[[GWM:.+]] = memfmt.all_reduce %[[GW]] {reduce_op = "avg"} : tensor<5x4xf32>
+// CHECK-NEXT: %[[GBM:.+]] = memfmt.all_reduce %[[GB]] {reduce_op = "avg"} : tensor<5xf32>
 // CHECK: %[[WBUF:.+]] = memfmt.weight "fc.weight.momentum_buffer" {zero_init} : tensor<5x4xf32>
 // CHECK: %[[W1:.+]], %[[WBUF1:.+]] = memfmt.sgd_update %[[W]], %[[GWM]], %[[WBUF]] {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, weight_decay = 1.000000e-04 : f64} : (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>)
 // CHECK: memfmt.assign_weight "fc.weight", %[[W1]] : tensor<5x4xf32>
 // CHECK: memfmt.assign_weight "fc.weight.momentum_buffer", %[[WBUF1]] : tensor<5x4xf32>
-// CHECK: %[[GBM:.+]] = memfmt.all_reduce %[[GB]] {reduce_op = "avg"} : tensor<5xf32>
 // CHECK: %[[BBUF:.+]] = memfmt.weight "fc.bias.momentum_buffer" {zero_init} : tensor<5xf32>
 // CHECK: %[[B1:.+]], %[[BBUF1:.+]] = memfmt.sgd_update %[[B]], %[[GBM]], %[[BBUF]]
 // CHECK: memfmt.assign_weight "fc.bias", %[[B1]] : tensor<5xf32>

@@ -20,6 +20,10 @@
 // HELP-NEXT: --input-format=<value>
 // HELP-NEXT: =channels-last
 // HELP-NEXT: =contiguous
+// HELP-NEXT: --loss-scale=<number>
+// HELP-NEXT: --loss-scale-backoff-factor=<number>
+// HELP-NEXT: --loss-scale-growth-factor=<number>
+// HELP-NEXT: --loss-scale-growth-interval=<long>
 // HELP-NEXT: --lr=<number>
 // HELP-NEXT: --memory-format=<value>
 // HELP-NEXT: =channels-last

@@ -30,6 +30,7 @@
 #define MEMFMT_TRAINING_OPS_TD
 
 def MemFmt_Tensor0D : TensorRankOf<[F32, F16, BF16], [0]>;
+def MemFmt_F32Tensor0D : TensorRankOf<[F32], [0]>;
 def MemFmt_Tensor2D : TensorRankOf<[F32, F16, BF16], [2]>;
 def MemFmt_TargetTensor1D : TensorRankOf<[I64], [1]>;
 def MemFmt_OutputMask : ConfinedAttr<DenseBoolArrayAttr,
@@ -572,7 +573,8 @@ def MemFmt_CrossEntropyLossBackwardOp
 //===----------------------------------------------------------------------===//
 
 def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
-    [Pure, GradientLayout, InPlace, MixedPrecision]> {
+    [Pure, GradientLayout, InPlace, MixedPrecision,
+     AttrSizedOperandSegments]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{
     torch.optim.SGD's exact update of `param` from its gradient `grad`
@@ -599,6 +601,10 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
     buffer of `param` and `momentum_buffer_out` that of `momentum_buffer`
     (InPlaceOpInterface): the memory plan updates the model state in place.
 
+    `found_inf` (0-d f32, optional; `memfmt.unscale_gradient`'s flag) skips
+    the step where it is nonzero, as `GradScaler.step` skips
+    `optimizer.step`: the results are `param` and `momentum_buffer`.
+
     ```mlir
     %w1, %buf1 = memfmt.sgd_update %w, %gw, %buf
         {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64,
@@ -610,6 +616,7 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
   let arguments = (ins MemFmt_Tensor:$param, MemFmt_Tensor:$grad,
                        MemFmt_Tensor:$momentum_buffer,
                        Optional<MemFmt_StepTensor0D>:$step,
+                       Optional<MemFmt_F32Tensor0D>:$found_inf,
                        F64Attr:$lr,
                        DefaultValuedAttr<F64Attr, "0.0">:$momentum,
                        DefaultValuedAttr<F64Attr, "0.0">:$dampening,
@@ -618,7 +625,103 @@ def MemFmt_SgdUpdateOp : MemFmt_Op<"sgd_update",
   let results = (outs MemFmt_Tensor:$param_out,
                       MemFmt_Tensor:$momentum_buffer_out);
   let assemblyFormat = [{
-    $param `,` $grad `,` $momentum_buffer (`step` $step^)? attr-dict `:`
+    $param `,` $grad `,` $momentum_buffer (`step` $step^)?
+    (`found_inf` $found_inf^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+def MemFmt_LossScaleOp : MemFmt_Op<"loss_scale",
+    [Pure, AnyLayout, MixedPrecision, AllTypesMatch<["state", "output"]>]> {
+  let summary = "the loss scale of a training step (GradScaler.scale)";
+  let description = [{
+    Dynamic loss scaling as `torch.cuda.amp.GradScaler`: the step's loss is
+    multiplied by a scale (the seed of its gradients is the scale instead
+    of 1), so that small gradients survive in f16; the gradients are
+    unscaled before the optimizer (`memfmt.unscale_gradient`), a step with
+    a non-finite gradient is skipped, and the scale adapts
+    (`memfmt.update_loss_scale`).
+
+    `output = state` where `state` (the model state
+    `grad_scaler.scale`, which starts as zeros) is nonzero, else
+    `init_scale`: the scaler creates its scale on first use, as
+    GradScaler does.
+
+    ```mlir
+    %state = memfmt.weight "grad_scaler.scale" {zero_init} : tensor<f32>
+    %scale = memfmt.loss_scale %state {init_scale = 65536.0 : f64}
+        : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MemFmt_F32Tensor0D:$state, F64Attr:$init_scale);
+  let results = (outs MemFmt_F32Tensor0D:$output);
+  let assemblyFormat = "$state attr-dict `:` type($state)";
+  let hasVerifier = 1;
+}
+
+def MemFmt_UnscaleGradientOp : MemFmt_Op<"unscale_gradient",
+    [Pure, InPlace, MixedPrecision,
+     DeclareOpInterfaceMethods<MemFmt_LayoutOpInterface,
+                               ["getPreservedOperand"]>]> {
+  let summary = "a gradient of a scaled loss unscaled, and checked";
+  let description = [{
+    `GradScaler.unscale_` for one gradient (ATen's
+    `_amp_foreach_non_finite_check_and_unscale_`): `grad_out = grad *
+    inv_scale`, `inv_scale = 1 / scale` computed in f64 and rounded to f32;
+    `found_inf_out` (0-d f32) is 1 if an element of `grad` is not finite or
+    `found_inf` (optional: the flag of the gradients checked before) is
+    nonzero, else 0. The unscaled gradient keeps the gradient's layout
+    (L9), and both results may take their operand's buffer.
+
+    ```mlir
+    %g1, %inf1 = memfmt.unscale_gradient %g, %scale found_inf %inf0
+        : (tensor<64xf32>, tensor<f32>, tensor<f32>)
+        -> (tensor<64xf32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins MemFmt_Tensor:$grad, MemFmt_F32Tensor0D:$scale,
+                       Optional<MemFmt_F32Tensor0D>:$found_inf);
+  let results = (outs MemFmt_Tensor:$grad_out,
+                      MemFmt_F32Tensor0D:$found_inf_out);
+  let assemblyFormat = [{
+    $grad `,` $scale (`found_inf` $found_inf^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemFmt_UpdateLossScaleOp : MemFmt_Op<"update_loss_scale",
+    [Pure, AnyLayout, InPlace, MixedPrecision]> {
+  let summary = "the loss scale of the next step (GradScaler.update)";
+  let description = [{
+    ATen's `_amp_update_scale_`: where `found_inf` is nonzero,
+    `scale_out = scale * backoff_factor` and `growth_tracker_out = 0`;
+    otherwise the tracker (0-d i64, the model state
+    `grad_scaler.growth_tracker`) counts the step, and once it reaches
+    `growth_interval` the scale is multiplied by `growth_factor` (kept
+    only where the product is finite) and the tracker restarts at 0. The
+    defaults are GradScaler's; as in its constructor, `growth_factor` > 1,
+    0 < `backoff_factor` < 1 and `growth_interval` >= 1.
+
+    ```mlir
+    %s1, %t1 = memfmt.update_loss_scale %scale, %tracker, %inf
+        : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins MemFmt_F32Tensor0D:$scale,
+                       MemFmt_StepTensor0D:$growth_tracker,
+                       MemFmt_F32Tensor0D:$found_inf,
+                       DefaultValuedAttr<F64Attr, "2.0">:$growth_factor,
+                       DefaultValuedAttr<F64Attr, "0.5">:$backoff_factor,
+                       DefaultValuedAttr<I64Attr, "2000">:$growth_interval);
+  let results = (outs MemFmt_F32Tensor0D:$scale_out,
+                      MemFmt_StepTensor0D:$growth_tracker_out);
+  let assemblyFormat = [{
+    $scale `,` $growth_tracker `,` $found_inf attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -667,7 +770,9 @@ def MemFmt_IncrementOp : MemFmt_Op<"increment",
   let summary = "a step count plus one";
   let description = [{
     `output = input + 1` on a 0-d i64 tensor: the step count an optimizer
-    keeps in the model state (torch's `state_steps += 1`).
+    keeps in the model state (torch's `state_steps += 1`); `output = input`
+    where `found_inf` (optional) is nonzero, a step the loss scaler
+    skipped.
     `memfmt-apply-sgd` counts the steps this way when `memfmt.sgd_update`
     needs to know the first one (`dampening != 0` with momentum). The
     result may take the input's buffer (InPlaceOpInterface), so the count
@@ -677,9 +782,13 @@ def MemFmt_IncrementOp : MemFmt_Op<"increment",
     %next = memfmt.increment %step : tensor<i64>
     ```
   }];
-  let arguments = (ins MemFmt_StepTensor0D:$input);
+  let arguments = (ins MemFmt_StepTensor0D:$input,
+                       Optional<MemFmt_F32Tensor0D>:$found_inf);
   let results = (outs MemFmt_StepTensor0D:$output);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`found_inf` $found_inf^ `:` type($found_inf))? attr-dict `:`
+    type($input)
+  }];
 }
 
 def MemFmt_AssignWeightOp : MemFmt_Op<"assign_weight",

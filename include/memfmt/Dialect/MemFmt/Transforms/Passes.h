@@ -177,6 +177,15 @@ inline constexpr llvm::StringLiteral kBatchTilingAttrName =
 /// momentum); checkpoints save it with the momentum buffers.
 inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
 
+/// The model state of a dynamic loss scaler (memfmt-differentiate's
+/// `loss-scale`, memfmt-apply-sgd): the scale (0-d f32) and the count of
+/// finite steps since it last changed (0-d i64), both zero_init and saved
+/// with the optimizer's state. GradScaler's state_dict calls them "scale"
+/// and "_growth_tracker".
+inline constexpr llvm::StringLiteral kLossScaleName = "grad_scaler.scale";
+inline constexpr llvm::StringLiteral kGrowthTrackerName =
+    "grad_scaler.growth_tracker";
+
 /// What memfmt-compile runs between loading a model and lowering it:
 /// declare channels-last inputs (NCHW build with channels-last input),
 /// fusion, the layout passes of `memoryFormat`, the layout check, the
@@ -218,6 +227,22 @@ struct TrainingPipelineOptions
                      "norms and relu's gradient into their backward "
                      "(memfmt-fuse-training; CPU target only)"),
       llvm::cl::init(true)};
+  Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("Dynamic loss scaling (torch.cuda.amp.GradScaler) from "
+                     "this initial scale; 0 for none"),
+      llvm::cl::init(0.0)};
+  Option<double> lossScaleGrowthFactor{
+      *this, "loss-scale-growth-factor",
+      llvm::cl::desc("GradScaler's growth_factor (> 1)"), llvm::cl::init(2.0)};
+  Option<double> lossScaleBackoffFactor{
+      *this, "loss-scale-backoff-factor",
+      llvm::cl::desc("GradScaler's backoff_factor (in (0, 1))"),
+      llvm::cl::init(0.5)};
+  Option<int64_t> lossScaleGrowthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("GradScaler's growth_interval (>= 1)"),
+      llvm::cl::init(2000)};
 };
 
 /// Why `options` cannot build a training step ("" when they can): f16, bf16
@@ -242,6 +267,15 @@ void buildMemFmtTrainingPipeline(OpPassManager &pm,
 /// are fine.
 std::string checkSgdOptions(double lr, double momentum, double dampening,
                             double weightDecay, bool nesterov);
+
+/// GradScaler's checks of a dynamic loss scale: the initial scale (0 for
+/// none, else finite in f32 and > 0) when `initScale` is given, growth
+/// factor > 1, 0 < backoff factor < 1, growth interval >= 1. The reason
+/// the options are rejected, with memfmt-training-pipeline's option names,
+/// or "".
+std::string checkLossScaleOptions(std::optional<double> initScale,
+                                  double growthFactor, double backoffFactor,
+                                  int64_t growthInterval);
 
 #define GEN_PASS_REGISTRATION
 #include "memfmt/Dialect/MemFmt/Transforms/Passes.h.inc"

@@ -298,6 +298,16 @@ def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
     the others (torch sets the buffer to the undamped gradient), so the
     updates also read the step count `memfmt.weight "optimizer.step"
     {zero_init} : tensor<i64>` and assign it `memfmt.increment`ed.
+
+    A step whose gradients come from a scaled loss (memfmt-differentiate
+    with `loss-scale`: the function has one `memfmt.loss_scale`) gets
+    GradScaler's step: every gradient is averaged over the replicas and
+    unscaled (`memfmt.unscale_gradient`, whose flag is chained through all
+    of them) before any update; the updates and the step count are skipped
+    where a gradient was not finite (`found_inf`); and
+    `memfmt.update_loss_scale` with the `loss-scale-*` options computes the
+    next scale, assigned to `grad_scaler.scale` with its growth tracker
+    `grad_scaler.growth_tracker` (0-d i64, zero_init).
   }];
   let options = [
     Option<"lr", "lr", "double", /*default=*/"0.1", "Learning rate (>= 0)">,
@@ -309,6 +319,18 @@ def ApplySgd : Pass<"memfmt-apply-sgd", "::mlir::func::FuncOp"> {
            "Weight decay, L2 penalty (>= 0)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
            "Nesterov momentum (needs momentum > 0 and dampening 0)">,
+    Option<"growthFactor", "loss-scale-growth-factor", "double",
+           /*default=*/"2.0",
+           "A scaled loss: the scale's factor after growth-interval finite "
+           "steps (> 1; GradScaler's growth_factor)">,
+    Option<"backoffFactor", "loss-scale-backoff-factor", "double",
+           /*default=*/"0.5",
+           "A scaled loss: the scale's factor after a step with a "
+           "non-finite gradient (in (0, 1); GradScaler's backoff_factor)">,
+    Option<"growthInterval", "loss-scale-growth-interval", "int64_t",
+           /*default=*/"2000",
+           "A scaled loss: finite steps before the scale grows (>= 1; "
+           "GradScaler's growth_interval)">,
   ];
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect"];
 }
@@ -334,7 +356,19 @@ def Differentiate : Pass<"memfmt-differentiate", "::mlir::func::FuncOp"> {
     consumes). Located errors: a function without a single 0-d float
     result, an op on a weight-to-loss path without a VJP, no trainable
     weight.
+
+    With `loss-scale` > 0 the gradients are those of the loss times a
+    dynamic loss scale (torch.cuda.amp.GradScaler's `scale(loss)`): the
+    seed is `memfmt.loss_scale` of the model state `grad_scaler.scale`
+    (0-d f32, zero_init), `loss-scale` being the scale of the first step.
+    The returned loss is the unscaled one; memfmt-apply-sgd unscales the
+    gradients.
   }];
+  let options = [
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0.0",
+           "The initial dynamic loss scale (GradScaler's init_scale); 0 "
+           "for none">,
+  ];
   let dependentDialects = ["::mlir::memfmt::MemFmtDialect",
                            "::mlir::arith::ArithDialect"];
 }
