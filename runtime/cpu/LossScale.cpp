@@ -23,8 +23,7 @@
 using namespace memfmt::runtime;
 
 void cpu::lossScale(const args::loss_scale &a) {
-  *a.output.as<float>() =
-      math::lossScale(*a.scale.as<float>(), a.init_scale);
+  *a.output.as<float>() = math::lossScale(*a.scale.as<float>(), a.init_scale);
 }
 
 void cpu::unscaleGradient(const args::unscale_gradient &a) {

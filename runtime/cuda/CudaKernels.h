@@ -197,8 +197,8 @@ cudaError_t launchIncrement(const int64_t *input, const float *foundInf,
 /// grad_out, grad), *foundInfOut = 1 where an element is not finite or
 /// *foundInf (may be null) is nonzero, else 0; the next scale and growth
 /// tracker. Outputs may be their inputs.
-cudaError_t launchLossScale(const float *scale, float *output,
-                            double initScale, cudaStream_t stream);
+cudaError_t launchLossScale(const float *scale, float *output, double initScale,
+                            cudaStream_t stream);
 cudaError_t launchUnscaleGradient(const StridedPlan<2> &plan, float *gradOut,
                                   const float *grad, const float *scale,
                                   const float *foundInf, float *foundInfOut,

@@ -305,10 +305,10 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
   call.setImpl(implOf(plan));
   MEMFMT_LAUNCH_TRY(
       call, "the unscale_gradient kernels",
-      launchUnscaleGradient(
-          plan, out.as<float>(), a.grad.as<float>(), a.scale.as<float>(),
-          a.has_found_inf ? a.found_inf.as<float>() : nullptr,
-          a.found_inf_out.as<float>(), stream));
+      launchUnscaleGradient(plan, out.as<float>(), a.grad.as<float>(),
+                            a.scale.as<float>(),
+                            a.has_found_inf ? a.found_inf.as<float>() : nullptr,
+                            a.found_inf_out.as<float>(), stream));
   return MEMFMT_STATUS_OK;
 }
 
@@ -321,9 +321,8 @@ memfmt_status_t CudaBackend::run(KernelCall &call,
       call, "the update_loss_scale kernel",
       launchUpdateLossScale(a.scale.as<float>(), a.growth_tracker.as<int64_t>(),
                             a.found_inf.as<float>(), a.scale_out.as<float>(),
-                            a.growth_tracker_out.as<int64_t>(),
-                            a.growth_factor, a.backoff_factor,
-                            a.growth_interval, stream));
+                            a.growth_tracker_out.as<int64_t>(), a.growth_factor,
+                            a.backoff_factor, a.growth_interval, stream));
   return MEMFMT_STATUS_OK;
 }
 

@@ -573,12 +573,12 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
     return out.view == &a.output && in.view == &a.input &&
            a.output.sameViewAs(a.input);
   };
-  return checkAllApart(
-      call,
-      {{&a.input, "input", sizeof(int64_t)},
-       a.has_found_inf ? Operand{&a.found_inf, "found_inf", sizeof(float)}
-                       : Operand{}},
-      {{&a.output, "output", sizeof(int64_t)}}, inPlace);
+  return checkAllApart(call,
+                       {{&a.input, "input", sizeof(int64_t)},
+                        a.has_found_inf
+                            ? Operand{&a.found_inf, "found_inf", sizeof(float)}
+                            : Operand{}},
+                       {{&a.output, "output", sizeof(int64_t)}}, inPlace);
 }
 
 memfmt_status_t memfmt::runtime::validate(KernelCall &call,
@@ -637,8 +637,7 @@ memfmt_status_t memfmt::runtime::validate(KernelCall &call,
   auto inPlace = [&](const Operand &out, const Operand &in) {
     return (out.view == &a.scale_out && in.view == &a.scale &&
             a.scale_out.sameViewAs(a.scale)) ||
-           (out.view == &a.growth_tracker_out &&
-            in.view == &a.growth_tracker &&
+           (out.view == &a.growth_tracker_out && in.view == &a.growth_tracker &&
             a.growth_tracker_out.sameViewAs(a.growth_tracker));
   };
   return checkAllApart(

@@ -405,11 +405,12 @@ TEST_P(SgdTest, MatchesTorchBitwise) {
       std::string what = param.describe() + (inPlace ? " in place" : "");
       const Tensor &pOut = inPlace ? param : paramOut;
       const Tensor &bOut = inPlace ? buf : bufOut;
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sgd_update_f32(
-                                ctx, 0, param.memref(), grad.memref(),
-                                buf.memref(), step.memref(), grad.memref(), pOut.memref(),
-                                bOut.memref(), o.lr, o.momentum, o.dampening,
-                                o.weightDecay, o.nesterov, o.hasStep, 0));
+      EXPECT_KERNEL_OK(ctx,
+                       _mlir_ciface_memfmt_sgd_update_f32(
+                           ctx, 0, param.memref(), grad.memref(), buf.memref(),
+                           step.memref(), grad.memref(), pOut.memref(),
+                           bOut.memref(), o.lr, o.momentum, o.dampening,
+                           o.weightDecay, o.nesterov, o.hasStep, 0));
       bool first = o.hasStep && o.step == 0;
       for (int64_t i = 0; i < param.numElements(); ++i) {
         float b = buf0.flat(i);
@@ -440,18 +441,20 @@ TEST(IncrementTest, CountsStepsInPlaceAndNot) {
     IndexTensor count({}), other({}), wrong({2});
     count.flat(0) = 0;
     for (int64_t step = 1; step <= 3; ++step) {
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
-                                ctx, 0, count.memref(), count.memref(), count.memref(), 0));
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_increment_i64(
+                   ctx, 0, count.memref(), count.memref(), count.memref(), 0));
       EXPECT_EQ(count.flat(0), step);
     }
     count.flat(0) = int64_t(1) << 40; // Beyond f32's exact integers.
-    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
-                              ctx, 1, count.memref(), count.memref(), other.memref(), 0));
+    EXPECT_KERNEL_OK(
+        ctx, _mlir_ciface_memfmt_increment_i64(
+                 ctx, 1, count.memref(), count.memref(), other.memref(), 0));
     EXPECT_EQ(other.flat(0), (int64_t(1) << 40) + 1);
     EXPECT_EQ(count.flat(0), int64_t(1) << 40);
     expectError(ctx,
-                _mlir_ciface_memfmt_increment_i64(ctx, 2, wrong.memref(), wrong.memref(),
-                                                  count.memref(), 0),
+                _mlir_ciface_memfmt_increment_i64(
+                    ctx, 2, wrong.memref(), wrong.memref(), count.memref(), 0),
                 "input");
   }
 }
@@ -464,8 +467,9 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
                  const memfmt_memref_t *bufferOut, double momentum,
                  double dampening, int64_t nesterov) {
     return _mlir_ciface_memfmt_sgd_update_f32(
-        ctx, 3, param.memref(), grad.memref(), buf.memref(), step.memref(), grad.memref(),
-        paramOut, bufferOut, 0.1, momentum, dampening, 0.0, nesterov, 1, 0);
+        ctx, 3, param.memref(), grad.memref(), buf.memref(), step.memref(),
+        grad.memref(), paramOut, bufferOut, 0.1, momentum, dampening, 0.0,
+        nesterov, 1, 0);
   };
   expectError(ctx, sgd(out.memref(), bufOut.memref(), 0.9, 0.1, 1),
               "memfmt_sgd_update_f32 (node 3): nesterov needs momentum > 0 "
@@ -480,8 +484,8 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
   Tensor shortParam({5}), shortGrad({5}), shortOut({5});
   EXPECT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
                 ctx, 4, shortParam.memref(), shortGrad.memref(), buf.memref(),
-                step.memref(), shortGrad.memref(), shortOut.memref(), shifted.memref(), 0.1, 0.9,
-                0.0, 0.0, 0, 0, 0),
+                step.memref(), shortGrad.memref(), shortOut.memref(),
+                shifted.memref(), 0.1, 0.9, 0.0, 0.0, 0, 0, 0),
             MEMFMT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(ctx.lastError().find("momentum_buffer has shape [6], expected "
                                  "[5] (the parameter's shape)"),
@@ -490,8 +494,8 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
   RawView head(buf, 0, {5}, {1});
   EXPECT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
                 ctx, 5, shortParam.memref(), shortGrad.memref(), head.memref(),
-                step.memref(), shortGrad.memref(), shortOut.memref(), shifted.memref(), 0.1, 0.9,
-                0.0, 0.0, 0, 0, 0),
+                step.memref(), shortGrad.memref(), shortOut.memref(),
+                shifted.memref(), 0.1, 0.9, 0.0, 0.0, 0, 0, 0),
             MEMFMT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(ctx.lastError().find("momentum_buffer_out [5] (strides [1]) "
                                  "overlaps momentum_buffer [5] (strides [1]); "
@@ -502,28 +506,29 @@ TEST(SgdErrorTest, BadCallsFailWithAMessage) {
   expectError(ctx,
               _mlir_ciface_memfmt_sgd_update_f32(
                   ctx, 6, param.memref(), grad.memref(), buf.memref(),
-                  step.memref(), grad.memref(), out.memref(), bufOut.memref(), -0.1, 0.9, 0.0,
-                  0.0, 0, 0, 0),
+                  step.memref(), grad.memref(), out.memref(), bufOut.memref(),
+                  -0.1, 0.9, 0.0, 0.0, 0, 0, 0),
               "lr is -0.100000, expected a finite value >= 0");
   expectError(ctx,
               _mlir_ciface_memfmt_sgd_update_f32(
                   ctx, 6, param.memref(), grad.memref(), buf.memref(),
-                  step.memref(), grad.memref(), out.memref(), bufOut.memref(), 0.1, 0.9,
-                  INFINITY, 0.0, 0, 0, 0),
+                  step.memref(), grad.memref(), out.memref(), bufOut.memref(),
+                  0.1, 0.9, INFINITY, 0.0, 0, 0, 0),
               "dampening is inf, expected a finite value");
   IndexTensor steps({2});
   expectError(ctx,
               _mlir_ciface_memfmt_sgd_update_f32(
                   ctx, 6, param.memref(), grad.memref(), buf.memref(),
-                  steps.memref(), grad.memref(), out.memref(), bufOut.memref(), 0.1, 0.9, 0.0,
-                  0.0, 0, 1, 0),
+                  steps.memref(), grad.memref(), out.memref(), bufOut.memref(),
+                  0.1, 0.9, 0.0, 0.0, 0, 1, 0),
               "step has rank 1 (shape [2]), expected 0");
   // Without momentum the buffers are not used: the buffer out may be
   // anything of the parameter's shape, here the parameter itself.
-  EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sgd_update_f32(
-                            ctx, 7, param.memref(), grad.memref(),
-                            param.memref(), step.memref(), grad.memref(), param.memref(),
-                            param.memref(), 0.1, 0.0, 0.0, 0.0, 0, 0, 0));
+  EXPECT_KERNEL_OK(ctx,
+                   _mlir_ciface_memfmt_sgd_update_f32(
+                       ctx, 7, param.memref(), grad.memref(), param.memref(),
+                       step.memref(), grad.memref(), param.memref(),
+                       param.memref(), 0.1, 0.0, 0.0, 0.0, 0, 0, 0));
 }
 
 TEST(TrainingErrorTest, OverlapsFailWithAMessage) {
@@ -606,8 +611,9 @@ TEST(TrainingKernelTiming, DISABLED_TimeLargeCalls) {
     step.flat(0) = 1;
     double sgd = millisecondsPerCall([&] {
       return _mlir_ciface_memfmt_sgd_update_f32(
-          ctx, 1, param.memref(), grad.memref(), buf.memref(), step.memref(), grad.memref(),
-          param.memref(), buf.memref(), 0.1, 0.9, 0.0, 1e-4, 0, 1, 0);
+          ctx, 1, param.memref(), grad.memref(), buf.memref(), step.memref(),
+          grad.memref(), param.memref(), buf.memref(), 0.1, 0.9, 0.0, 1e-4, 0,
+          1, 0);
     });
     std::printf("%s: threshold_backward [8, 64, 112, 112] %.2f ms (%s), "
                 "sgd_update 11.7M momentum + weight decay %.2f ms (%s)\n",

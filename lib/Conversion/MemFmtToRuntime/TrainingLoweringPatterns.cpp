@@ -449,10 +449,10 @@ struct SgdUpdateLowering : RuntimePattern<SgdUpdateOp> {
              : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
                             RankedTensorType::get({}, rewriter.getI64Type()));
     Value foundInf = sgd.getFoundInf();
-    Value foundInfView =
-        foundInf ? calls.view(foundInf)
-                 : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
-                                RankedTensorType::get({}, f32));
+    Value foundInfView = foundInf
+                             ? calls.view(foundInf)
+                             : calls.viewAt(getPlannedBuffer(sgd.getGrad()), 0,
+                                            RankedTensorType::get({}, f32));
     double momentum = sgd.getMomentum().convertToDouble();
     if (failed(calls.call(
             sgd, f32,

@@ -443,8 +443,9 @@ TEST_P(CudaSgdTest, MatchesTheCpuBitwise) {
       const memfmt_memref_t *dbo = inPlace ? db : bufOut.device(env().gpu);
       ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
                     env().gpu, 0, dp, grad.device(env().gpu), db,
-                    step.device(env().gpu), grad.device(env().gpu), dpo, dbo, o.lr, o.momentum,
-                    o.dampening, o.weightDecay, o.nesterov, o.hasStep, 0),
+                    step.device(env().gpu), grad.device(env().gpu), dpo, dbo,
+                    o.lr, o.momentum, o.dampening, o.weightDecay, o.nesterov,
+                    o.hasStep, 0),
                 MEMFMT_STATUS_OK)
           << memfmt_context_last_error(env().gpu);
       std::vector<uint8_t> gotParam =
@@ -483,6 +484,99 @@ TEST(CudaIncrementTest, CountsLikeTheCpu) {
     EXPECT_EQ(got.flat(0), (int64_t(1) << 40) + 6)
         << (inPlace ? "in place" : "out of place");
   }
+}
+
+// The loss scaler (GradScaler): a gradient unscaled by 3 (an inverse that
+// is rounded) in every layout, in place and not, with an inf or without,
+// bit for bit with the CPU and the same flag; the scale's backoff and
+// growth; a skipped SGD step leaves the parameter and buffer as they were.
+TEST(CudaLossScaleTest, MatchesTheCpu) {
+  MEMFMT_REQUIRE_CUDA(env());
+  const std::vector<int64_t> shape = {3, 5, 2, 4};
+  for (Layout layout : {C, CL, S})
+    for (bool inPlace : {true, false})
+      for (bool withInf : {false, true}) {
+        Buf grad(Kind::F32, shape, layout), out(Kind::F32, shape, S);
+        grad.fill(4, -1e4, 1e4);
+        if (withInf)
+          grad.set(17, INFINITY);
+        Buf scale(Kind::F32, {}), flag(Kind::F32, {});
+        scale.set(0, 3.0f);
+        flag.set(0, 0.0f);
+        std::string what = std::string(toString(layout)) +
+                           (inPlace ? " in place" : "") +
+                           (withInf ? " with inf" : "");
+        const memfmt_memref_t *dg = grad.device(env().gpu);
+        const memfmt_memref_t *df = flag.device(env().gpu);
+        const memfmt_memref_t *dout = inPlace ? dg : out.device(env().gpu);
+        ASSERT_EQ(_mlir_ciface_memfmt_unscale_gradient_f32(
+                      env().gpu, 0, dg, scale.device(env().gpu), df, dout, df,
+                      1),
+                  MEMFMT_STATUS_OK)
+            << memfmt_context_last_error(env().gpu);
+        std::vector<uint8_t> gotGrad =
+            inPlace ? grad.download() : out.download();
+        std::vector<uint8_t> gotFlag = flag.download();
+        const memfmt_memref_t *hg = grad.host(), *hf = flag.host();
+        ASSERT_EQ(_mlir_ciface_memfmt_unscale_gradient_f32(
+                      env().cpu, 0, hg, scale.host(), hf,
+                      inPlace ? hg : out.host(), hf, 1),
+                  MEMFMT_STATUS_OK);
+        expectMatch(inPlace ? grad : out, gotGrad, Match::Exact,
+                    "unscaled " + what);
+        EXPECT_EQ(flag.valueIn(gotFlag, 0), withInf ? 1.0f : 0.0f) << what;
+        EXPECT_EQ(flag.value(0), withInf ? 1.0f : 0.0f) << what;
+      }
+
+  Buf state(Kind::F32, {}), scale(Kind::F32, {}), flag(Kind::F32, {});
+  state.set(0, 0.0f);
+  const memfmt_memref_t *ds = scale.device(env().gpu);
+  ASSERT_EQ(_mlir_ciface_memfmt_loss_scale_f32(
+                env().gpu, 1, state.device(env().gpu), ds, 65536.0),
+            MEMFMT_STATUS_OK)
+      << memfmt_context_last_error(env().gpu);
+  EXPECT_EQ(scale.valueIn(scale.download(), 0), 65536.0f);
+  IndexBuf tracker({});
+  tracker.values.flat(0) = 1;
+  for (float found : {0.0f, 1.0f}) {
+    scale.set(0, 65536.0f);
+    flag.set(0, found);
+    const memfmt_memref_t *dscale = scale.device(env().gpu);
+    const memfmt_memref_t *dt = tracker.device(env().gpu);
+    ASSERT_EQ(_mlir_ciface_memfmt_update_loss_scale_f32(
+                  env().gpu, 2, dscale, dt, flag.device(env().gpu), dscale, dt,
+                  2.0, 0.5, 2),
+              MEMFMT_STATUS_OK)
+        << memfmt_context_last_error(env().gpu);
+    EXPECT_EQ(scale.valueIn(scale.download(), 0),
+              found != 0 ? 32768.0f : 131072.0f);
+    EXPECT_EQ(tracker.download().flat(0), 0);
+  }
+
+  Buf param(Kind::F32, shape, CL), grad(Kind::F32, shape, CL),
+      buf(Kind::F32, shape, CL);
+  param.fill(1);
+  grad.fill(2);
+  buf.fill(3);
+  flag.set(0, 1.0f);
+  IndexBuf step({});
+  step.values.flat(0) = 4;
+  const memfmt_memref_t *dp = param.device(env().gpu),
+                        *db = buf.device(env().gpu),
+                        *dflag = flag.device(env().gpu),
+                        *dstep = step.device(env().gpu);
+  ASSERT_EQ(_mlir_ciface_memfmt_sgd_update_f32(
+                env().gpu, 3, dp, grad.device(env().gpu), db, dstep, dflag, dp,
+                db, 0.1, 0.9, 0.0, 1e-4, 0, 1, 1),
+            MEMFMT_STATUS_OK)
+      << memfmt_context_last_error(env().gpu);
+  ASSERT_EQ(_mlir_ciface_memfmt_increment_i64(env().gpu, 4, dstep, dflag,
+                                              dstep, 1),
+            MEMFMT_STATUS_OK)
+      << memfmt_context_last_error(env().gpu);
+  expectMatch(param, param.download(), Match::Exact, "skipped param");
+  expectMatch(buf, buf.download(), Match::Exact, "skipped buffer");
+  EXPECT_EQ(step.download().flat(0), 4);
 }
 
 TEST(CudaCrossEntropyTest, LossAndGradientMatchTheCpu) {

@@ -759,3 +759,59 @@ func.func @sum_to_size_rank(%g: tensor<3x4xf32>) {
   %0 = memfmt.sum_to_size %g : tensor<3x4xf32> -> tensor<1x3x4xf32>
   return
 }
+
+// -----
+
+func.func @loss_scale_init(%s: tensor<f32>) {
+  // expected-error @+1 {{expects a finite 'init_scale' > 0 (in f32), got 0.000000e+00}}
+  %0 = memfmt.loss_scale %s {init_scale = 0.0 : f64} : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_scale_overflow(%s: tensor<f32>) {
+  // expected-error @+1 {{expects a finite 'init_scale' > 0 (in f32), got 1.000000e+39}}
+  %0 = memfmt.loss_scale %s {init_scale = 1.0e39 : f64} : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @unscale_result_type(%g: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{expects 'grad_out' of the gradient's type 'tensor<4xf32>', got 'tensor<5xf32>'}}
+  %0, %1 = memfmt.unscale_gradient %g, %s : (tensor<4xf32>, tensor<f32>) -> (tensor<5xf32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @unscale_bf16(%g: tensor<4xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{expects an f32 gradient (a master weight's), got 'tensor<4xbf16>'}}
+  %0, %1 = memfmt.unscale_gradient %g, %s : (tensor<4xbf16>, tensor<f32>) -> (tensor<4xbf16>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @update_loss_scale_growth(%s: tensor<f32>, %t: tensor<i64>, %f: tensor<f32>) {
+  // expected-error @+1 {{expects a finite 'growth_factor' > 1 (as GradScaler), got 1.000000e+00}}
+  %0, %1 = memfmt.update_loss_scale %s, %t, %f {growth_factor = 1.0 : f64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return
+}
+
+// -----
+
+func.func @update_loss_scale_backoff(%s: tensor<f32>, %t: tensor<i64>, %f: tensor<f32>) {
+  // expected-error @+1 {{expects 0 < 'backoff_factor' < 1 (as GradScaler), got 1.000000e+00}}
+  %0, %1 = memfmt.update_loss_scale %s, %t, %f {backoff_factor = 1.0 : f64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return
+}
+
+// -----
+
+func.func @update_loss_scale_interval(%s: tensor<f32>, %t: tensor<i64>, %f: tensor<f32>) {
+  // expected-error @+1 {{expects 'growth_interval' >= 1 (as GradScaler), got 0}}
+  %0, %1 = memfmt.update_loss_scale %s, %t, %f {growth_interval = 0 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return
+}

@@ -88,15 +88,15 @@ std::string mlir::memfmt::checkSgdOptions(double lr, double momentum,
 }
 
 std::string mlir::memfmt::checkLossScaleOptions(std::optional<double> initScale,
-                                               double growthFactor,
-                                               double backoffFactor,
-                                               int64_t growthInterval) {
+                                                double growthFactor,
+                                                double backoffFactor,
+                                                int64_t growthInterval) {
   std::string problem;
   llvm::raw_string_ostream os(problem);
   auto number = [](double value) { return llvm::format("%g", value); };
-  if (initScale && !(*initScale == 0 ||
-                     (*initScale > 0 &&
-                      std::isfinite(static_cast<float>(*initScale)))))
+  if (initScale &&
+      !(*initScale == 0 ||
+        (*initScale > 0 && std::isfinite(static_cast<float>(*initScale)))))
     os << "loss-scale=" << number(*initScale)
        << " must be 0 (none) or a positive f32 value";
   else if (!(growthFactor > 1) || !std::isfinite(growthFactor))
@@ -143,8 +143,8 @@ LogicalResult ApplySgdPass::checkOptions(func::FuncOp func) {
   std::string problem =
       checkSgdOptions(lr, momentum, dampening, weightDecay, nesterov);
   if (problem.empty())
-    problem = checkLossScaleOptions(std::nullopt, growthFactor,
-                                    backoffFactor, growthInterval);
+    problem = checkLossScaleOptions(std::nullopt, growthFactor, backoffFactor,
+                                    growthInterval);
   if (problem.empty())
     return success();
   return func.emitError() << "memfmt-apply-sgd: " << problem;
@@ -166,10 +166,11 @@ FailureOr<LossScaleOp> ApplySgdPass::findLossScale(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
   if (found && func.walk([](WeightOp weight) {
-                      return weight.getName() == kGrowthTrackerName
-                                 ? WalkResult::interrupt()
-                                 : WalkResult::advance();
-                    }).wasInterrupted())
+                     return weight.getName() == kGrowthTrackerName
+                                ? WalkResult::interrupt()
+                                : WalkResult::advance();
+                   })
+                   .wasInterrupted())
     return func.emitError() << "memfmt-apply-sgd: the model has a weight "
                                "named '"
                             << kGrowthTrackerName
@@ -240,8 +241,8 @@ void ApplySgdPass::update(RewriterBase &rewriter, Value gradient,
                               /*zero_init=*/true);
   auto sgd = SgdUpdateOp::create(
       rewriter, loc, TypeRange{type, type}, parameter, gradient, buffer, step,
-      foundInf, rewriter.getF64FloatAttr(lr), rewriter.getF64FloatAttr(momentum),
-      rewriter.getF64FloatAttr(dampening),
+      foundInf, rewriter.getF64FloatAttr(lr),
+      rewriter.getF64FloatAttr(momentum), rewriter.getF64FloatAttr(dampening),
       rewriter.getF64FloatAttr(weightDecay), rewriter.getBoolAttr(nesterov));
   AssignWeightOp::create(rewriter, loc, parameter.getName(), sgd.getParamOut());
   if (momentum != 0)

@@ -206,14 +206,13 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
              << kLossScaleName << "', the name of the loss scale";
     Value state = WeightOp::create(b, ret.getLoc(), lossType, kLossScaleName,
                                    /*zero_init=*/true);
-    gradients[loss] =
-        LossScaleOp::create(b, ret.getLoc(), state,
-                            b.getF64FloatAttr(lossScale));
+    gradients[loss] = LossScaleOp::create(b, ret.getLoc(), state,
+                                          b.getF64FloatAttr(lossScale));
   } else {
     gradients[loss] = arith::ConstantOp::create(
         b, ret.getLoc(),
-        DenseElementsAttr::get(
-            lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+        DenseElementsAttr::get(lossType,
+                               b.getFloatAttr(lossType.getElementType(), 1.0)));
   }
   for (Operation *op : llvm::reverse(ops)) {
     SmallVector<Value> resultGrads;
