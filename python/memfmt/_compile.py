@@ -74,7 +74,8 @@ def _export(module, example_input, path, opset):
 def compile_command(source_path, *, zoo_name, memory_format, input_format,
                     batch, height, width, precision, target, weights, fusion,
                     tile_batch_bytes, sub_batch, train, lr, momentum,
-                    dampening, weight_decay, nesterov, out_dir):
+                    dampening, weight_decay, nesterov, out_dir,
+                    grad_scaler=None):
     """The memfmt-compile command line for these options."""
     cmd = [compiler_path()]
     cmd += ["--model", zoo_name] if zoo_name else [source_path]
@@ -105,8 +106,38 @@ def compile_command(source_path, *, zoo_name, memory_format, input_format,
                 cmd += [flag, repr(float(value))]
         if nesterov:
             cmd += ["--nesterov"]
+        cmd += _grad_scaler_flags(grad_scaler)
     cmd += ["-o", out_dir]
     return cmd
+
+
+_GRAD_SCALER_FLAGS = {"init_scale": "--grad-scaler-init-scale",
+                      "growth_factor": "--grad-scaler-growth-factor",
+                      "backoff_factor": "--grad-scaler-backoff-factor",
+                      "growth_interval": "--grad-scaler-growth-interval"}
+
+
+def _grad_scaler_flags(grad_scaler):
+    """memfmt-compile's --grad-scaler flags: None or False for none, True
+    for torch.cuda.amp.GradScaler's defaults, or a dict of its arguments
+    (init_scale, growth_factor, backoff_factor, growth_interval)."""
+    if grad_scaler is None or grad_scaler is False:
+        return []
+    if grad_scaler is True:
+        return ["--grad-scaler"]
+    if not isinstance(grad_scaler, dict):
+        raise TypeError("grad_scaler must be a bool or a dict of "
+                        "GradScaler's arguments, got "
+                        f"{type(grad_scaler).__name__}")
+    unknown = sorted(set(grad_scaler) - set(_GRAD_SCALER_FLAGS))
+    if unknown:
+        raise ValueError(f"grad_scaler: unknown argument(s) {unknown}; "
+                         f"expected {sorted(_GRAD_SCALER_FLAGS)}")
+    flags = ["--grad-scaler"]
+    for name, value in grad_scaler.items():
+        number = int(value) if name == "growth_interval" else float(value)
+        flags += [_GRAD_SCALER_FLAGS[name], repr(number)]
+    return flags
 
 
 def compile(source, *, memory_format="channels_last", input_format=None,
@@ -115,7 +146,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
             sub_batch=None, out_dir=None, example_input=None, opset=17,
             threads=0, train=False, lr=None, momentum=None,
             dampening=None, weight_decay=None, nesterov=False,
-            allow_bf16=None):
+            grad_scaler=None, allow_bf16=None):
     """Compiles `source` and loads the result.
 
     source: a path to an ONNX file or a .mlir file, a zoo name ("resnet50"),
@@ -136,6 +167,10 @@ def compile(source, *, memory_format="channels_last", input_format=None,
         every hardware thread).
     train, lr, momentum, dampening, weight_decay, nesterov: compile a
         training step (memfmt-compile --train); returns a memfmt.Trainer.
+    grad_scaler: dynamic loss scaling in the training step
+        (memfmt-compile --grad-scaler): True for torch.cuda.amp.GradScaler's
+        defaults, or a dict of its init_scale, growth_factor,
+        backoff_factor and growth_interval.
     allow_bf16: on the CPU, let f32 convolutions and their gradients
         multiply in bf16 with f32 accumulation where the CPU has bf16
         instructions (mixed precision, as memfmt-train --allow-bf16; the
@@ -151,7 +186,7 @@ def compile(source, *, memory_format="channels_last", input_format=None,
                             fusion, tile_batch_bytes, sub_batch, out_dir,
                             example_input, opset, threads, train, lr,
                             momentum, dampening, weight_decay, nesterov,
-                            allow_bf16)
+                            grad_scaler, allow_bf16)
     except BaseException:
         owner.cleanup()
         raise
@@ -162,7 +197,8 @@ def compile(source, *, memory_format="channels_last", input_format=None,
 def _compile_in(scratch, source, memory_format, input_format, batch, height,
                 width, precision, target, weights, fusion, tile_batch_bytes,
                 sub_batch, out_dir, example_input, opset, threads, train, lr,
-                momentum, dampening, weight_decay, nesterov, allow_bf16):
+                momentum, dampening, weight_decay, nesterov, grad_scaler,
+                allow_bf16):
     from ._model import Model
     zoo_name, path = None, None
     if hasattr(source, "state_dict") and hasattr(source, "forward"):
@@ -185,7 +221,7 @@ def _compile_in(scratch, source, memory_format, input_format, batch, height,
         fusion=fusion, tile_batch_bytes=tile_batch_bytes,
         sub_batch=sub_batch, train=train, lr=lr, momentum=momentum,
         dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-        out_dir=directory)
+        out_dir=directory, grad_scaler=grad_scaler)
     done = subprocess.run(cmd, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:

@@ -167,6 +167,40 @@ def test_dampening_counts_steps_and_resumes(tmp_path):
     damped.close()
 
 
+def test_grad_scaler(tmp_path):
+    # grad_scaler=: GradScaler's state is optimizer state (out of the state
+    # dict); in f32 a power-of-two scale changes no bit of the step; the
+    # scale grows after growth_interval finite steps; bad arguments are
+    # refused before anything is compiled.
+    kwargs = dict(train=True, batch=N, height=H, width=W,
+                  weights="synthetic:5", lr=LR, momentum=MOMENTUM,
+                  weight_decay=WEIGHT_DECAY)
+    plain = memfmt.compile("resnet18", **kwargs)
+    scaled = memfmt.compile("resnet18", grad_scaler={"init_scale": 1024.0,
+                                                     "growth_interval": 2},
+                            **kwargs)
+    info = {p.name: p for p in scaled.parameters()}
+    assert (info["grad_scaler.scale"].dtype, info["grad_scaler.scale"].shape,
+            info["grad_scaler.scale"].zero_init) == ("f32", (), True)
+    assert info["grad_scaler.growth_tracker"].dtype == "i64"
+    for seed in (4, 6):
+        plain.step(*data(seed))
+        scaled.step(*data(seed))
+    assert scaled.read_parameter("grad_scaler.scale") == 2048.0
+    assert scaled.read_parameter("grad_scaler.growth_tracker") == 0
+    state = scaled.state_dict(numpy=True)
+    assert not any(name.startswith("grad_scaler") for name in state)
+    for name, want in plain.state_dict(numpy=True).items():
+        np.testing.assert_array_equal(state[name], want, err_msg=name)
+    scaled.close()
+    plain.close()
+    with pytest.raises(ValueError, match="unknown argument"):
+        memfmt.compile("resnet18", grad_scaler={"scale": 2.0}, **kwargs)
+    with pytest.raises(memfmt.CompileError, match="must be > 1"):
+        memfmt.compile("resnet18", grad_scaler={"growth_factor": 0.5},
+                       **kwargs)
+
+
 def test_safetensors_round_trip_and_errors(tmp_path):
     """Trainer.save writes with the runtime's encoder (memfmt._memfmt):
     float32 and int64 tensors, 0-d ones included, come back exactly; any

@@ -42,6 +42,7 @@
 
 #include "Manifest.h"
 #include "OutputDirectory.h"
+#include "TrainingOptions.h"
 #include "WeightsCheck.h"
 
 #include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
@@ -202,69 +203,6 @@ cl::opt<bool> layoutOnly(
              "and the layout reports, no library or manifest"),
     cl::cat(toolCategory));
 
-// Training (--train). The SGD defaults are torchvision's ResNet recipe.
-cl::opt<bool> train(
-    "train", cl::init(false),
-    cl::desc("Compile a training step: forward, mean cross-entropy loss, "
-             "backward and an SGD update of the model state, in f32 on the "
-             "cpu; DIR/eval gets the inference model of the same network"),
-    cl::cat(toolCategory));
-cl::opt<double> learningRate(
-    "lr", cl::init(0.1), cl::value_desc("F"),
-    cl::desc("--train: SGD learning rate (default 0.1, torchvision's ResNet "
-             "recipe)"),
-    cl::cat(toolCategory));
-cl::opt<double> sgdMomentum(
-    "momentum", cl::init(0.9), cl::value_desc("F"),
-    cl::desc("--train: SGD momentum (default 0.9, torchvision's ResNet "
-             "recipe; 0 keeps no momentum buffers)"),
-    cl::cat(toolCategory));
-cl::opt<double>
-    sgdDampening("dampening", cl::init(0.0), cl::value_desc("F"),
-                 cl::desc("--train: SGD dampening for momentum (default 0)"),
-                 cl::cat(toolCategory));
-cl::opt<double> weightDecay(
-    "weight-decay", cl::init(1e-4), cl::value_desc("F"),
-    cl::desc("--train: SGD weight decay (default 1e-4, torchvision's ResNet "
-             "recipe)"),
-    cl::cat(toolCategory));
-cl::opt<bool> nesterov("nesterov", cl::init(false),
-                       cl::desc("--train: Nesterov momentum (default off)"),
-                       cl::cat(toolCategory));
-cl::opt<bool> gradients(
-    "gradients", cl::init(false),
-    cl::desc("--train: no SGD update; the step returns the loss (output "
-             "'loss') and every parameter's gradient (outputs 'grad.NAME'), "
-             "to check them"),
-    cl::cat(toolCategory));
-// --train --grad-scaler: dynamic loss scaling, torch.cuda.amp.GradScaler's
-// options and defaults.
-cl::opt<bool> gradScaler(
-    "grad-scaler", cl::init(false),
-    cl::desc("--train: dynamic loss scaling as torch.cuda.amp.GradScaler "
-             "(the loss scaled, gradients unscaled, steps with a non-finite "
-             "gradient skipped, the scale adapted; state saved with the "
-             "optimizer's)"),
-    cl::cat(toolCategory));
-cl::opt<double> gradScalerInitScale(
-    "grad-scaler-init-scale", cl::init(65536.0), cl::value_desc("F"),
-    cl::desc("--grad-scaler: the first step's scale (default 65536)"),
-    cl::cat(toolCategory));
-cl::opt<double> gradScalerGrowthFactor(
-    "grad-scaler-growth-factor", cl::init(2.0), cl::value_desc("F"),
-    cl::desc("--grad-scaler: the scale's growth (default 2)"),
-    cl::cat(toolCategory));
-cl::opt<double> gradScalerBackoffFactor(
-    "grad-scaler-backoff-factor", cl::init(0.5), cl::value_desc("F"),
-    cl::desc("--grad-scaler: the scale's backoff after a skipped step "
-             "(default 0.5)"),
-    cl::cat(toolCategory));
-cl::opt<int64_t> gradScalerGrowthInterval(
-    "grad-scaler-growth-interval", cl::init(2000), cl::value_desc("N"),
-    cl::desc("--grad-scaler: finite steps before the scale grows (default "
-             "2000)"),
-    cl::cat(toolCategory));
-
 constexpr int kNumSteps = 6;
 /// --train: the step the eval model is built in (the later ones shift by
 /// one).
@@ -349,12 +287,13 @@ private:
   /// Announces a step on stderr; the eval model's steps are announced as
   /// its one step, after the layout step (--train).
   void progress(int step, const Twine &message) const {
-    int total = kNumSteps + (train ? 1 : 0);
+    int total = kNumSteps + (isTraining() ? 1 : 0);
     if (evalStep)
       llvm::errs() << "[" << evalStep << "/" << total
                    << "] eval model: " << message << "\n";
     else
-      llvm::errs() << "[" << (train && step >= kEvalStep ? step + 1 : step)
+      llvm::errs() << "["
+                   << (isTraining() && step >= kEvalStep ? step + 1 : step)
                    << "/" << total << "] " << message << "\n";
   }
   /// Sets the options of the training pipeline from the flags.
@@ -394,17 +333,8 @@ void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.inputFormat = inputFormat;
   options.precision = precision;
   options.target = target;
-  options.lr = learningRate;
-  options.momentum = sgdMomentum;
-  options.dampening = sgdDampening;
-  options.weightDecay = weightDecay;
-  options.nesterov = nesterov;
-  options.gradients = gradients;
   options.fusion = fusion;
-  options.lossScale = gradScaler ? gradScalerInitScale : 0.0;
-  options.lossScaleGrowthFactor = gradScalerGrowthFactor;
-  options.lossScaleBackoffFactor = gradScalerBackoffFactor;
-  options.lossScaleGrowthInterval = gradScalerGrowthInterval;
+  setTrainingFlags(options);
 }
 
 /// Rejects what no target can serve yet, before any work is done.
@@ -466,21 +396,14 @@ Status Compiler::checkOptions() {
       return userError("--" + tiling->ArgStr +
                        " is for the cpu target (batch tiling keeps "
                        "activations in a CPU's caches)");
-    if (train)
+    if (isTraining())
       return userError("--" + tiling->ArgStr +
                        " is for inference models: a training step runs the "
                        "whole batch (its batch norms reduce over it)");
   }
-  if (train) {
-    for (cl::Option *scalerOption : std::initializer_list<cl::Option *>{
-             &gradScalerInitScale, &gradScalerGrowthFactor,
-             &gradScalerBackoffFactor, &gradScalerGrowthInterval})
-      if (scalerOption->getNumOccurrences() && !gradScaler)
-        return userError("--" + scalerOption->ArgStr +
-                         " is a loss scaling option: it needs --grad-scaler");
-    if (gradScaler && gradients)
-      return userError("--grad-scaler needs the SGD update: --gradients "
-                       "returns the gradients of the unscaled loss");
+  if (std::string problem = checkTrainingFlags(); !problem.empty())
+    return userError(problem);
+  if (isTraining()) {
     // The training pipeline's own checks (f32, cpu, torch.optim.SGD's and
     // GradScaler's, the latter spelled as the pipeline's loss-scale options).
     TrainingPipelineOptions options;
@@ -488,19 +411,6 @@ Status Compiler::checkOptions() {
     std::string problem = checkTrainingPipelineOptions(options);
     if (!problem.empty())
       return userError("--train: " + problem);
-  } else {
-    for (cl::Option *sgdOption : std::initializer_list<cl::Option *>{
-             &learningRate, &sgdMomentum, &sgdDampening, &weightDecay,
-             &nesterov, &gradients})
-      if (sgdOption->getNumOccurrences())
-        return userError("--" + sgdOption->ArgStr +
-                         " is an SGD option: it needs --train");
-    for (cl::Option *scalerOption : std::initializer_list<cl::Option *>{
-             &gradScaler, &gradScalerInitScale, &gradScalerGrowthFactor,
-             &gradScalerBackoffFactor, &gradScalerGrowthInterval})
-      if (scalerOption->getNumOccurrences())
-        return userError("--" + scalerOption->ArgStr +
-                         " is a loss scaling option: it needs --train");
   }
   std::string problem;
   llvm::raw_string_ostream problemStream(problem);
@@ -677,7 +587,7 @@ Status Compiler::importONNXModel() {
     return userError(message);
   module = std::move(model->module);
   onnxParameters = std::move(model->parameters);
-  if (train) {
+  if (isTraining()) {
     // A tensor the import computed from non-parameters would become a
     // trainable weight: refuse rather than train what PyTorch would not.
     std::string computed;
@@ -785,17 +695,9 @@ Status Compiler::checkWeights() {
 /// the reports go to DIR/report.txt and DIR/report.json.
 Status Compiler::applyLayout() {
   PassManager pm(&context);
-  if (train && !evalStep) {
-    std::string sgd;
-    llvm::raw_string_ostream os(sgd);
-    os << llvm::format("lr %g momentum %g weight decay %g",
-                       learningRate.getValue(), sgdMomentum.getValue(),
-                       weightDecay.getValue());
-    if (sgdDampening != 0)
-      os << llvm::format(" dampening %g", sgdDampening.getValue());
-    if (nesterov)
-      os << " nesterov";
-    progress(3, "training step (loss, backward, SGD " + sgd +
+  if (isTraining() && !evalStep) {
+    progress(3, "training step (loss, backward, SGD " +
+                    describeTrainingFlags() +
                     ") and layout: " + formatName(memoryFormat) + " model, " +
                     formatName(inputFormat) + " input");
     // The inference model of DIR/eval starts from the forward as loaded.
@@ -809,7 +711,7 @@ Status Compiler::applyLayout() {
       return userError("cannot build the training step of " + settings.Model +
                        " (see the errors above)");
     // --gradients: the outputs are named after what they are.
-    if (gradients)
+    if (returnsGradients())
       for (auto func : module->getOps<func::FuncOp>())
         if (func.isPublic() && !func.isExternal())
           for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
@@ -935,7 +837,7 @@ Status Compiler::writeONNXWeights() {
 /// DIR/weights.safetensors, written from the eval model's parameters, which
 /// are the training step's less its optimizer state).
 Status Compiler::compileEvalModel() {
-  if (!train)
+  if (!isTraining())
     return kContinue;
   if (std::error_code ec =
           llvm::sys::fs::create_directory(output->file("eval")))
@@ -1020,7 +922,7 @@ int Compiler::run() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   modelName.setDescription(modelDescription());
-  cl::HideUnrelatedOptions(toolCategory);
+  cl::HideUnrelatedOptions({&toolCategory, &trainingCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "memfmt ahead-of-time compiler: a model (FILE.mlir, or --model NAME "
@@ -1035,7 +937,7 @@ int main(int argc, char **argv) {
       "      [--weights FILE.safetensors | --weights synthetic[:SEED]]\n"
       "      [--train [--lr F] [--momentum F] [--dampening F] "
       "[--weight-decay F]\n"
-      "               [--nesterov] [--gradients]]\n"
+      "               [--nesterov] [--gradients] [--grad-scaler ...]]\n"
       "      [--layout-only]\n"
       "      -o DIR\n\n"
       "--train compiles a training step (input, class indices -> mean "
