@@ -18,7 +18,7 @@
 //  * its gradient (native_batch_norm_backward):
 //    cudnnBatchNormalizationBackward from the saved statistics; gradients
 //    whose flag is off go to scratch memory, so they are not written.
-// Training takes f32 or bf16 activations (a mixed-precision step) with the
+// Training takes f32, f16 or bf16 activations (a mixed-precision step) with the
 // weight, bias and statistics in f32, as cuDNN's derived per-channel
 // descriptor wants them.
 // Other layouts and ranks, and synchronised batch norm (a communicator

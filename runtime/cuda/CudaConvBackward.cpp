@@ -20,10 +20,10 @@
 //     grad_input (weight and grad_output), then grad_bias
 //     (cudnnConvolutionBackwardBias, the sum of grad_output over N, H, W).
 //     A gradient whose flag is off is not computed.
-//  4. A bf16 step (f32 master weights) runs cuDNN in bf16 with f32
-//     accumulation; cuDNN writes the weight and bias gradients in bf16,
+//  4. A bf16 or f16 step (f32 master weights) runs cuDNN in that type with
+//     f32 accumulation; cuDNN writes the weight and bias gradients in it,
 //     which are widened into their f32 outputs, as PyTorch's autocast
-//     accumulates the bf16 gradients of its bf16 weight copies. (The CPU
+//     accumulates the 16-bit gradients of its 16-bit weight copies. (The CPU
 //     backend's oneDNN writes them in f32 directly.)
 // cuDNN's descriptor has one padding per dim, so an asymmetric padding is
 // reported as not supported on CUDA yet (torchvision's CNNs pad

@@ -6,7 +6,8 @@
 //
 // The flags of a training step (--train): torch.optim.SGD's (defaults
 // torchvision's ResNet recipe), --gradients, and torch.cuda.amp.GradScaler's
-// (--grad-scaler and its options, GradScaler's defaults), in a --help
+// (--grad-scaler and its options, GradScaler's defaults; on by default in
+// an f16 step), in a --help
 // category of their own; what they set in the training pipeline's options,
 // the checks among the flags themselves (the pipeline checks the values),
 // and their one-line summary for the progress output.
@@ -99,6 +100,14 @@ bool memfmt::compile::isTraining() { return train; }
 
 bool memfmt::compile::returnsGradients() { return gradients; }
 
+/// --grad-scaler as given, else on for f16 (whose small gradients need it,
+/// as PyTorch's f16 autocast needs a GradScaler).
+static bool scalesLoss(mlir::memfmt::ComputePrecision precision) {
+  if (gradScaler.getNumOccurrences())
+    return gradScaler;
+  return precision == mlir::memfmt::ComputePrecision::F16;
+}
+
 void memfmt::compile::setTrainingFlags(
     mlir::memfmt::TrainingPipelineOptions &options) {
   options.lr = learningRate;
@@ -107,13 +116,14 @@ void memfmt::compile::setTrainingFlags(
   options.weightDecay = weightDecay;
   options.nesterov = nesterov;
   options.gradients = gradients;
-  options.lossScale = gradScaler ? gradScalerInitScale : 0.0;
+  options.lossScale = scalesLoss(options.precision) ? gradScalerInitScale : 0.0;
   options.lossScaleGrowthFactor = gradScalerGrowthFactor;
   options.lossScaleBackoffFactor = gradScalerBackoffFactor;
   options.lossScaleGrowthInterval = gradScalerGrowthInterval;
 }
 
-std::string memfmt::compile::checkTrainingFlags() {
+std::string
+memfmt::compile::checkTrainingFlags(mlir::memfmt::ComputePrecision precision) {
   const std::initializer_list<cl::Option *> sgdOptions = {
       &learningRate, &sgdMomentum, &sgdDampening,
       &weightDecay,  &nesterov,    &gradients};
@@ -135,16 +145,17 @@ std::string memfmt::compile::checkTrainingFlags() {
     return "";
   }
   for (cl::Option *option : scalerOptions)
-    if (option->getNumOccurrences() && !gradScaler)
+    if (option->getNumOccurrences() && !scalesLoss(precision))
       return "--" + option->ArgStr.str() +
              " is a loss scaling option: it needs --grad-scaler";
-  if (gradScaler && gradients)
-    return "--grad-scaler needs the SGD update: --gradients returns the "
-           "gradients of the unscaled loss";
+  if (scalesLoss(precision) && gradients)
+    return "--grad-scaler (on by default in f16) needs the SGD update: "
+           "--gradients returns the gradients of the unscaled loss";
   return "";
 }
 
-std::string memfmt::compile::describeTrainingFlags() {
+std::string memfmt::compile::describeTrainingFlags(
+    mlir::memfmt::ComputePrecision precision) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::format("lr %g momentum %g weight decay %g",
@@ -154,7 +165,7 @@ std::string memfmt::compile::describeTrainingFlags() {
     os << llvm::format(" dampening %g", sgdDampening.getValue());
   if (nesterov)
     os << " nesterov";
-  if (gradScaler)
+  if (scalesLoss(precision))
     os << llvm::format(", loss scale from %g", gradScalerInitScale.getValue());
   return text;
 }

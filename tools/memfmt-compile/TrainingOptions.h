@@ -32,18 +32,19 @@ bool isTraining();
 /// --train --gradients: the step returns the gradients, no SGD update.
 bool returnsGradients();
 
-/// The SGD, --gradients and loss-scaling fields of `options`.
+/// The SGD, --gradients and loss-scaling fields of `options` (whose
+/// precision is set: an f16 step scales its loss unless --grad-scaler=false).
 void setTrainingFlags(mlir::memfmt::TrainingPipelineOptions &options);
 
 /// Why the training flags do not go together ("" when they do): an SGD or
 /// loss scaling flag without --train, a GradScaler option without
 /// --grad-scaler, --grad-scaler with --gradients. The values themselves are
 /// checked by checkTrainingPipelineOptions.
-std::string checkTrainingFlags();
+std::string checkTrainingFlags(mlir::memfmt::ComputePrecision precision);
 
 /// "lr 0.1 momentum 0.9 weight decay 0.0001" with dampening, nesterov and
 /// the loss scale where set: the progress line's summary.
-std::string describeTrainingFlags();
+std::string describeTrainingFlags(mlir::memfmt::ComputePrecision precision);
 
 } // namespace memfmt::compile
 

@@ -401,7 +401,7 @@ Status Compiler::checkOptions() {
                        " is for inference models: a training step runs the "
                        "whole batch (its batch norms reduce over it)");
   }
-  if (std::string problem = checkTrainingFlags(); !problem.empty())
+  if (std::string problem = checkTrainingFlags(precision); !problem.empty())
     return userError(problem);
   if (isTraining()) {
     // The training pipeline's own checks (f32, cpu, torch.optim.SGD's and
@@ -697,7 +697,7 @@ Status Compiler::applyLayout() {
   PassManager pm(&context);
   if (isTraining() && !evalStep) {
     progress(3, "training step (loss, backward, SGD " +
-                    describeTrainingFlags() +
+                    describeTrainingFlags(precision) +
                     ") and layout: " + formatName(memoryFormat) + " model, " +
                     formatName(inputFormat) + " input");
     // The inference model of DIR/eval starts from the forward as loaded.

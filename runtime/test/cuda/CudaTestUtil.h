@@ -380,11 +380,9 @@ inline void expectMatch(const Buf &cpu, const std::vector<uint8_t> &gpuBytes,
                                          : _mlir_ciface_memfmt_##NAME##_bf16)
 
 /// The entry point of training kernel NAME (Kernels.def's
-/// MEMFMT_TRAINING_DTYPES: f32, and bf16 activations of a mixed-precision
-/// step) for `kind`.
-#define MEMFMT_TRAINING_ENTRY(NAME, KIND)                                      \
-  ((KIND) == ::memfmt::test::Kind::F32 ? _mlir_ciface_memfmt_##NAME##_f32      \
-                                       : _mlir_ciface_memfmt_##NAME##_bf16)
+/// MEMFMT_TRAINING_DTYPES: f32, and f16 or bf16 activations of a
+/// mixed-precision step) for `kind`.
+#define MEMFMT_TRAINING_ENTRY(NAME, KIND) MEMFMT_ENTRY(NAME, KIND)
 
 /// The test layouts and element types the kernel tests sweep.
 constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
@@ -392,7 +390,7 @@ constexpr Layout C = Layout::Contiguous, CL = Layout::ChannelsLast,
 constexpr Layout kLayouts[] = {C, CL, CLS, S};
 constexpr Kind kKinds[] = {Kind::F32, Kind::F16, Kind::BF16};
 /// The activation types of the training kernels.
-constexpr Kind kTrainingKinds[] = {Kind::F32, Kind::BF16};
+constexpr Kind kTrainingKinds[] = {Kind::F32, Kind::F16, Kind::BF16};
 
 /// Shapes of the elementwise tests: NCHW with odd and one-pixel sizes,
 /// channel counts that do and do not fill a vector, 2-D, empty.

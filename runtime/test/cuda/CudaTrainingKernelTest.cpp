@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The CUDA backend's training kernels against the CPU reference kernels on
-// the same bytes (CudaTestUtil.h), in f32 and with the bf16 activations of
-// a mixed-precision step (f32 parameters and weight gradients): training
+// the same bytes (CudaTestUtil.h), in f32 and with the f16 and bf16
+// activations of a mixed-precision step (f32 parameters and weight
+// gradients): training
 // batch norm and its
 // gradient on cuDNN in both formats (running statistics in and out of
 // place, every gradient mask, the unsupported-layout error), the linear
@@ -37,6 +38,25 @@ using namespace memfmt::test;
 
 namespace {
 
+/// BatchNormCalls.h's calls with the entry point of activation type `k`
+/// (f32, f16 or bf16).
+template <typename Ctx, typename Memref, typename... Rest>
+int32_t batchNormForwardOf(Kind k, Ctx &&ctx, int64_t node, Memref input,
+                           Memref weight, Memref bias, Memref runningMean,
+                           Memref runningVar, Rest... rest) {
+  return MEMFMT_TRAINING_ENTRY(native_batch_norm, k)(
+      ctx, node, input, weight, bias, runningMean, runningVar,
+      /*residual=*/input, rest..., /*has_residual=*/0, /*relu=*/0);
+}
+template <typename Ctx, typename Memref, typename... Rest>
+int32_t batchNormBackwardOf(Kind k, Ctx &&ctx, int64_t node, Memref gradOut,
+                            Memref input, Memref weight, Memref saveMean,
+                            Memref saveInvstd, Rest... rest) {
+  return MEMFMT_TRAINING_ENTRY(native_batch_norm_backward, k)(
+      ctx, node, gradOut, input, weight, saveMean, saveInvstd,
+      /*output=*/input, rest..., /*relu=*/0);
+}
+
 /// The shared contexts (created once per test program file: cuDNN and
 /// cuBLAS handles are slow to make).
 CudaEnv &env() {
@@ -54,7 +74,6 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
       for (Layout layout : {C, CL})
         for (bool inPlace : {true, false}) {
           const int64_t c = shape[1];
-          const bool bf16 = k == Kind::BF16;
           Buf x(k, shape, layout), y(k, shape, layout);
           Buf w(f, {c}), b(f, {c}), m(f, {c}), v(f, {c}), mOut(f, {c}),
               vOut(f, {c}), saveMean(f, {c}), saveInvstd(f, {c});
@@ -73,7 +92,7 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                                 *dsi = saveInvstd.device(env().gpu);
           const memfmt_memref_t *dmo = inPlace ? dm : mOut.device(env().gpu);
           const memfmt_memref_t *dvo = inPlace ? dv : vOut.device(env().gpu);
-          ASSERT_EQ(batchNormForwardOf(bf16, env().gpu, 20, x.device(env().gpu),
+          ASSERT_EQ(batchNormForwardOf(k, env().gpu, 20, x.device(env().gpu),
                                        w.device(env().gpu), b.device(env().gpu),
                                        dm, dv, dy, dsm, dsi, dmo, dvo, 1e-5,
                                        0.1),
@@ -90,7 +109,7 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                                gotM = (inPlace ? m : mOut).download(),
                                gotV = (inPlace ? v : vOut).download();
           const memfmt_memref_t *hm = m.host(), *hv = v.host();
-          ASSERT_EQ(batchNormForwardOf(bf16, env().cpu, 20, x.host(), w.host(),
+          ASSERT_EQ(batchNormForwardOf(k, env().cpu, 20, x.host(), w.host(),
                                        b.host(), hm, hv, y.host(),
                                        saveMean.host(), saveInvstd.host(),
                                        inPlace ? hm : mOut.host(),
@@ -115,14 +134,14 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                                   *dgw = gw.device(env().gpu),
                                   *dgb = gb.device(env().gpu);
             ASSERT_EQ(
-                batchNormBackwardOf(bf16, env().gpu, 21, go.device(env().gpu),
+                batchNormBackwardOf(k, env().gpu, 21, go.device(env().gpu),
                                     x.device(env().gpu), w.device(env().gpu),
                                     saveMean.device(env().gpu),
                                     saveInvstd.device(env().gpu), dgi, dgw, dgb,
                                     mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
                 MEMFMT_STATUS_OK)
                 << grad << ": " << memfmt_context_last_error(env().gpu);
-            ASSERT_EQ(batchNormBackwardOf(bf16, env().cpu, 21, go.host(),
+            ASSERT_EQ(batchNormBackwardOf(k, env().cpu, 21, go.host(),
                                           x.host(), w.host(), saveMean.host(),
                                           saveInvstd.host(), gi.host(),
                                           gw.host(), gb.host(), mask & 1,

@@ -130,10 +130,9 @@ void mlir::memfmt::buildMemFmtCompilePipeline(
 
 std::string mlir::memfmt::checkTrainingPipelineOptions(
     const TrainingPipelineOptions &options) {
-  if (options.precision == ComputePrecision::F16)
-    return "training computes in f32 or bf16 (the training kernels have no f16 "
-           "entry points yet; --grad-scaler scales the loss of an f32 or bf16 "
-           "step)";
+  if (!isPrecisionAvailable(options.target, options.precision))
+    return "precision=f16 training runs on target=cuda (the cpu's "
+           "reduced-precision kernels are bf16)";
   std::string problem =
       checkSgdOptions(options.lr, options.momentum, options.dampening,
                       options.weightDecay, options.nesterov);

@@ -7,7 +7,7 @@
 // memfmt-training-pipeline rejects, when its options are parsed, what a
 // training step cannot be built with (as memfmt-compile --train does), and
 // choice options with LLVM's standard error.
-// F16: error: memfmt-training-pipeline: training computes in f32 or bf16 (the training kernels have no f16 entry points yet; --grad-scaler scales the loss of an f32 or bf16 step)
+// F16: error: memfmt-training-pipeline: precision=f16 training runs on target=cuda (the cpu's reduced-precision kernels are bf16)
 // LR: error: memfmt-training-pipeline: lr=-0.1 must be >= 0 (torch.optim.SGD's check)
 // NESTEROV: error: memfmt-training-pipeline: nesterov requires momentum > 0 and dampening = 0
 // MEMORY-FORMAT: for the --memory-format option: Cannot find option named 'nhwc'!
