@@ -9,6 +9,7 @@ tools and measure errors as max |a - b| / max |b|. Import it with
 `sys.path.insert(0, <repo>/scripts)`.
 """
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -269,6 +270,21 @@ def read_safetensors(path):
                               dtype=dtypes[info["dtype"]])
         tensors[name] = array.reshape(info["shape"]).copy()
     return tensors, metadata
+
+
+def train_checkpoint(bin_dir, model_dir, data, ckpt, steps, resume=None):
+    """memfmt-train of the step in `model_dir` for `steps` steps over `data`
+    in order (--no-shuffle), saving the checkpoint `ckpt` (resuming from the
+    checkpoint `resume`): its state_dict and its optimizer state."""
+    cmd = [os.path.join(bin_dir, "memfmt-train"), model_dir, "--data", data,
+           "--steps", str(steps), "--no-shuffle", "--save", ckpt]
+    if resume:
+        cmd += ["--resume", resume]
+    run(cmd)
+    state, _ = read_safetensors(ckpt)
+    optimizer, _ = read_safetensors(ckpt.replace(".safetensors",
+                                                 ".optimizer.safetensors"))
+    return state, optimizer
 
 
 def train_mode(model):

@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from torchref import (Tally, read_safetensors, run,  # noqa: E402
-                      seeded_model, write_safetensors)
+                      seeded_model, train_checkpoint, write_safetensors)
 
 BATCH, SIZE, CLASSES, STEPS = 4, 64, 10, 3
 SCALER = ["--grad-scaler", "--grad-scaler-growth-interval", "2"]
@@ -51,16 +51,7 @@ def compile_step(args, fmt, weights, out_dir, extra):
 
 
 def train(args, model_dir, data, ckpt, steps, resume=None):
-    """The checkpoint after `steps` steps: the state_dict, the optimizer's."""
-    cmd = [os.path.join(args.bin, "memfmt-train"), model_dir, "--data", data,
-           "--steps", str(steps), "--no-shuffle", "--save", ckpt]
-    if resume:
-        cmd += ["--resume", resume]
-    run(cmd)
-    state, _ = read_safetensors(ckpt)
-    optimizer, _ = read_safetensors(ckpt.replace(".safetensors",
-                                                 ".optimizer.safetensors"))
-    return state, optimizer
+    return train_checkpoint(args.bin, model_dir, data, ckpt, steps, resume)
 
 
 def differing(a, b):

@@ -40,7 +40,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from torchref import (Tally, read_safetensors, rel_error, run,  # noqa: E402
-                      seeded_model, torch_sgd_steps, write_safetensors)
+                      seeded_model, torch_sgd_steps, train_checkpoint,
+                      write_safetensors)
 
 LR, MOMENTUM, DAMPENING, WEIGHT_DECAY = 1e-3, 0.9, 0.3, 1e-4
 BATCH, SIZE, CLASSES, STEPS = 4, 64, 10, 3
@@ -60,15 +61,7 @@ def torch_state(model, batches):
 
 
 def memfmt_train(args, model_dir, data, ckpt, steps, resume=None):
-    cmd = [os.path.join(args.bin, "memfmt-train"), model_dir, "--data", data,
-           "--steps", str(steps), "--no-shuffle", "--save", ckpt]
-    if resume:
-        cmd += ["--resume", resume]
-    run(cmd)
-    state, _ = read_safetensors(ckpt)
-    optimizer, _ = read_safetensors(ckpt.replace(".safetensors",
-                                                 ".optimizer.safetensors"))
-    return state, optimizer
+    return train_checkpoint(args.bin, model_dir, data, ckpt, steps, resume)
 
 
 def compile_step(args, fmt, weights, out_dir, dampening):
