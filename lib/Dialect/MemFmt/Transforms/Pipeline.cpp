@@ -140,6 +140,9 @@ std::string mlir::memfmt::checkTrainingPipelineOptions(
     problem = checkLossScaleOptions(
         options.lossScale.getValue(), options.lossScaleGrowthFactor,
         options.lossScaleBackoffFactor, options.lossScaleGrowthInterval);
+  if (problem.empty() && options.gradients && options.lossScale != 0)
+    problem = "loss-scale needs the SGD update: with gradients the step "
+              "would return the gradients of the scaled loss";
   return problem;
 }
 

@@ -2,6 +2,7 @@
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="lr=-0.1" 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="momentum=0 nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not memfmt-opt %s --memfmt-training-pipeline="memory-format=nhwc" 2>&1 | FileCheck %s --check-prefix=MEMORY-FORMAT
+// RUN: not memfmt-opt %s --memfmt-training-pipeline="gradients=true loss-scale=1024" 2>&1 | FileCheck %s --check-prefix=SCALED-GRADIENTS
 // RUN: memfmt-opt --help | FileCheck %s --check-prefix=HELP
 
 // memfmt-training-pipeline rejects, when its options are parsed, what a
@@ -9,6 +10,7 @@
 // choice options with LLVM's standard error.
 // F16: error: memfmt-training-pipeline: precision=f16 training runs on target=cuda (the cpu's reduced-precision kernels are bf16)
 // LR: error: memfmt-training-pipeline: lr=-0.1 must be >= 0 (torch.optim.SGD's check)
+// SCALED-GRADIENTS: error: memfmt-training-pipeline: loss-scale needs the SGD update: with gradients the step would return the gradients of the scaled loss
 // NESTEROV: error: memfmt-training-pipeline: nesterov requires momentum > 0 and dampening = 0
 // MEMORY-FORMAT: for the --memory-format option: Cannot find option named 'nhwc'!
 
