@@ -10,7 +10,8 @@
 #      the third.
 #   2. Resuming restores the scaler: 1 step, --save, --resume for 2 = the 3
 #      steps in one run, bit for bit (scale and tracker included).
-#   3. A scale that overflows (3e38: the gradients are inf) skips the step,
+#   3. memfmt-train reports the next step's scale (--json: loss_scale).
+#   4. A scale that overflows (3e38: the gradients are inf) skips the step,
 #      as GradScaler.step skips optimizer.step: the parameters are the
 #      initial ones and the momentum buffers zero, while the forward's
 #      running statistics move on as torch's do; the scale backs off to
@@ -26,9 +27,11 @@
 # CHECK: contiguous 3 scaled steps = 3 unscaled steps, bit for bit: PASS
 # CHECK: contiguous scaler state after 3 steps (scale 131072, tracker 1): PASS
 # CHECK: contiguous resumed after 1 step = 3 steps in one run: PASS
+# CHECK: memfmt-train reports the loss scale: PASS
 # CHECK: an overflowing scale skips the update and backs off: PASS
-# CHECK: all 7 checks passed
+# CHECK: all 8 checks passed
 import argparse
+import json
 import os
 import sys
 
@@ -112,6 +115,14 @@ def main():
                            dict(resumed, **resumed_opt))
         tally.check(f"{fmt} resumed after 1 step = {STEPS} steps in one run",
                     not differ, f"{len(differ)} tensors differ {differ[:3]}")
+
+    # memfmt-train reports the next step's scale (null without a scaler).
+    reports = [json.loads(run([os.path.join(args.bin, "memfmt-train"), d,
+                               "--data", data, "--steps", str(STEPS),
+                               "--no-shuffle", "--json"]))["loss_scale"]
+               for d in (scaled_dir, plain_dir)]
+    tally.check("memfmt-train reports the loss scale",
+                reports == [131072.0, None], f"{reports}")
 
     overflow_dir = os.path.join(args.work, "overflow")
     compile_step(args, "channels-last", weights, overflow_dir,

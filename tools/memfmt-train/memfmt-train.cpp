@@ -278,33 +278,40 @@ int train(const Options &Opts, Replicas &Group) {
 
   std::string Conversion = std::string("data ") + formatName(Opts.Format) +
                            ", model input " + Info.input_format;
+  // A step compiled with --grad-scaler: the loss scale of its next step
+  // (GradScaler's get_scale()); NOT_FOUND for a step without one.
+  float LossScale = 0;
+  const bool Scaled =
+      memfmt_model_read_parameter(Model.get(), "grad_scaler.scale", &LossScale,
+                                  1) == MEMFMT_STATUS_OK;
   if (Opts.Json) {
-    nlohmann::json J = {{"model", Info.name},
-                        {"directory", Opts.Dir},
-                        {"data", Opts.Data},
-                        {"data_format", formatName(Opts.Format)},
-                        {"input_format", Info.input_format},
-                        {"batch", X.N},
-                        {"replicas", Group.size()},
-                        {"global_batch", GlobalBatch},
-                        {"rows", Data.Rows},
-                        {"batches_per_epoch", PerEpoch},
-                        {"shuffle", Opts.ShuffleSeed
-                                        ? nlohmann::json(*Opts.ShuffleSeed)
-                                        : nlohmann::json(nullptr)},
-                        {"start_step", Start},
-                        {"steps", Steps},
-                        {"losses", Losses},
-                        {"step_ms", StepMs},
-                        {"seconds", Seconds},
-                        {"device", memfmt_context_device_description(
-                                       Ctx.get())},
-                        {"images_per_second", ImagesPerSecond},
-                        {"conversions", Feeder.conversions()},
-                        {"saved", Opts.Save ? nlohmann::json(*Opts.Save)
-                                            : nlohmann::json(nullptr)},
-                        {"eval", Eval},
-                        {"profile", Profile}};
+    nlohmann::json J = {
+        {"model", Info.name},
+        {"directory", Opts.Dir},
+        {"data", Opts.Data},
+        {"data_format", formatName(Opts.Format)},
+        {"input_format", Info.input_format},
+        {"batch", X.N},
+        {"replicas", Group.size()},
+        {"global_batch", GlobalBatch},
+        {"rows", Data.Rows},
+        {"batches_per_epoch", PerEpoch},
+        {"shuffle", Opts.ShuffleSeed ? nlohmann::json(*Opts.ShuffleSeed)
+                                     : nlohmann::json(nullptr)},
+        {"start_step", Start},
+        {"steps", Steps},
+        {"losses", Losses},
+        {"step_ms", StepMs},
+        {"seconds", Seconds},
+        {"device", memfmt_context_device_description(Ctx.get())},
+        {"images_per_second", ImagesPerSecond},
+        {"conversions", Feeder.conversions()},
+        {"saved",
+         Opts.Save ? nlohmann::json(*Opts.Save) : nlohmann::json(nullptr)},
+        {"eval", Eval},
+        {"loss_scale",
+         Scaled ? nlohmann::json(LossScale) : nlohmann::json(nullptr)},
+        {"profile", Profile}};
     std::printf("%s\n", J.dump(2).c_str());
     return 0;
   }
@@ -322,6 +329,10 @@ int train(const Options &Opts, Replicas &Group) {
   std::printf("conversions: %lld (%s)\n",
               static_cast<long long>(Feeder.conversions()), Conversion.c_str());
   std::printf("device: %s\n", memfmt_context_device_description(Ctx.get()));
+  if (Scaled)
+    std::printf("loss scale: %g (the next step's; steps with a non-finite "
+                "gradient were skipped)\n",
+                LossScale);
   if (Opts.Profile)
     printProfile(Profile);
   if (Opts.Save)
