@@ -22,7 +22,9 @@
 #   models/train-<net>-<target>/  training steps (with eval/) for the
 #                              GPU-vs-CPU check: net tiny (test/Tools/
 #                              memfmt-compile/Inputs/tiny.mlir), tiny-bf16
-#                              (the same, --precision bf16) and resnet18
+#                              (the same, --precision bf16), tiny-scaled
+#                              (--grad-scaler), tiny-f16 (cuda only,
+#                              --precision f16, loss scaled) and resnet18
 #                              (batch 4, 64x64), target cuda and cpu
 #   models/train-resnet50-<fmt>-b<N>/  ResNet-50 training steps for the
 #                              benchmark: fmt cl, nchw and cl-bf16
@@ -138,9 +140,17 @@ for target in cuda cpu; do
   train_model "$OUT/models/train-tiny-bf16-$target" \
     test/Tools/memfmt-compile/Inputs/tiny.mlir --target "$target" \
     --precision bf16
+  # Dynamic loss scaling from a scale the tiny network's f16 gradients
+  # stay finite at (GradScaler's 65536 overflows them: skipped steps).
+  train_model "$OUT/models/train-tiny-scaled-$target" \
+    test/Tools/memfmt-compile/Inputs/tiny.mlir --target "$target" \
+    --grad-scaler --grad-scaler-init-scale 128 --grad-scaler-growth-interval 2
   train_model "$OUT/models/train-resnet18-$target" --model resnet18 \
     --target "$target" --batch 4 --height 64 --width 64
 done
+train_model "$OUT/models/train-tiny-f16-cuda" \
+  test/Tools/memfmt-compile/Inputs/tiny.mlir --target cuda --precision f16 \
+  --grad-scaler-init-scale 128 --grad-scaler-growth-interval 2
 for batch in 32 256; do
   train_model "$OUT/models/train-resnet50-cl-b$batch" --model resnet50 \
     --target cuda --memory-format channels-last --input-format channels-last \

@@ -2,8 +2,11 @@
 inference checks and bench() after the inference benchmark.
 
 check(): the training steps prepare.sh compiled for both targets (a tiny
-conv-bn-relu-pool-fc network, 3 SGD steps, in f32 and as a bf16
-mixed-precision step; ResNet-18 at 64x64, batch 4, one step) run with
+conv-bn-relu-pool-fc network, 3 SGD steps, in f32, as a bf16
+mixed-precision step, in f32 with dynamic loss scaling (--grad-scaler,
+its scale and growth tracker saved and compared too) and as an f16 step
+(loss scaled; CUDA only, against the CPU's scaled f32 step); ResNet-18 at
+64x64, batch 4, one step) run with
 memfmt-train on the same batches on the GPU and on the CPU (the bundle's
 reference kernels); every loss and every saved tensor (parameters, running
 statistics, momentum buffers, so every gradient of the first step) must
@@ -36,10 +39,15 @@ import torch.nn.functional as F
 from torchref import read_safetensors, seeded_model
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 1e-4
-# (name, rows of data, image shape, classes, steps, tolerance) of the checks.
-CHECKS = [("tiny", 6, (3, 8, 8), 10, 3, 1e-3),
-          ("tiny-bf16", 6, (3, 8, 8), 10, 3, 5e-2),
-          ("resnet18", 4, (3, 64, 64), 1000, 1, 1e-3)]
+# (name, the CPU step it is compared with, rows of data, image shape,
+# classes, steps, tolerance) of the checks. An f16 step runs on CUDA only
+# (the CPU has no f16 kernels): it is compared with the f32 step of the
+# same loss scaling on the CPU, within f16's rounding of the activations.
+CHECKS = [("tiny", "tiny", 6, (3, 8, 8), 10, 3, 1e-3),
+          ("tiny-bf16", "tiny-bf16", 6, (3, 8, 8), 10, 3, 5e-2),
+          ("tiny-scaled", "tiny-scaled", 6, (3, 8, 8), 10, 3, 1e-3),
+          ("tiny-f16", "tiny-scaled", 6, (3, 8, 8), 10, 3, 2e-2),
+          ("resnet18", "resnet18", 4, (3, 64, 64), 1000, 1, 1e-3)]
 BENCH_BATCHES = (32, 256)
 BENCH_STEPS = {32: 8, 256: 5}
 TORCH_ITERATIONS = {32: 10, 256: 5}
@@ -104,17 +112,17 @@ def compare(gpu, cpu, gpu_prefix, cpu_prefix):
 def check(runner, artifacts, work):
     """[{name, steps, passed, rel_error, worst | error}]."""
     results = []
-    for name, rows, shape, classes, steps, tolerance in CHECKS:
+    for name, cpu_name, rows, shape, classes, steps, tolerance in CHECKS:
         entry = {"name": name, "steps": steps, "passed": False}
         results.append(entry)
         models = os.path.join(artifacts, "models")
         data = os.path.join(work, f"train-{name}.npz")
         write_data(data, rows, shape, classes)
         out = {}
-        for target in ("cuda", "cpu"):
+        for target, model in (("cuda", name), ("cpu", cpu_name)):
             prefix = os.path.join(work, f"train-{name}-{target}")
             out[target] = run_train(
-                runner, os.path.join(models, f"train-{name}-{target}"), data,
+                runner, os.path.join(models, f"train-{model}-{target}"), data,
                 steps, save=prefix + ".safetensors")
             out[target + "_prefix"] = prefix
         error = out["cuda"].get("error") or out["cpu"].get("error")
