@@ -8,7 +8,9 @@
 #     memory formats.
 #     Channels-last data ([M,H,W,C], --data-format channels-last) feeds a
 #     model compiled with --input-format channels-last on both replicas
-#     with no conversion, and trains to the same checkpoint.
+#     with no conversion, and trains to the same checkpoint. With
+#     --grad-scaler the replicas train to the unscaled replicas'
+#     checkpoint bit for bit (a power-of-two scale is exact in f32).
 #  2. A small network with batch norm (BatchNormNet: strided grouped
 #     convolution, max pooling, a residual block) in both memory formats:
 #     - per-replica statistics: 2 replicas against PyTorch's
@@ -31,6 +33,7 @@
 # RUN: %python %s --bin %memfmt_bin --work %t | FileCheck %s
 # CHECK: no batch norm, channels-last: 2 replicas x batch 2 vs 1 process x batch 4 after 3 steps: PASS
 # CHECK: no batch norm, channels-last data into channels-last inputs: 0 conversions, same checkpoint: PASS
+# CHECK: no batch norm, channels-last, --grad-scaler: 2 replicas = the unscaled replicas, bit for bit: PASS
 # CHECK: no batch norm, contiguous: 2 replicas x batch 2 vs 1 process x batch 4 after 3 steps: PASS
 # CHECK: batch norm, channels-last: 2 replicas vs DistributedDataParallel (gloo) after 3 steps: PASS
 # CHECK: batch norm, channels-last, --sync-batch-norm: 2 replicas x batch 4 vs 1 process x batch 8 after 3 steps: PASS
@@ -198,6 +201,25 @@ def no_batch_norm(args, train):
                      f"inputs: {conversions} conversions, same checkpoint",
                      worst, error if conversions == 0 else float("inf"),
                      1e-6)
+        # Dynamic loss scaling across replicas: the averaged gradients are
+        # unscaled alike on every replica (one found_inf for all), and in
+        # f32 a power-of-two scale changes no bit.
+        out = os.path.join(args.work, "nobn.scaled.replicas")
+        run([os.path.join(args.bin, "memfmt-compile"),
+             os.path.join(args.work, f"nobn.{batch}.onnx"), "--train",
+             "--memory-format", fmt, "--grad-scaler", "-o", out] +
+            sgd_flags())
+        ckpt = out + ".safetensors"
+        subprocess.run(mpirun(2, train + [out, "--data", data, "--steps",
+                                          str(STEPS), "--no-shuffle",
+                                          "--threads", "1", "--save", ckpt]),
+                       check=True, stdout=subprocess.DEVNULL, env=mpi_env())
+        scaled = checkpoint(ckpt)
+        worst, error = compare(scaled, saved["replicas"], 0.0)
+        ok &= report("no batch norm, channels-last, --grad-scaler: 2 "
+                     "replicas = the unscaled replicas, bit for bit", worst,
+                     error if scaled.get("grad_scaler.scale") == 65536.0
+                     else float("inf"), 0.0)
     return ok
 
 
