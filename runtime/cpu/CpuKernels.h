@@ -219,8 +219,10 @@ const char *sgdUpdateFast(const args::sgd_update &a);
 
 // LossScale.cpp
 void lossScale(const args::loss_scale &a);
-/// grad_out and found_inf_out; either may be its input (in place).
-void unscaleGradient(const args::unscale_gradient &a);
+/// grad_out and found_inf_out; either may be its input (in place). Returns
+/// the loop that ran: "dense" (dense tensors of one layout, where
+/// `allowDense`: the fast kernels) or "strided" (the same arithmetic).
+const char *unscaleGradient(const args::unscale_gradient &a, bool allowDense);
 void updateLossScale(const args::update_loss_scale &a);
 
 // SyncBatchNorm.cpp

@@ -13,6 +13,7 @@
 //  * unscale_gradient in every test layout, in place and not: each element
 //    times (float)(1 / (double)scale), bitwise; the flag raised by an inf, a
 //    -inf or a NaN anywhere (or carried in from found_inf) and 0 otherwise;
+//    dense tensors of one layout take the flat loop in the fast family;
 //  * update_loss_scale: backoff on a non-finite step, growth after
 //    growth_interval finite steps, a growth that would overflow kept out,
 //    in place;
@@ -87,6 +88,12 @@ TEST(UnscaleGradientTest, MultipliesByTheRoundedInverseAndFlags) {
           }
           EXPECT_EQ(flag.flat(0), bad != 0.0f ? 1.0f : 0.0f) << what;
           EXPECT_TRUE(gOut.gapsIntact()) << what;
+          bool dense = inPlace && (layout == Layout::Contiguous ||
+                                   layout == Layout::ChannelsLast);
+          EXPECT_EQ(ctx.implOf(0), dense && kernels == MEMFMT_KERNELS_FAST
+                                       ? "dense"
+                                       : "strided")
+              << what;
         }
 }
 
