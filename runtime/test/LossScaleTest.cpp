@@ -27,6 +27,7 @@
 #include "RuntimeTest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 using namespace memfmt::test;
@@ -222,6 +223,25 @@ TEST(LossScaleErrorTest, BadCallsFailWithAMessage) {
   expectError(_mlir_ciface_memfmt_loss_scale_f32(ctx, 4, scale.memref(),
                                                  out.memref(), 65536.0),
               "output has rank 1 (shape [6]), expected 0");
+}
+
+// ResNet-50's 25.6M gradient elements unscaled in place, the fast family's
+// flat loop against the reference family's strided walk, interleaved
+// (--gtest_also_run_disabled_tests; prints, checks nothing).
+TEST(LossScaleTiming, DISABLED_TimeUnscale) {
+  TestContext fast(MEMFMT_KERNELS_FAST), ref(MEMFMT_KERNELS_REFERENCE);
+  Tensor grad({25557032}), scale = scalar(65536.0f), flag = scalar(0.0f);
+  grad.fillRandom(1);
+  for (int round = 0; round < 3; ++round)
+    for (TestContext *ctx : {&fast, &ref}) {
+      double ms = millisecondsPerCall([&] {
+        return _mlir_ciface_memfmt_unscale_gradient_f32(
+            *ctx, 0, grad.memref(), scale.memref(), flag.memref(),
+            grad.memref(), flag.memref(), 0);
+      });
+      std::printf("unscale_gradient 25.6M (%s): %.2f ms\n",
+                  ctx->implOf(0).c_str(), ms);
+    }
 }
 
 } // namespace
