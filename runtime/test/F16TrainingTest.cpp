@@ -61,9 +61,9 @@ struct Pair {
 ::testing::AssertionResult sameF32(const Tensor &got, const Tensor &want) {
   for (int64_t i = 0; i < want.numElements(); ++i)
     if (got.flat(i) != want.flat(i))
-      return ::testing::AssertionFailure() << "element " << i << ": "
-                                           << got.flat(i) << " against "
-                                           << want.flat(i);
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << got.flat(i) << " against "
+             << want.flat(i);
   return ::testing::AssertionSuccess();
 }
 
@@ -75,24 +75,24 @@ TEST(F16TrainingTest, EntryPointsAreTheReferenceRoundedOnce) {
     for (Layout layout : {CL, S}) {
       // The f32 reference is the oracle of every f16 call.
       TestContext ctx(kernels), ref(MEMFMT_KERNELS_REFERENCE);
-      const std::string what = std::string(toString(layout)) + " " +
-                               (kernels == MEMFMT_KERNELS_FAST ? "fast"
-                                                               : "reference");
+      const std::string what =
+          std::string(toString(layout)) + " " +
+          (kernels == MEMFMT_KERNELS_FAST ? "fast" : "reference");
       Pair x(in, layout, 1), gy(out, layout, 2), weight(wt, layout, 3);
 
       Half gx(in, layout);
       Tensor gw(wt, layout), gb({o}), gxRef(in, layout), gwRef(wt, layout),
           gbRef({o});
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_convolution_backward_f16(
-                                ctx, 0, gy.half.memref(), x.half.memref(),
-                                weight.half.memref(), gx.memref(), gw.memref(),
-                                gb.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                1));
-      EXPECT_KERNEL_OK(ref, _mlir_ciface_memfmt_convolution_backward_f32(
-                                ref, 0, gy.wide.memref(), x.wide.memref(),
-                                weight.wide.memref(), gxRef.memref(),
-                                gwRef.memref(), gbRef.memref(), 1, 1, 1, 1, 1,
-                                1, 1, 1, 1, 1, 1, 1));
+      EXPECT_KERNEL_OK(ctx,
+                       _mlir_ciface_memfmt_convolution_backward_f16(
+                           ctx, 0, gy.half.memref(), x.half.memref(),
+                           weight.half.memref(), gx.memref(), gw.memref(),
+                           gb.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+      EXPECT_KERNEL_OK(ref,
+                       _mlir_ciface_memfmt_convolution_backward_f32(
+                           ref, 0, gy.wide.memref(), x.wide.memref(),
+                           weight.wide.memref(), gxRef.memref(), gwRef.memref(),
+                           gbRef.memref(), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
       EXPECT_TRUE(roundedOnce(gx, gxRef)) << "conv grad_input " << what;
       EXPECT_TRUE(sameF32(gw, gwRef)) << "conv grad_weight " << what;
       EXPECT_TRUE(sameF32(gb, gbRef)) << "conv grad_bias " << what;
@@ -106,21 +106,20 @@ TEST(F16TrainingTest, EntryPointsAreTheReferenceRoundedOnce) {
         var.flat(i) = varRef.flat(i) = 1.0f + i;
       }
       Half y(in, layout);
-      Tensor yRef(in, layout), saveMean({c}), saveInvstd({c}),
-          saveMeanRef({c}), saveInvstdRef({c});
+      Tensor yRef(in, layout), saveMean({c}), saveInvstd({c}), saveMeanRef({c}),
+          saveInvstdRef({c});
       EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_native_batch_norm_f16(
                                 ctx, 1, x.half.memref(), gamma.memref(),
                                 beta.memref(), mean.memref(), var.memref(),
                                 x.half.memref(), y.memref(), saveMean.memref(),
                                 saveInvstd.memref(), mean.memref(),
                                 var.memref(), 1e-5, 0.1, 0, 0));
-      EXPECT_KERNEL_OK(ref, _mlir_ciface_memfmt_native_batch_norm_f32(
-                                ref, 1, x.wide.memref(), gamma.memref(),
-                                beta.memref(), meanRef.memref(),
-                                varRef.memref(), x.wide.memref(),
-                                yRef.memref(), saveMeanRef.memref(),
-                                saveInvstdRef.memref(), meanRef.memref(),
-                                varRef.memref(), 1e-5, 0.1, 0, 0));
+      EXPECT_KERNEL_OK(
+          ref, _mlir_ciface_memfmt_native_batch_norm_f32(
+                   ref, 1, x.wide.memref(), gamma.memref(), beta.memref(),
+                   meanRef.memref(), varRef.memref(), x.wide.memref(),
+                   yRef.memref(), saveMeanRef.memref(), saveInvstdRef.memref(),
+                   meanRef.memref(), varRef.memref(), 1e-5, 0.1, 0, 0));
       EXPECT_TRUE(roundedOnce(y, yRef)) << "batch norm output " << what;
       EXPECT_TRUE(sameF32(saveMean, saveMeanRef)) << "save_mean " << what;
       EXPECT_TRUE(sameF32(saveInvstd, saveInvstdRef)) << "invstd " << what;
@@ -131,18 +130,17 @@ TEST(F16TrainingTest, EntryPointsAreTheReferenceRoundedOnce) {
       Half gxBn(in, layout);
       Tensor gxBnRef(in, layout), gGamma({c}), gBeta({c}), gGammaRef({c}),
           gBetaRef({c});
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_native_batch_norm_backward_f16(
-                                ctx, 2, gyBn.half.memref(), x.half.memref(),
-                                gamma.memref(), saveMean.memref(),
-                                saveInvstd.memref(), x.half.memref(),
-                                gxBn.memref(), gGamma.memref(), gBeta.memref(),
-                                1, 1, 1, 0));
       EXPECT_KERNEL_OK(
-          ref, _mlir_ciface_memfmt_native_batch_norm_backward_f32(
-                   ref, 2, gyBn.wide.memref(), x.wide.memref(), gamma.memref(),
-                   saveMeanRef.memref(), saveInvstdRef.memref(),
-                   x.wide.memref(), gxBnRef.memref(), gGammaRef.memref(),
-                   gBetaRef.memref(), 1, 1, 1, 0));
+          ctx, _mlir_ciface_memfmt_native_batch_norm_backward_f16(
+                   ctx, 2, gyBn.half.memref(), x.half.memref(), gamma.memref(),
+                   saveMean.memref(), saveInvstd.memref(), x.half.memref(),
+                   gxBn.memref(), gGamma.memref(), gBeta.memref(), 1, 1, 1, 0));
+      EXPECT_KERNEL_OK(ref, _mlir_ciface_memfmt_native_batch_norm_backward_f32(
+                                ref, 2, gyBn.wide.memref(), x.wide.memref(),
+                                gamma.memref(), saveMeanRef.memref(),
+                                saveInvstdRef.memref(), x.wide.memref(),
+                                gxBnRef.memref(), gGammaRef.memref(),
+                                gBetaRef.memref(), 1, 1, 1, 0));
       EXPECT_TRUE(roundedOnce(gxBn, gxBnRef)) << "bn grad_input " << what;
       EXPECT_TRUE(sameF32(gGamma, gGammaRef)) << "bn grad_weight " << what;
       EXPECT_TRUE(sameF32(gBeta, gBetaRef)) << "bn grad_bias " << what;

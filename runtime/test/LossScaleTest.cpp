@@ -73,10 +73,10 @@ TEST(UnscaleGradientTest, MultipliesByTheRoundedInverseAndFlags) {
           // 3 has no exact inverse: the factor is 1/3 rounded once.
           Tensor scale = scalar(3.0f), flag = scalar(0.0f);
           const Tensor &gOut = inPlace ? grad : out;
-          EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_unscale_gradient_f32(
-                                    ctx, 0, grad.memref(), scale.memref(),
-                                    flag.memref(), gOut.memref(),
-                                    flag.memref(), 1));
+          EXPECT_KERNEL_OK(ctx,
+                           _mlir_ciface_memfmt_unscale_gradient_f32(
+                               ctx, 0, grad.memref(), scale.memref(),
+                               flag.memref(), gOut.memref(), flag.memref(), 1));
           const float inverse = static_cast<float>(1.0 / 3.0);
           std::string what = grad.describe() + (inPlace ? " in place" : "") +
                              " with " + std::to_string(bad);
@@ -104,19 +104,19 @@ TEST(UnscaleGradientTest, CarriesTheFlagOfEarlierGradients) {
     Tensor grad({6}), out({6});
     grad.fillRandom(1);
     Tensor scale = scalar(1.0f), before = scalar(1.0f), after = scalar(-1.0f);
-    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_unscale_gradient_f32(
-                              ctx, 0, grad.memref(), scale.memref(),
-                              before.memref(), out.memref(), after.memref(),
-                              1));
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_unscale_gradient_f32(
+                         ctx, 0, grad.memref(), scale.memref(), before.memref(),
+                         out.memref(), after.memref(), 1));
     EXPECT_EQ(after.flat(0), 1.0f);
     // A scale of 1 leaves the gradient as it is.
     for (int64_t i = 0; i < 6; ++i)
       EXPECT_EQ(out.flat(i), grad.flat(i));
     // Without found_inf (has_found_inf 0) only this gradient counts.
-    EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_unscale_gradient_f32(
-                              ctx, 1, grad.memref(), scale.memref(),
-                              before.memref(), out.memref(), after.memref(),
-                              0));
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_unscale_gradient_f32(
+                         ctx, 1, grad.memref(), scale.memref(), before.memref(),
+                         out.memref(), after.memref(), 0));
     EXPECT_EQ(after.flat(0), 0.0f);
   }
 }
@@ -130,8 +130,8 @@ TEST(UpdateLossScaleTest, BacksOffAndGrowsAsGradScaler) {
     auto update = [&] {
       EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_update_loss_scale_f32(
                                 ctx, 0, scale.memref(), tracker.memref(),
-                                flag.memref(), scale.memref(),
-                                tracker.memref(), 2.0, 0.5, 3));
+                                flag.memref(), scale.memref(), tracker.memref(),
+                                2.0, 0.5, 3));
     };
     update();
     update();
@@ -172,24 +172,24 @@ TEST(SkippedStepTest, KeepsTheParameterBufferAndCount) {
       Tensor flag = scalar(1.0f);
       const Tensor &pOut = inPlace ? param : paramOut;
       const Tensor &bOut = inPlace ? buf : bufOut;
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_sgd_update_f32(
-                                ctx, 0, param.memref(), grad.memref(),
-                                buf.memref(), step.memref(), flag.memref(),
-                                pOut.memref(), bOut.memref(), 0.1, 0.9, 0.0,
-                                1e-4, 0, 1, 1));
+      EXPECT_KERNEL_OK(ctx,
+                       _mlir_ciface_memfmt_sgd_update_f32(
+                           ctx, 0, param.memref(), grad.memref(), buf.memref(),
+                           step.memref(), flag.memref(), pOut.memref(),
+                           bOut.memref(), 0.1, 0.9, 0.0, 1e-4, 0, 1, 1));
       for (int64_t i = 0; i < param.numElements(); ++i) {
         ASSERT_EQ(pOut.flat(i), param0.flat(i)) << i;
         ASSERT_EQ(bOut.flat(i), buf0.flat(i)) << i;
       }
       EXPECT_TRUE(pOut.gapsIntact() && bOut.gapsIntact());
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
-                                ctx, 1, step.memref(), flag.memref(),
-                                step.memref(), 1));
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_increment_i64(
+                   ctx, 1, step.memref(), flag.memref(), step.memref(), 1));
       EXPECT_EQ(step.flat(0), 5);
       flag.flat(0) = 0.0f;
-      EXPECT_KERNEL_OK(ctx, _mlir_ciface_memfmt_increment_i64(
-                                ctx, 2, step.memref(), flag.memref(),
-                                step.memref(), 1));
+      EXPECT_KERNEL_OK(
+          ctx, _mlir_ciface_memfmt_increment_i64(
+                   ctx, 2, step.memref(), flag.memref(), step.memref(), 1));
       EXPECT_EQ(step.flat(0), 6);
     }
 }

@@ -141,8 +141,8 @@ TEST(CudaBatchNormTrainingTest, ForwardAndBackwardInBothFormats) {
                                     mask & 1, (mask >> 1) & 1, (mask >> 2) & 1),
                 MEMFMT_STATUS_OK)
                 << grad << ": " << memfmt_context_last_error(env().gpu);
-            ASSERT_EQ(batchNormBackwardOf(k, env().cpu, 21, go.host(),
-                                          x.host(), w.host(), saveMean.host(),
+            ASSERT_EQ(batchNormBackwardOf(k, env().cpu, 21, go.host(), x.host(),
+                                          w.host(), saveMean.host(),
                                           saveInvstd.host(), gi.host(),
                                           gw.host(), gb.host(), mask & 1,
                                           (mask >> 1) & 1, (mask >> 2) & 1),
@@ -528,10 +528,10 @@ TEST(CudaLossScaleTest, MatchesTheCpu) {
         const memfmt_memref_t *dg = grad.device(env().gpu);
         const memfmt_memref_t *df = flag.device(env().gpu);
         const memfmt_memref_t *dout = inPlace ? dg : out.device(env().gpu);
-        ASSERT_EQ(_mlir_ciface_memfmt_unscale_gradient_f32(
-                      env().gpu, 0, dg, scale.device(env().gpu), df, dout, df,
-                      1),
-                  MEMFMT_STATUS_OK)
+        ASSERT_EQ(
+            _mlir_ciface_memfmt_unscale_gradient_f32(
+                env().gpu, 0, dg, scale.device(env().gpu), df, dout, df, 1),
+            MEMFMT_STATUS_OK)
             << memfmt_context_last_error(env().gpu);
         std::vector<uint8_t> gotGrad =
             inPlace ? grad.download() : out.download();
@@ -589,9 +589,9 @@ TEST(CudaLossScaleTest, MatchesTheCpu) {
                 db, 0.1, 0.9, 0.0, 1e-4, 0, 1, 1),
             MEMFMT_STATUS_OK)
       << memfmt_context_last_error(env().gpu);
-  ASSERT_EQ(_mlir_ciface_memfmt_increment_i64(env().gpu, 4, dstep, dflag,
-                                              dstep, 1),
-            MEMFMT_STATUS_OK)
+  ASSERT_EQ(
+      _mlir_ciface_memfmt_increment_i64(env().gpu, 4, dstep, dflag, dstep, 1),
+      MEMFMT_STATUS_OK)
       << memfmt_context_last_error(env().gpu);
   expectMatch(param, param.download(), Match::Exact, "skipped param");
   expectMatch(buf, buf.download(), Match::Exact, "skipped buffer");
