@@ -14,8 +14,9 @@ loss. ``state_dict()`` holds the model's state under torchvision's names
 (with each batch norm's ``num_batches_tracked``, the steps taken), as
 torch tensors where torch is importable; ``save(path)`` writes it, with the
 optimizer state (the momentum buffers, and with dampening the step count
-``optimizer.step``), as one safetensors file that ``memfmt.load(dir,
-weights=path)`` resumes from.
+``optimizer.step``, and a loss scaler's state), as one safetensors file
+that ``memfmt.load(dir, weights=path)`` resumes from. ``loss_scale`` is a
+loss-scaled step's current scale.
 """
 
 import os
@@ -51,6 +52,16 @@ class Trainer(Model):
         self.steps += 1
         return float(np.asarray(loss.detach() if hasattr(loss, "detach")
                                 else loss).reshape(-1)[0])
+
+    @property
+    def loss_scale(self):
+        """The loss scale of the next step of a step compiled with
+        grad_scaler= (GradScaler.get_scale(); it backs off where a step's
+        gradients were not finite and that step was skipped), else None."""
+        if not any(p.name == "grad_scaler.scale" for p in self.parameters()):
+            return None
+        return float(np.asarray(self.read_parameter("grad_scaler.scale"))
+                     .reshape(-1)[0])
 
     def state_dict(self, numpy=False):
         """The model's state under torchvision's names: weights, biases,

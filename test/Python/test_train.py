@@ -187,6 +187,7 @@ def test_grad_scaler(tmp_path):
         plain.step(*data(seed))
         scaled.step(*data(seed))
     assert scaled.read_parameter("grad_scaler.scale") == 2048.0
+    assert scaled.loss_scale == 2048.0 and plain.loss_scale is None
     assert scaled.read_parameter("grad_scaler.growth_tracker") == 0
     state = scaled.state_dict(numpy=True)
     assert not any(name.startswith("grad_scaler") for name in state)
