@@ -47,10 +47,11 @@ func.func @dense_constant(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
-// The training kernels are f32, some also bf16 (a mixed-precision step);
-// none is f16.
-func.func @f16_threshold_backward(%g: tensor<4xf16>, %y: tensor<4xf16>) -> tensor<4xf16> {
-  // expected-error @+1 {{no runtime kernel threshold_backward for 'f16'}}
-  %r = memfmt.threshold_backward %g, %y : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+// The training kernels are f32, most also f16 and bf16 (a mixed-precision
+// step); the loss, the optimizer and the gradients' all-reduce are f32 only
+// (a mixed-precision step keeps them f32).
+func.func @f16_all_reduce(%g: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{no runtime kernel all_reduce for 'f16'}}
+  %r = memfmt.all_reduce %g {reduce_op = "avg"} : tensor<4xf16>
   return %r : tensor<4xf16>
 }
