@@ -87,19 +87,29 @@ std::string mlir::memfmt::checkSgdOptions(double lr, double momentum,
   return problem;
 }
 
+std::string mlir::memfmt::checkInitialLossScale(double initScale) {
+  if (initScale == 0 ||
+      (initScale > 0 && std::isfinite(static_cast<float>(initScale))))
+    return "";
+  std::string problem;
+  llvm::raw_string_ostream(problem)
+      << "loss-scale=" << llvm::format("%g", initScale)
+      << " must be 0 (none) or a positive f32 value";
+  return problem;
+}
+
 std::string mlir::memfmt::checkLossScaleOptions(std::optional<double> initScale,
                                                 double growthFactor,
                                                 double backoffFactor,
                                                 int64_t growthInterval) {
+  if (initScale)
+    if (std::string problem = checkInitialLossScale(*initScale);
+        !problem.empty())
+      return problem;
   std::string problem;
   llvm::raw_string_ostream os(problem);
   auto number = [](double value) { return llvm::format("%g", value); };
-  if (initScale &&
-      !(*initScale == 0 ||
-        (*initScale > 0 && std::isfinite(static_cast<float>(*initScale)))))
-    os << "loss-scale=" << number(*initScale)
-       << " must be 0 (none) or a positive f32 value";
-  else if (!(growthFactor > 1) || !std::isfinite(growthFactor))
+  if (!(growthFactor > 1) || !std::isfinite(growthFactor))
     os << "loss-scale-growth-factor=" << number(growthFactor)
        << " must be > 1 (GradScaler's check)";
   else if (!(backoffFactor > 0 && backoffFactor < 1))

@@ -20,9 +20,10 @@
 //      targets and the input image get none, and no op computes them.
 //   3. The reverse sweep, in reverse program order from the seed
 //      `arith.constant dense<1.0>` for the loss (with `loss-scale`, the
-//      dynamic loss scale: `memfmt.loss_scale` of the model state
-//      `grad_scaler.scale`, so every gradient is scaled): each op with a result
-//      gradient and an active differentiable operand builds its VJP for
+//      dynamic loss scale, `memfmt.loss_scale` of the model state
+//      `grad_scaler.scale`, so that every gradient is scaled): each op with
+//      a result gradient and an active differentiable operand builds its
+//      VJP for
 //      those operands only, right before the return. An op on such a path
 //      without a VJP is an error that names it. A value with several uses
 //      sums its gradients with `memfmt.add` (the VJPs return each gradient
@@ -187,8 +188,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
 
   // 3. The reverse sweep, built before the return, from 1 or the scale.
   OpBuilder b(ret);
-  if (std::string problem = checkLossScaleOptions(lossScale, 2.0, 0.5, 1);
-      !problem.empty())
+  if (std::string problem = checkInitialLossScale(lossScale); !problem.empty())
     return func.emitOpError() << "memfmt-differentiate: " << problem;
   if (lossScale > 0) {
     if (!lossType.getElementType().isF32())

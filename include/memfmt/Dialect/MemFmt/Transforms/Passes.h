@@ -269,10 +269,10 @@ std::string checkSgdOptions(double lr, double momentum, double dampening,
                             double weightDecay, bool nesterov);
 
 /// GradScaler's checks of a dynamic loss scale: the initial scale (0 for
-/// none, else finite in f32 and > 0) when `initScale` is given, growth
-/// factor > 1, 0 < backoff factor < 1, growth interval >= 1. The reason
-/// the options are rejected, with memfmt-training-pipeline's option names,
-/// or "".
+/// none, else finite in f32 and > 0), growth factor > 1, 0 < backoff factor
+/// < 1, growth interval >= 1. The reason the options are rejected, with
+/// memfmt-training-pipeline's option names, or "".
+std::string checkInitialLossScale(double initScale);
 std::string checkLossScaleOptions(std::optional<double> initScale,
                                   double growthFactor, double backoffFactor,
                                   int64_t growthInterval);
