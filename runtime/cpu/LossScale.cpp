@@ -21,7 +21,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <limits>
 
 using namespace memfmt::runtime;
 
@@ -34,14 +33,14 @@ namespace {
 constexpr int64_t kMinPerThread = 1 << 15;
 
 /// Elements [0, count) of a run `step` apart, unscaled; whether one was not
-/// finite. With unit steps the loop vectorizes (the finiteness test is a
-/// compare of |v| with the largest float, false for NaN).
+/// finite. With unit steps the loop vectorizes (math::isFinite is a
+/// compare).
 inline bool unscaleRun(const float *g, int64_t gStep, float *o, int64_t oStep,
                        int64_t count, float inverse) {
   bool nonFinite = false;
   for (int64_t i = 0; i < count; ++i) {
     float v = g[i * gStep];
-    nonFinite |= !(std::fabs(v) <= std::numeric_limits<float>::max());
+    nonFinite |= !math::isFinite(v);
     o[i * oStep] = math::unscaleElement(v, inverse);
   }
   return nonFinite;
