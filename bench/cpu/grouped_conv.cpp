@@ -101,15 +101,18 @@ void probe(int n, int c, int groups, int h, int stride) {
                                   bias, out, {stride, stride}, {1, 1}, {1, 1}),
         relu(), eng);
   };
-  memory x = filled(src, 1), b = filled(bias, 2), y(dst, eng), w = filled(plainW, 3);
+  memory x = filled(src, 1), b = filled(bias, 2), y(dst, eng),
+         w = filled(plainW, 3);
 
   auto nhwc = pdFor(src, dst, memory::desc(plainW.dims(), dt::f32, tag::any));
   memory wN(nhwc.weights_desc(), eng);
   reorder(w, wN).execute(strm, w, wN);
   convolution_forward convN(nhwc);
   auto runN = [&] {
-    convN.execute(strm, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wN},
-                         {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
+    convN.execute(strm, {{DNNL_ARG_SRC, x},
+                         {DNNL_ARG_WEIGHTS, wN},
+                         {DNNL_ARG_BIAS, b},
+                         {DNNL_ARG_DST, y}});
   };
   double msN = medianMs(runN);
   std::printf("%dx%dx%dx%d, %d groups of %d, stride %d: NHWC %.3f ms "
@@ -118,10 +121,9 @@ void probe(int n, int c, int groups, int h, int stride) {
               nhwc.impl_info_str());
 
   { // Blocked, through reorders.
-    auto blocked =
-        pdFor(memory::desc(src.dims(), dt::f32, tag::any),
-              memory::desc(dst.dims(), dt::f32, tag::any),
-              memory::desc(plainW.dims(), dt::f32, tag::any));
+    auto blocked = pdFor(memory::desc(src.dims(), dt::f32, tag::any),
+                         memory::desc(dst.dims(), dt::f32, tag::any),
+                         memory::desc(plainW.dims(), dt::f32, tag::any));
     memory bx(blocked.src_desc(), eng), by(blocked.dst_desc(), eng),
         wB(blocked.weights_desc(), eng), yBack(dst, eng);
     reorder(w, wB).execute(strm, w, wB);
@@ -129,13 +131,17 @@ void probe(int n, int c, int groups, int h, int stride) {
     convolution_forward conv(blocked);
     auto run = [&] {
       toB.execute(strm, x, bx);
-      conv.execute(strm, {{DNNL_ARG_SRC, bx}, {DNNL_ARG_WEIGHTS, wB},
-                          {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, by}});
+      conv.execute(strm, {{DNNL_ARG_SRC, bx},
+                          {DNNL_ARG_WEIGHTS, wB},
+                          {DNNL_ARG_BIAS, b},
+                          {DNNL_ARG_DST, by}});
       fromB.execute(strm, by, yBack);
     };
     auto convOnly = [&] {
-      conv.execute(strm, {{DNNL_ARG_SRC, bx}, {DNNL_ARG_WEIGHTS, wB},
-                          {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, by}});
+      conv.execute(strm, {{DNNL_ARG_SRC, bx},
+                          {DNNL_ARG_WEIGHTS, wB},
+                          {DNNL_ARG_BIAS, b},
+                          {DNNL_ARG_DST, by}});
     };
     run();
     strm.wait();
@@ -178,8 +184,8 @@ void probe(int n, int c, int groups, int h, int stride) {
     double ms = medianMs(run);
     std::printf("  %s blocked (%s): %.3f ms with its reorder; %.2fx; rel. "
                 "diff %.1e\n",
-                blockedSrc ? "source" : "destination", half.impl_info_str(),
-                ms, msN / ms, relDiff(y, yBack, dst));
+                blockedSrc ? "source" : "destination", half.impl_info_str(), ms,
+                msN / ms, relDiff(y, yBack, dst));
   }
   runN();
   strm.wait();
@@ -200,13 +206,16 @@ void probe(int n, int c, int groups, int h, int stride) {
             pm[(((size_t)G * mper + off + o) * mper + off + i) * 9 + t] =
                 pw[(((size_t)g * per + o) * per + i) * 9 + t];
           }
-    auto merged = pdFor(src, dst, memory::desc(mergedW.dims(), dt::f32, tag::any));
+    auto merged =
+        pdFor(src, dst, memory::desc(mergedW.dims(), dt::f32, tag::any));
     memory wM(merged.weights_desc(), eng), yM(dst, eng);
     reorder(wm, wM).execute(strm, wm, wM);
     convolution_forward conv(merged);
     auto run = [&] {
-      conv.execute(strm, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wM},
-                          {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, yM}});
+      conv.execute(strm, {{DNNL_ARG_SRC, x},
+                          {DNNL_ARG_WEIGHTS, wM},
+                          {DNNL_ARG_BIAS, b},
+                          {DNNL_ARG_DST, yM}});
     };
     run();
     strm.wait();
