@@ -43,6 +43,8 @@ public:
 
   /// The path of `fileName` in the temporary directory.
   std::string file(llvm::StringRef fileName) const;
+  /// The temporary directory, where every file is written until commit().
+  llvm::StringRef temporaryPath() const { return temporary; }
   /// The directory the user named (absolute).
   llvm::StringRef finalPath() const { return target; }
 

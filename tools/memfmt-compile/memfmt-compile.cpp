@@ -38,70 +38,61 @@
 // option, input or weights; a model the lowering does not support), 2 an
 // internal error (a pass, LLVM or the linker failed on a valid model).
 //
+// This file holds the option checks, steps 2 and 3, the order of the steps
+// (Compiler::run) and main; Compiler.h says where the other steps are.
+//
 //===----------------------------------------------------------------------===//
 
-#include "Manifest.h"
-#include "OutputDirectory.h"
-#include "TrainingOptions.h"
+#include "CompileOptions.h"
+#include "Compiler.h"
 #include "WeightsCheck.h"
 
-#include "memfmt/Conversion/MemFmtToRuntime/MemFmtToRuntime.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtDialect.h"
 #include "memfmt/Dialect/MemFmt/IR/MemFmtOps.h"
-#include "memfmt/Dialect/MemFmt/Transforms/Passes.h"
-#include "memfmt/Import/MLIR.h"
-#ifdef MEMFMT_HAVE_ONNX
-#include "memfmt/Import/ONNX.h"
-#endif
 #include "memfmt/Models/ResNet.h"
-#include "memfmt/Support/OutputFile.h"
-#include "memfmt/Target/SharedLibrary.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
-#include <optional>
 #include <string>
-
-#ifndef MEMFMT_RUNTIME_LIBRARY
-#define MEMFMT_RUNTIME_LIBRARY ""
-#endif
 
 using namespace mlir;
 using namespace mlir::memfmt;
 using namespace ::memfmt::compile;
+
 namespace cl = llvm::cl;
 
 //===----------------------------------------------------------------------===//
-// Command line
+// Messages and spellings
 //===----------------------------------------------------------------------===//
+
+namespace memfmt::compile {
+
+Status userError(const Twine &message) {
+  llvm::errs() << "memfmt-compile: error: " << message << "\n";
+  return {kUserError};
+}
+
+Status internalError(const Twine &message) {
+  llvm::errs() << "memfmt-compile: internal error: " << message << "\n";
+  return {kInternalError};
+}
+
+} // namespace memfmt::compile
 
 namespace {
 
-cl::OptionCategory toolCategory("memfmt-compile options");
-
-cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
-                               cl::desc("[FILE.mlir | FILE.onnx]"),
-                               cl::cat(toolCategory));
-
-// The description names the zoo (resnetModelNames()); main sets it.
-cl::opt<std::string> modelName("model", cl::value_desc("NAME"),
-                               cl::cat(toolCategory));
+constexpr llvm::StringLiteral kUsage =
+    "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
+    "-o DIR (see --help)";
 
 /// The --model help text: "Build a model of the zoo: resnet18, ...".
 const std::string &modelDescription() {
@@ -114,219 +105,17 @@ const std::string &modelDescription() {
   return text;
 }
 
-// The flags the compile pipeline takes spell their values as its options do
-// (the value lists of Passes.h).
-cl::opt<MemoryFormat> memoryFormat(
-    "memory-format",
-    cl::desc("Memory format the model runs in (default channels-last)"),
-    modelMemoryFormatValues(), cl::init(MemoryFormat::ChannelsLast),
-    cl::cat(toolCategory));
-
-cl::opt<MemoryFormat> inputFormat(
-    "input-format",
-    cl::desc("Memory format of the input the caller passes (default "
-             "contiguous)"),
-    modelMemoryFormatValues(), cl::init(MemoryFormat::Contiguous),
-    cl::cat(toolCategory));
-
-cl::opt<int64_t> batchSize("batch", cl::init(1), cl::value_desc("N"),
-                           cl::desc("Batch size of a zoo model (default 1), "
-                                    "or of an ONNX model's dynamic batch"),
-                           cl::cat(toolCategory));
-cl::list<std::string>
-    inputShapes("input-shape", cl::value_desc("NAME=DIMS"),
-                cl::desc("Shape of an ONNX model's input NAME (its dynamic "
-                         "dimensions), as 1x3x224x224"),
-                cl::cat(toolCategory));
-cl::opt<int64_t> height("height", cl::init(224), cl::value_desc("H"),
-                        cl::desc("Input height of a zoo model (default 224)"),
-                        cl::cat(toolCategory));
-cl::opt<int64_t> width("width", cl::init(224), cl::value_desc("W"),
-                       cl::desc("Input width of a zoo model (default 224)"),
-                       cl::cat(toolCategory));
-cl::opt<int64_t>
-    numClasses("num-classes", cl::init(1000), cl::value_desc("N"),
-               cl::desc("Classes of a zoo model's fc layer (torchvision's "
-                        "num_classes; default 1000)"),
-               cl::cat(toolCategory));
-
-cl::opt<CompileTarget>
-    target("target", cl::desc("Device the model runs on (default cpu)"),
-           compileTargetValues(), cl::init(CompileTarget::Cpu),
-           cl::cat(toolCategory));
-
-cl::opt<ComputePrecision> precision(
-    "precision",
-    cl::desc("Element type of activations and parameters (default f32)"),
-    computePrecisionValues(), cl::init(ComputePrecision::F32),
-    cl::cat(toolCategory));
-
-cl::opt<std::string>
-    weightsOption("weights", cl::init("synthetic:0"),
-                  cl::value_desc("FILE.safetensors | synthetic[:SEED]"),
-                  cl::desc("Weight source: a safetensors file with "
-                           "torchvision state_dict keys, or seeded "
-                           "synthetic values (default synthetic:0)"),
-                  cl::cat(toolCategory));
-
-cl::opt<bool> fusion("fusion", cl::init(true),
-                     cl::desc("Fold batch norms into convolutions and fuse "
-                              "residual adds and relus into them "
-                              "(memfmt-fuse-conv; with --train, into the "
-                              "training batch norms on the CPU, "
-                              "memfmt-fuse-training; default on, "
-                              "--fusion=false to turn off)"),
-                     cl::cat(toolCategory));
-
-cl::opt<int64_t> tileBatchBytes(
-    "tile-batch-bytes", cl::init(16 << 20), cl::value_desc("BYTES"),
-    cl::desc("CPU inference: run the first layers one sub-batch at a time "
-             "while their activations span more than BYTES, so that they "
-             "stay in cache (memfmt-tile-batch; default 16 MiB, 0 turns it "
-             "off)"),
-    cl::cat(toolCategory));
-
-cl::opt<int64_t> subBatch(
-    "sub-batch", cl::init(0), cl::value_desc("N"),
-    cl::desc("CPU inference: run every layer that computes each sample "
-             "alone N samples at a time, whatever the sizes (N must divide "
-             "the batch; default: chosen by --tile-batch-bytes)"),
-    cl::cat(toolCategory));
-
-cl::opt<std::string> outputDir("o", cl::Required, cl::value_desc("DIR"),
-                               cl::desc("Output directory"),
-                               cl::cat(toolCategory));
-
-cl::opt<bool> layoutOnly(
-    "layout-only", cl::init(false),
-    cl::desc("Stop after the layout passes: DIR gets input.mlir, model.mlir "
-             "and the layout reports, no library or manifest"),
-    cl::cat(toolCategory));
-
-constexpr int kNumSteps = 6;
-/// --train: the step the eval model is built in (the later ones shift by
-/// one).
-constexpr int kEvalStep = 4;
-constexpr llvm::StringLiteral kUsage =
-    "usage: memfmt-compile (FILE.mlir | FILE.onnx | --model NAME) [options] "
-    "-o DIR (see --help)";
-
 /// The spelling of --memory-format and --input-format values (the
 /// manifest's too).
 StringRef formatName(MemoryFormat format) {
   return format == MemoryFormat::ChannelsLast ? "channels-last" : "contiguous";
 }
 
-//===----------------------------------------------------------------------===//
-// Outcomes and messages
-//===----------------------------------------------------------------------===//
-
-enum ExitCode : int { kSuccess = 0, kUserError = 1, kInternalError = 2 };
-
-/// The outcome of a step: go on, or stop with an exit code.
-struct [[nodiscard]] Status {
-  int code = kSuccess;
-  bool failed() const { return code != kSuccess; }
-};
-
-constexpr Status kContinue{kSuccess};
-
-Status userError(const Twine &message) {
-  llvm::errs() << "memfmt-compile: error: " << message << "\n";
-  return {kUserError};
-}
-
-Status internalError(const Twine &message) {
-  llvm::errs() << "memfmt-compile: internal error: " << message << "\n";
-  return {kInternalError};
-}
-
+} // namespace
 
 //===----------------------------------------------------------------------===//
-// The compiler
+// Options
 //===----------------------------------------------------------------------===//
-
-class Compiler {
-public:
-  Compiler(MLIRContext &context, llvm::SourceMgr &sourceMgr)
-      : context(context), sourceMgr(sourceMgr) {}
-
-  /// Runs every step; returns the exit code.
-  int run();
-
-private:
-  Status checkOptions();
-  Status load();
-  Status buildZooModel();
-  Status parseModelFile();
-  Status importONNXModel();
-  Status writeONNXWeights();
-  Status checkForwardFunction();
-  Status checkModelLimits();
-  Status createOutput();
-  Status checkWeights();
-  Status applyLayout();
-  Status lower();
-  Status emitLibrary();
-  Status writeManifestAndCommit();
-
-  Status compileEvalModel();
-  Status writeEvalManifest();
-
-  Status writeModule(StringRef fileName);
-  /// The path of `fileName` in the output directory of the model being
-  /// built (DIR, or DIR/eval for the eval model).
-  std::string file(StringRef fileName) const {
-    return output->file((Twine(subdirectory) + fileName).str());
-  }
-  /// A step that writes into the output directory failed (the errors above
-  /// name the file): where the disk that holds it is full, the disk is the
-  /// cause, not memfmt, and the exit code is a user error's. (ld.lld, which
-  /// writes its output through a memory mapping, dies of SIGBUS there.)
-  Status writingStepFailed(const Twine &message) const;
-  /// Announces a step on stderr; the eval model's steps are announced as
-  /// its one step, after the layout step (--train).
-  void progress(int step, const Twine &message) const {
-    int total = kNumSteps + (isTraining() ? 1 : 0);
-    if (evalStep)
-      llvm::errs() << "[" << evalStep << "/" << total
-                   << "] eval model: " << message << "\n";
-    else
-      llvm::errs() << "["
-                   << (isTraining() && step >= kEvalStep ? step + 1 : step)
-                   << "/" << total << "] " << message << "\n";
-  }
-  /// Sets the options of the training pipeline from the flags.
-  void setTrainingOptions(TrainingPipelineOptions &options) const;
-
-  MLIRContext &context;
-  llvm::SourceMgr &sourceMgr;
-  OwningOpRef<ModuleOp> module;
-  func::FuncOp forward;
-  std::unique_ptr<OutputDirectory> output;
-  ::memfmt::loader::WeightsSource weights;
-  /// What the command line chose, as the manifest spells it; writeManifest
-  /// adds what the lowering planned.
-  ::memfmt::loader::Manifest settings;
-  ModelManifest manifest;
-  /// ONNX input: the parameters the import produced, and whether they are
-  /// the weights (no --weights given): then the compiler writes them to
-  /// DIR/weights.safetensors.
-  std::vector<mlir::memfmt::ImportedParameter> onnxParameters;
-  bool isONNX = false;
-  bool weightsFromModel = false;
-  /// --train: the inference forward as loaded (compiled to DIR/eval), and
-  /// the state of the build in progress: "" or "eval/", and the step the
-  /// eval model is announced as (0 while building the training step).
-  OwningOpRef<ModuleOp> evalModule;
-  std::string subdirectory;
-  int evalStep = 0;
-  /// --train --gradients: the names of the step's outputs ("loss",
-  /// "grad.NAME"), in the manifest in place of the lowering's.
-  std::vector<std::string> outputNames;
-  /// What memfmt-tile-batch did, for the progress line and the reports.
-  std::optional<BatchTiling> batchTiling;
-};
 
 void Compiler::setTrainingOptions(TrainingPipelineOptions &options) const {
   options.memoryFormat = memoryFormat;
@@ -436,229 +225,6 @@ Status Compiler::checkOptions() {
 }
 
 //===----------------------------------------------------------------------===//
-// Step 1: load
-//===----------------------------------------------------------------------===//
-
-Status Compiler::buildZooModel() {
-  progress(1, "building " + modelName + " (batch " + Twine(batchSize) + ", " +
-                  Twine(height) + "x" + Twine(width) + ")");
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  FailureOr<OwningOpRef<ModuleOp>> built =
-      buildResNet(&context, modelName, batchSize, height, width,
-                  Builder(&context).getF32Type(), os, numClasses);
-  if (failed(built))
-    return userError(message);
-  module = std::move(*built);
-  return kContinue;
-}
-
-Status Compiler::parseModelFile() {
-  progress(1, "loading " + inputFile);
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &message);
-  if (!file)
-    return userError(message);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  ParserConfig config(&context);
-  module = parseMLIRModule(sourceMgr, config);
-  if (!module)
-    return userError("cannot load " + inputFile + " (see the errors above)");
-  return kContinue;
-}
-
-/// The module must have exactly one public function with a body, whose
-/// floating-point tensors are in the requested precision.
-Status Compiler::checkForwardFunction() {
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module->getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      candidates.push_back(func);
-  if (candidates.empty())
-    return userError(inputFile + ": there is no public func.func with a "
-                                 "body (the model's forward function)");
-  if (candidates.size() > 1) {
-    InFlightDiagnostic diag =
-        candidates[1].emitError()
-        << "expected exactly one public func.func (the model's forward "
-           "function), found "
-        << candidates.size() << "; make the others private";
-    diag.attachNote(candidates[0].getLoc())
-        << "public function @" << candidates[0].getName();
-    return {kUserError};
-  }
-  forward = candidates.front();
-  // An f32 model is converted to --precision (memfmt-convert-precision);
-  // a model already in the precision is taken as it is.
-  Type expected = getComputeElementType(&context, precision);
-  for (Type type : llvm::concat<const Type>(forward.getArgumentTypes(),
-                                            forward.getResultTypes())) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (tensor && isa<FloatType>(tensor.getElementType()) &&
-        tensor.getElementType() != expected &&
-        !tensor.getElementType().isF32()) {
-      forward.emitError() << "the model's tensors are "
-                          << tensor.getElementType() << " but --precision is "
-                          << expected
-                          << "; converting precision is not available yet "
-                             "from "
-                          << tensor.getElementType()
-                          << " (f32 models are converted to --precision)";
-      return {kUserError};
-    }
-  }
-  return checkModelLimits();
-}
-
-/// What the runtime cannot load although the IR is valid: a model without
-/// outputs, a tensor whose byte size the memory plan cannot hold, one
-/// parameter name with two shapes. (A model without inputs is valid: an
-/// ONNX graph of constants.)
-Status Compiler::checkModelLimits() {
-  if (forward.getNumResults() == 0) {
-    forward.emitError() << "the model's forward function @"
-                        << forward.getName()
-                        << " has no results; a model needs at least one "
-                           "output tensor";
-    return {kUserError};
-  }
-  constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
-  auto checkSize = [&](Type type, Location loc) -> LogicalResult {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
-      return success();
-    int64_t bytes = std::max<int64_t>(
-        1, llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
-    for (int64_t size : tensor.getShape())
-      if (llvm::MulOverflow(bytes, size, bytes) || bytes > kMaxTensorBytes)
-        return emitError(loc) << tensor << " is too large: a tensor of a "
-                              << "model may take at most 1 TiB";
-    return success();
-  };
-  for (BlockArgument arg : forward.getArguments())
-    if (failed(checkSize(arg.getType(), arg.getLoc())))
-      return {kUserError};
-  llvm::StringMap<WeightOp> parameters;
-  WalkResult walk = module->walk([&](Operation *op) {
-    for (Type type : op->getResultTypes())
-      if (failed(checkSize(type, op->getLoc())))
-        return WalkResult::interrupt();
-    auto weight = dyn_cast<WeightOp>(op);
-    if (!weight)
-      return WalkResult::advance();
-    auto [it, inserted] = parameters.try_emplace(weight.getName(), weight);
-    RankedTensorType first = it->second.getType(), type = weight.getType();
-    if (!inserted && (first.getShape() != type.getShape() ||
-                      first.getElementType() != type.getElementType())) {
-      InFlightDiagnostic diag =
-          weight.emitError()
-          << "parameter '" << weight.getName() << "' is declared as " << type
-          << " but also as " << first
-          << "; one name is one tensor of the weights";
-      diag.attachNote(it->second.getLoc()) << "first declared here";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return walk.wasInterrupted() ? Status{kUserError} : kContinue;
-}
-
-/// Imports the ONNX file (in f32); the parameters are kept for
-/// DIR/weights.safetensors.
-Status Compiler::importONNXModel() {
-#ifdef MEMFMT_HAVE_ONNX
-  progress(1, "importing " + inputFile);
-  mlir::memfmt::ONNXImportOptions options;
-  // Imported in f32; --precision converts after the layout passes.
-  options.elementType = Builder(&context).getF32Type();
-  if (batchSize.getNumOccurrences())
-    options.batch = batchSize;
-  for (const std::string &spec : inputShapes) {
-    std::string problem;
-    llvm::raw_string_ostream os(problem);
-    if (failed(mlir::memfmt::addInputShape(options, spec, os)))
-      return userError(problem);
-  }
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  FailureOr<mlir::memfmt::ONNXModel> model =
-      mlir::memfmt::importONNXFile(&context, inputFile, options, os);
-  if (failed(model))
-    return userError(message);
-  module = std::move(model->module);
-  onnxParameters = std::move(model->parameters);
-  if (isTraining()) {
-    // A tensor the import computed from non-parameters would become a
-    // trainable weight: refuse rather than train what PyTorch would not.
-    std::string computed;
-    int count = 0;
-    for (const mlir::memfmt::ImportedParameter &p : onnxParameters)
-      if (p.computed && ++count <= 3)
-        computed += (computed.empty() ? "'" : ", '") + p.name + "'";
-    if (count)
-      return userError(
-          "--train: " + inputFile + ": " + std::to_string(count) +
-          " tensor(s) the import computed from constants that are no "
-          "initializers (" +
-          computed + (count > 3 ? ", ..." : "") +
-          ") would be trained as parameters; training such a model is not "
-          "supported yet (its inference compiles without --train)");
-  }
-  return kContinue;
-#else
-  return internalError("built without the ONNX importer");
-#endif
-}
-
-Status Compiler::writingStepFailed(const Twine &message) const {
-  // Less than this is left only on a disk that is full for any purpose.
-  constexpr uint64_t kFullDiskBytes = 1 << 20;
-  std::string directory = llvm::sys::path::parent_path(file("x")).str();
-  llvm::ErrorOr<llvm::sys::fs::space_info> space =
-      llvm::sys::fs::disk_space(directory);
-  if (space && space->available < kFullDiskBytes)
-    return userError(message + ": the disk that holds " + outputDir +
-                     " is full (" + Twine(space->available) + " bytes free)");
-  return internalError(message);
-}
-
-Status Compiler::load() {
-  Status status = !modelName.empty() ? buildZooModel()
-                  : isONNX           ? importONNXModel()
-                                     : parseModelFile();
-  if (status.failed())
-    return status;
-  return checkForwardFunction();
-}
-
-/// Creates the temporary output directory and writes input.mlir to it.
-Status Compiler::createOutput() {
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  FailureOr<std::unique_ptr<OutputDirectory>> dir =
-      OutputDirectory::create(outputDir, os);
-  if (failed(dir))
-    return userError(message);
-  output = std::move(*dir);
-  return writeModule("input.mlir");
-}
-
-/// Writes the module, with its locations, to `fileName` in the output.
-Status Compiler::writeModule(StringRef fileName) {
-  std::string path = file(fileName);
-  std::string message;
-  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &message);
-  if (!file)
-    return userError("cannot write " + path + ": " + message);
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  module->print(file->os(), flags);
-  if (std::optional<std::string> error = mlir::memfmt::keepOutput(*file))
-    return userError("cannot write " + path + ": " + *error);
-  return kContinue;
-}
-
-//===----------------------------------------------------------------------===//
 // Step 2: weights
 //===----------------------------------------------------------------------===//
 
@@ -757,146 +323,8 @@ Status Compiler::applyLayout() {
 }
 
 //===----------------------------------------------------------------------===//
-// Steps 4-6: lower, emit, manifest
+// The steps in order
 //===----------------------------------------------------------------------===//
-
-Status Compiler::lower() {
-  progress(4, "lowering to runtime calls");
-  if (failed(lowerToRuntimeCalls(*module, manifest)))
-    return userError("cannot lower " + settings.Model +
-                     " to runtime calls (see the errors above)");
-  if (!evalStep && outputNames.size() == manifest.outputs.size())
-    for (auto [output, name] : llvm::zip(manifest.outputs, outputNames))
-      output.name = name;
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (failed(addMemoryPlanToReports(file("report.json"), file("report.txt"),
-                                    manifest, batchTiling, os)))
-    return userError(message);
-  if (failed(lowerToLLVMDialect(*module)))
-    return internalError("lowering to the LLVM dialect failed");
-  return kContinue;
-}
-
-Status Compiler::emitLibrary() {
-  progress(5, "generating " + settings.Library);
-  StringRef runtimeLibrary = MEMFMT_RUNTIME_LIBRARY;
-  if (runtimeLibrary.empty())
-    return internalError("memfmt-compile was built without the memfmt "
-                         "runtime library (target MemFmtRuntime)");
-  std::string object = file("model.o");
-  // A CUDA model runs on another machine (a GPU server): its host code is
-  // compiled for any x86-64-v2 CPU rather than for this one.
-  StringRef cpu = target == CompileTarget::Cuda ? "x86-64-v2" : "";
-  if (failed(emitObjectFile(*module, object, cpu)))
-    return writingStepFailed("emitting the object file failed");
-  if (failed(linkSharedLibrary(module->getLoc(), object, file(settings.Library),
-                               runtimeLibrary)))
-    return writingStepFailed("linking " + settings.Library + " failed");
-  if (std::error_code ec = llvm::sys::fs::remove(object))
-    return userError("cannot remove " + object + ": " + ec.message());
-  return kContinue;
-}
-
-/// Writes the parameters the lowered model reads, from the ONNX model, to
-/// DIR/weights.safetensors, and points the manifest at the file's final
-/// path (DIR is renamed into place by the commit).
-Status Compiler::writeONNXWeights() {
-#ifdef MEMFMT_HAVE_ONNX
-  std::vector<const mlir::memfmt::ImportedParameter *> parameters;
-  for (const TensorPlacement &placement : manifest.parameters) {
-    const mlir::memfmt::ImportedParameter *found = nullptr;
-    for (const mlir::memfmt::ImportedParameter &parameter : onnxParameters)
-      if (parameter.name == placement.name)
-        found = &parameter;
-    if (!found || ArrayRef<int64_t>(found->shape) !=
-                      ArrayRef<int64_t>(placement.shape))
-      return internalError("parameter '" + placement.name +
-                           "' of the lowered model is not a parameter of "
-                           "the imported ONNX model");
-    if (!llvm::is_contained(parameters, found))
-      parameters.push_back(found);
-  }
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (failed(mlir::memfmt::writeSafeTensors(
-          output->file("weights.safetensors"), parameters, os)))
-    return userError(message);
-  llvm::SmallString<256> finalFile(output->finalPath());
-  llvm::sys::path::append(finalFile, "weights.safetensors");
-  settings.Weights.K = ::memfmt::loader::WeightsSource::Kind::SafeTensors;
-  settings.Weights.Path = finalFile.str().str();
-  return kContinue;
-#else
-  return internalError("built without the ONNX importer");
-#endif
-}
-
-/// --train: compiles the loaded forward by the normal inference path into
-/// DIR/eval, with the weight source of the training step (for an ONNX model
-/// DIR/weights.safetensors, written from the eval model's parameters, which
-/// are the training step's less its optimizer state).
-Status Compiler::compileEvalModel() {
-  if (!isTraining())
-    return kContinue;
-  if (std::error_code ec =
-          llvm::sys::fs::create_directory(output->file("eval")))
-    return userError("cannot create " + output->file("eval") + ": " +
-                     ec.message());
-  // Build the eval model in place of the training step, then put the
-  // training step back.
-  evalStep = kEvalStep;
-  subdirectory = "eval/";
-  std::swap(module, evalModule);
-  ModelManifest trainingManifest = std::move(manifest);
-  manifest = ModelManifest();
-  Status status = writeModule("input.mlir");
-  using Step = Status (Compiler::*)();
-  SmallVector<Step> steps = {&Compiler::applyLayout};
-  if (!layoutOnly)
-    steps.append({&Compiler::lower, &Compiler::emitLibrary,
-                  &Compiler::writeEvalManifest});
-  for (Step step : steps)
-    if (!status.failed())
-      status = (this->*step)();
-  std::swap(module, evalModule);
-  manifest = std::move(trainingManifest);
-  subdirectory.clear();
-  evalStep = 0;
-  return status;
-}
-
-Status Compiler::writeEvalManifest() {
-  if (weightsFromModel) {
-    if (Status status = writeONNXWeights(); status.failed())
-      return status;
-    weightsFromModel = false; // written: writeManifestAndCommit skips it
-  }
-  progress(kEvalStep, "writing eval/manifest.json");
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (failed(writeManifest(file("manifest.json"), settings, manifest, os)))
-    return userError(message);
-  return kContinue;
-}
-
-Status Compiler::writeManifestAndCommit() {
-  if (weightsFromModel && !layoutOnly)
-    if (Status status = writeONNXWeights(); status.failed())
-      return status;
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (!layoutOnly) {
-    progress(kNumSteps, "writing manifest.json");
-    if (failed(writeManifest(output->file("manifest.json"), settings, manifest,
-                             os)))
-      return userError(message);
-  }
-  if (failed(output->commit(os)))
-    return userError(message);
-  llvm::errs() << "memfmt-compile: wrote " << output->finalPath() << "\n";
-  return kContinue;
-}
 
 int Compiler::run() {
   using Step = Status (Compiler::*)();
@@ -916,8 +344,6 @@ int Compiler::run() {
   }
   return kSuccess;
 }
-
-} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
