@@ -72,6 +72,14 @@ bool cpu::hasNativeBf16() {
   return (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & bf16) == bf16;
 }
 
+bool cpu::blockedSpatialConvolutionsPay() {
+  // The ISA values are cumulative bit masks: AVX2 (with or without VNNI)
+  // and nothing of AVX-512.
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned avx2 = dnnl_cpu_isa_avx2, avx512 = dnnl_cpu_isa_avx512_core;
+  return (isa & avx2) == avx2 && (isa & avx512) != avx512;
+}
+
 memory::data_type cpu::dataTypeOf(DType dtype) {
   switch (dtype) {
   case DType::f16:

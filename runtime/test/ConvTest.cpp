@@ -378,13 +378,77 @@ TEST(ConvPreferredLayoutTest, NchwRunsInOneDnnsLayout) {
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Winograd
-//===----------------------------------------------------------------------===//
-
 /// Where a case's residual is: none, a buffer of its own, or the output
 /// itself (the compiler's in-place residual).
 enum class Residual { None, Separate, InPlace };
+
+/// On a CPU where oneDNN's best instruction set is AVX2, channels-last
+/// convolutions with a spatial window run in oneDNN's blocked layout too
+/// (faster there, reorders included); 1x1 and grouped ones, and every
+/// convolution on other CPUs, stay on NHWC. Values as the naive
+/// convolution's either way: odd sizes, stride 2, and a residual that is a
+/// buffer of its own or the output itself.
+TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
+  if (!memfmt_runtime_has_onednn())
+    GTEST_SKIP() << "no oneDNN in this build";
+  TestContext ctx(MEMFMT_KERNELS_FAST);
+  const bool avx2 =
+      std::string(memfmt_context_device_description(ctx)).find(" on avx2") !=
+      std::string::npos;
+  struct Case {
+    const char *name;
+    int64_t kernel, stride, groups;
+    Residual residual;
+  };
+  const Case cases[] = {
+      {"3x3", 3, 1, 1, Residual::None},
+      {"3x3 stride 2", 3, 2, 1, Residual::None},
+      {"3x3 residual", 3, 1, 1, Residual::Separate},
+      {"3x3 in-place residual", 3, 1, 1, Residual::InPlace},
+      {"1x1", 1, 1, 1, Residual::None},
+      {"3x3 grouped", 3, 1, 4, Residual::None},
+  };
+  int64_t node = 0;
+  for (const Case &cs : cases) {
+    ConvAttrs a;
+    a.strideH = a.strideW = cs.stride;
+    a.padTop = a.padLeft = a.padBottom = a.padRight = cs.kernel / 2;
+    a.groups = cs.groups;
+    a.bias = true;
+    a.residual = cs.residual != Residual::None;
+    a.relu = true;
+    const int64_t oh = (9 + 2 * a.padTop - cs.kernel) / cs.stride + 1;
+    const int64_t ow = (11 + 2 * a.padLeft - cs.kernel) / cs.stride + 1;
+    Tensor in({2, 16, 9, 11}, CL),
+        w({24, 16 / cs.groups, cs.kernel, cs.kernel}, C), b({24}),
+        out({2, 24, oh, ow}, CL), res({2, 24, oh, ow}, CL);
+    in.fillRandom(31);
+    w.fillRandom(32);
+    b.fillRandom(33);
+    out.fillRandom(34);
+    res.fillRandom(35);
+    Tensor &residual = cs.residual == Residual::InPlace ? out : res;
+    Tensor saved = residual;
+    Expected want = naiveConv(in, w, &b, a.residual ? &saved : nullptr, a);
+    EXPECT_KERNEL_OK(ctx,
+                     _mlir_ciface_memfmt_conv2d_f32(
+                         ctx, node, in.memref(), w.memref(), b.memref(),
+                         residual.memref(), out.memref(), a.strideH, a.strideW,
+                         a.padTop, a.padLeft, a.padBottom, a.padRight, 1, 1,
+                         a.groups, 1, a.residual, 1, 0, 0.0, 0.0));
+    const std::string what = std::string("channels-last ") + cs.name;
+    expectClose(out, want,
+                floatSumFactor((16 / cs.groups) * cs.kernel * cs.kernel), what);
+    const bool blocked = avx2 && cs.kernel > 1 && cs.groups == 1;
+    EXPECT_EQ(ctx.implOf(node), blocked ? "onednn_preferred_layout" : "onednn")
+        << what;
+    ++node;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Winograd
+//===----------------------------------------------------------------------===//
 
 struct WinogradCase {
   const char *name;
