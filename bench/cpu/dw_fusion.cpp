@@ -18,6 +18,8 @@
 //
 //   g++ -O2 -std=c++17 bench/cpu/dw_fusion.cpp -ldnnl -o dw_fusion
 //   OMP_NUM_THREADS=2 ./dw_fusion
+#include "OneDnnProbe.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -33,34 +35,11 @@ using dt = memory::data_type;
 
 namespace {
 
-engine eng(engine::kind::cpu, 0);
-stream strm(eng);
-
-double medianMs(const std::function<void()> &call) {
-  call();
-  strm.wait();
-  std::vector<double> rounds;
-  for (int r = 0; r < 7; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 5; ++i)
-      call();
-    strm.wait();
-    rounds.push_back(std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count() /
-                     5);
-  }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
-}
-
-memory filled(const memory::desc &desc, int seed) {
-  memory m(desc, eng);
-  float *p = static_cast<float *>(m.get_data_handle());
-  for (size_t i = 0; i < desc.get_size() / sizeof(float); ++i)
-    p[i] = 0.01f * float((i * 7919 + seed * 104729) % 200) - 1.0f;
-  return m;
-}
+engine &eng = bench::engine();
+stream &strm = bench::stream();
+using bench::filled;
+using bench::medianMs;
+using bench::relDiff;
 
 primitive_attr silu(bool withDepthwise, int stride) {
   post_ops ops;
@@ -72,18 +51,6 @@ primitive_attr silu(bool withDepthwise, int stride) {
   primitive_attr attr;
   attr.set_post_ops(ops);
   return attr;
-}
-
-/// max |a - b| / max |a| over two NHWC tensors of `desc`.
-double relDiff(const memory &a, const memory &b, const memory::desc &desc) {
-  const float *x = static_cast<const float *>(a.get_data_handle());
-  const float *y = static_cast<const float *>(b.get_data_handle());
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < desc.get_size() / sizeof(float); ++i) {
-    diff = std::max(diff, double(std::fabs(x[i] - y[i])));
-    scale = std::max(scale, double(std::fabs(x[i])));
-  }
-  return diff / scale;
 }
 
 void probe(int n, int ic, int oc, int h, int w, int stride) {
