@@ -12,8 +12,8 @@
 //    eltwise post-op; weights are reordered once into the primitive's
 //    preferred layout; an input in the other format (or any strides) is
 //    reordered into the output's format first; NCHW convolutions, and on
-//    AVX2 channels-last ones with a spatial window, run in oneDNN's
-//    preferred (blocked) layout through a reorder each way;
+//    AVX2 channels-last ones with a spatial window and constant weights,
+//    run in oneDNN's preferred (blocked) layout through a reorder each way;
 //  * OneDnnLinear: matmul on the tensors' own strides, bias and relu fused;
 //  * OneDnnConvBackward, OneDnnLinearBackward: the gradients of those two
 //    (convolution backward data / weights primitives; matmuls);
@@ -78,7 +78,7 @@ bool hasNativeBf16();
 /// True where oneDNN's best instruction set is AVX2 (no AVX-512): there its
 /// direct f32 convolutions with a spatial window (3x3, the 7x7 stem) run
 /// faster on its blocked layout (nChw8c) than on NHWC, even through a
-/// reorder each way (OneDnnConv.cpp).
+/// reorder each way, in inference (OneDnnConv.cpp).
 bool blockedSpatialConvolutionsPay();
 
 /// oneDNN's type for a floating-point element type.

@@ -386,16 +386,18 @@ struct OneDnnConv::Entry {
     // do. The NCHW build then pays a layout conversion per convolution,
     // which is what channels-last saves.
     // On AVX2 (no AVX-512) the same holds for a channels-last convolution
-    // with a spatial window: oneDNN's jit:avx2 direct kernel is 10-30%
-    // faster on nChw8c than on NHWC, and ResNet-18/50 inference ran 4-18%
-    // faster with their 3x3 convolutions (and stem) there, reorders
-    // included, with the same values (bench/RESULTS.md, 2026-12-07). 1x1
-    // convolutions (level in both layouts) and grouped ones (slower through
-    // the reorders) stay on NHWC.
-    const bool spatialOnAvx2 = format == Tag::nhwc && groups == 1 &&
-                               mulType == memory::data_type::f32 &&
-                               (w.sizes[2] > 1 || w.sizes[3] > 1) &&
-                               blockedSpatialConvolutionsPay();
+    // with a spatial window and constant weights (an inference model's):
+    // oneDNN's jit:avx2 direct kernel is 10-30% faster on nChw8c than on
+    // NHWC, and ResNet-18/50 inference ran 4-18% faster with their 3x3
+    // convolutions (and stem) there, reorders included, with the same
+    // values. A training step's forward convolutions (weights that change
+    // every step) made the ResNet-50 step ~6% slower that way, so they stay
+    // on NHWC, as do 1x1 convolutions (level in both layouts) and grouped
+    // ones (slower through the reorders) (bench/RESULTS.md, 2026-12-07).
+    const bool spatialOnAvx2 =
+        format == Tag::nhwc && groups == 1 && constantWeights &&
+        mulType == memory::data_type::f32 &&
+        (w.sizes[2] > 1 || w.sizes[3] > 1) && blockedSpatialConvolutionsPay();
     if (!blockedIo && !residualOutside &&
         (format == Tag::nchw || spatialOnAvx2)) {
       auto preferredPd = primitiveFor(dnnl::algorithm::convolution_direct,

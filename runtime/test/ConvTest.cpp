@@ -382,12 +382,26 @@ TEST(ConvPreferredLayoutTest, NchwRunsInOneDnnsLayout) {
 /// itself (the compiler's in-place residual).
 enum class Residual { None, Separate, InPlace };
 
+/// Declares a tensor's buffer constant while in scope, as the model loader
+/// declares a model's weights.
+struct ConstantScope {
+  ConstantScope(memfmt_context_t *ctx, const Tensor &t) : ctx(ctx), t(t) {
+    memfmt_context_declare_constant(
+        ctx, t.buffer.data(),
+        static_cast<int64_t>(t.buffer.size() * sizeof(float)));
+  }
+  ~ConstantScope() { memfmt_context_forget_constant(ctx, t.buffer.data()); }
+  memfmt_context_t *ctx;
+  const Tensor &t;
+};
+
 /// On a CPU where oneDNN's best instruction set is AVX2, channels-last
-/// convolutions with a spatial window run in oneDNN's blocked layout too
-/// (faster there, reorders included); 1x1 and grouped ones, and every
-/// convolution on other CPUs, stay on NHWC. Values as the naive
-/// convolution's either way: odd sizes, stride 2, and a residual that is a
-/// buffer of its own or the output itself.
+/// convolutions with a spatial window and constant weights (an inference
+/// model's) run in oneDNN's blocked layout too (faster there, reorders
+/// included); 1x1 and grouped ones, those whose weights may change (a
+/// training step's), and every convolution on other CPUs stay on NHWC.
+/// Values as the naive convolution's either way: odd sizes, stride 2, and
+/// a residual that is a buffer of its own or the output itself.
 TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
   if (!memfmt_runtime_has_onednn())
     GTEST_SKIP() << "no oneDNN in this build";
@@ -399,6 +413,7 @@ TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
     const char *name;
     int64_t kernel, stride, groups;
     Residual residual;
+    bool constantWeights = true;
   };
   const Case cases[] = {
       {"3x3", 3, 1, 1, Residual::None},
@@ -407,6 +422,7 @@ TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
       {"3x3 in-place residual", 3, 1, 1, Residual::InPlace},
       {"1x1", 1, 1, 1, Residual::None},
       {"3x3 grouped", 3, 1, 4, Residual::None},
+      {"3x3 with weights that may change", 3, 1, 1, Residual::None, false},
   };
   int64_t node = 0;
   for (const Case &cs : cases) {
@@ -430,6 +446,9 @@ TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
     Tensor &residual = cs.residual == Residual::InPlace ? out : res;
     Tensor saved = residual;
     Expected want = naiveConv(in, w, &b, a.residual ? &saved : nullptr, a);
+    std::optional<ConstantScope> constant;
+    if (cs.constantWeights)
+      constant.emplace(ctx, w);
     EXPECT_KERNEL_OK(ctx,
                      _mlir_ciface_memfmt_conv2d_f32(
                          ctx, node, in.memref(), w.memref(), b.memref(),
@@ -439,7 +458,8 @@ TEST(ConvPreferredLayoutTest, ChannelsLastSpatialBlockedOnAvx2) {
     const std::string what = std::string("channels-last ") + cs.name;
     expectClose(out, want,
                 floatSumFactor((16 / cs.groups) * cs.kernel * cs.kernel), what);
-    const bool blocked = avx2 && cs.kernel > 1 && cs.groups == 1;
+    const bool blocked =
+        avx2 && cs.kernel > 1 && cs.groups == 1 && cs.constantWeights;
     EXPECT_EQ(ctx.implOf(node), blocked ? "onednn_preferred_layout" : "onednn")
         << what;
     ++node;
@@ -478,19 +498,6 @@ const WinogradCase kWinogradCases[] = {
      Residual::Separate},
     {"OnePixelResidualInPlace", 2, 64, 1, 1, 64, 1, 1, 1, 1, true, true,
      Residual::InPlace},
-};
-
-/// Declares a tensor's buffer constant while in scope, as the model loader
-/// declares a model's weights.
-struct ConstantScope {
-  ConstantScope(memfmt_context_t *ctx, const Tensor &t) : ctx(ctx), t(t) {
-    memfmt_context_declare_constant(
-        ctx, t.buffer.data(),
-        static_cast<int64_t>(t.buffer.size() * sizeof(float)));
-  }
-  ~ConstantScope() { memfmt_context_forget_constant(ctx, t.buffer.data()); }
-  memfmt_context_t *ctx;
-  const Tensor &t;
 };
 
 /// Winograd's F(4x4, 3x3) transforms input tiles, weights and products
